@@ -1,0 +1,1 @@
+"""The Barbu Arena arbiter: referee, transport, tournaments, storage and command line."""

@@ -1,0 +1,106 @@
+"""The ``arbiter`` command line.
+
+User mistakes (a missing file, a bad preset, a bad switch) print one line on stderr and exit
+non-zero; ``--json`` prints machine-readable results on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from barbu.rules import BarbuError
+
+app = typer.Typer(
+    name="arbiter",
+    help="Barbu Arena: run bot matches and tournaments, verify and replay match logs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _print_json(obj) -> None:
+    typer.echo(json.dumps(obj))
+
+
+def _rules(preset: str, settings: list[str] | None):
+    from barbu.rules import make_ruleset, parse_switch_assignments
+
+    return make_ruleset(preset, parse_switch_assignments(settings or []))
+
+
+@app.command()
+def selfplay(
+    out: Annotated[Path, typer.Option("--out", help="Where to write the match log.")],
+    seed: Annotated[int, typer.Option(help="Seed for the deals and the players.")] = 0,
+    rules: Annotated[str, typer.Option("--rules", help="Rules preset: standard, seed_fi, seed_pl, seed_de_fr.")] = "standard",
+    settings: Annotated[
+        Optional[list[str]], typer.Option("--set", help="Override a rules switch: --set domino_ace=low (repeatable).")
+    ] = None,
+    first_declarer: Annotated[int, typer.Option(min=0, max=3)] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Play one match between four in-process random players and write its log."""
+    from .log import AtomicLogFile
+    from .players import RandomPlayer
+    from .referee import MatchSetup, Referee
+
+    setup = MatchSetup(_rules(rules, settings), seed=seed, first_declarer=first_declarer, match_id=f"selfplay-{seed}")
+    players = [RandomPlayer(seed=f"{seed}/{s}", name=f"random-{s}") for s in range(4)]
+    sink = AtomicLogFile(out)
+    result = Referee(setup, players, sink).run()
+    path = sink.commit()
+    if as_json:
+        _print_json({"totals": result.totals, "places": result.places, "log": str(path)})
+    else:
+        typer.echo(f"played {result.deals} deals; totals {result.totals}, places {result.places}; log: {path}")
+
+
+@app.command()
+def replay(
+    log_file: Annotated[Path, typer.Argument(metavar="LOG", help="A match log (JSON Lines).")],
+    verify: Annotated[bool, typer.Option("--verify", help="Verify the log move by move and report.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verification as one JSON object.")] = False,
+) -> None:
+    """Verify a match log (exit 0 valid, 1 invalid, 2 unreadable)."""
+    from barbu.matchlog import verify as verify_log
+
+    from .log import read_log_lines
+
+    report = verify_log(read_log_lines(log_file))
+    if as_json:
+        _print_json(report.to_json())
+    elif report.valid:
+        state = "complete" if report.complete else (report.status or "incomplete (cut short)")
+        typer.echo(f"valid: {state}, {report.deals} deals, totals {report.totals}, places {report.places}")
+    else:
+        typer.echo(f"invalid: line {report.line}: {report.error}")
+    if not report.valid:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    try:
+        app()
+    except BarbuError as e:
+        _fail_plain(str(e))
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+
+
+def _fail_plain(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)

@@ -1,0 +1,55 @@
+"""The fault taxonomy and what the referee does about each fault.
+
+Every failure of a seat has a name (DESIGN.md "Time, faults, fairness"). The default policy:
+substitute a legal move from the seat's fallback player and count a strike; at ``max_strikes``
+the fallback plays the seat for the rest of the match and the entrant forfeits. A seat whose
+bot is gone (``crash``, ``disconnect``) cannot answer again, so it goes to the fallback at
+once and forfeits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class FaultKind(StrEnum):
+    TIMEOUT = "timeout"  # no answer within the decision limit plus the reserve
+    ILLEGAL = "illegal"  # a well-formed action the rules do not allow now
+    MALFORMED = "malformed"  # an answer that is not an action at all
+    DISCONNECT = "disconnect"  # the bot never connected, or its stream closed
+    CRASH = "crash"  # the bot process died (or an in-process player raised)
+    PROTOCOL = "protocol"  # a wrong token or version, an unknown request id, a flood
+
+
+TERMINAL = (FaultKind.CRASH, FaultKind.DISCONNECT)
+
+
+class PlayerFault(Exception):
+    """Raised by a player when its bot misbehaved; the referee records and handles it."""
+
+    def __init__(self, kind: FaultKind, detail: str):
+        super().__init__(f"{kind}: {detail}")
+        self.kind = FaultKind(kind)
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class FaultPolicy:
+    max_strikes: int = 3  # strikes before the seat is taken over and the entrant forfeits
+
+    def __post_init__(self) -> None:
+        if self.max_strikes < 1:
+            raise ValueError("max_strikes must be at least 1")
+
+
+@dataclass(frozen=True)
+class FaultRecord:
+    deal: int
+    seat: int
+    kind: FaultKind
+    detail: str
+    action: str  # "substituted", "forfeit" (substituted, and the seat is taken over)
+
+    def to_json(self) -> dict:
+        return {"deal": self.deal, "seat": self.seat, "kind": self.kind.value, "detail": self.detail, "action": self.action}

@@ -1,0 +1,227 @@
+"""The referee: plays one match between four players by the rules, whatever they do.
+
+It deals (from a seed or given hands), asks the seat to act for each decision with that seat's
+view only, checks the answer with the engine, enforces the time control, applies the fault
+policy, and writes every move to the match log.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from barbu.matchlog import MatchLogWriter
+from barbu.rules import (
+    IllegalActionError, MatchState, Phase, Ruleset, card_name, new_match, observe, shuffle_hands,
+)  # fmt: skip
+from barbu.rules.scoring import places
+
+from .faults import TERMINAL, FaultKind, FaultPolicy, FaultRecord, PlayerFault
+from .players import Player, RandomPlayer
+from .timecontrol import SeatClock, TimeControl
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class MatchSetup:
+    rules: Ruleset
+    seed: int = 0
+    first_declarer: int = 0
+    match_id: str | None = None
+    # Fixed deals (4 hand masks each) instead of shuffling from the seed; for duplicate play.
+    deals: Sequence[Sequence[int]] | None = None
+    auto_single: bool = True  # decide single-choice decisions without asking the bot
+
+
+@dataclass
+class MatchResult:
+    status: str  # "complete" or "aborted"
+    totals: list[int]
+    places: list[int]
+    faults: list[FaultRecord] = field(default_factory=list)
+    forfeits: list[int] = field(default_factory=list)  # seats whose entrant forfeited
+    deals: int = 0
+    decisions: int = 0  # decisions the players were asked for
+    think_seconds: list[float] = field(default_factory=lambda: [0.0] * 4)
+    reason: str | None = None
+    results: list[Any] = field(default_factory=list)  # the engine's DealResult per deal
+
+
+class Referee:
+    def __init__(
+        self,
+        setup: MatchSetup,
+        players: Sequence[Player],
+        emit: Callable[[str], None],
+        *,
+        seats: list[dict[str, Any]] | None = None,
+        time_control: TimeControl = TimeControl(),
+        fault_policy: FaultPolicy = FaultPolicy(),
+        clock: Callable[[], float] = time.perf_counter,
+    ):
+        if len(players) != 4:
+            raise ValueError("a match needs exactly 4 players")
+        self.setup = setup
+        self.players = list(players)
+        self.time_control = time_control
+        self.policy = fault_policy
+        self.clock = clock
+        self.state: MatchState = new_match(setup.rules, setup.first_declarer)
+        seats = seats or [{"seat": s, "entrant": p.name} for s, p in enumerate(players)]
+        self.writer = MatchLogWriter(
+            emit,
+            rules=setup.rules,
+            first_declarer=setup.first_declarer,
+            seats=seats,
+            match_id=setup.match_id,
+            seed=setup.seed if setup.deals is None else None,
+        )
+        self.clocks = [SeatClock(time_control) for _ in range(4)]
+        self.strikes = [0, 0, 0, 0]
+        self.fallbacks = [RandomPlayer(seed=f"{setup.seed}/fallback/{s}", name="fallback") for s in range(4)]
+        self.taken_over = [False] * 4
+        self.result = MatchResult(status="complete", totals=[0] * 4, places=[1] * 4)
+
+    # ---- the match loop ----------------------------------------------------------------
+    def run(self) -> MatchResult:
+        state = self.state
+        rng = random.Random(self.setup.seed)
+        started = self.clock()
+        self._each_player(lambda seat, p: p.start(seat, observe(state, seat)))
+        try:
+            while state.phase is not Phase.OVER:
+                if self.clock() - started > self.time_control.match_limit:
+                    self._abort(f"watchdog: the match exceeded {self.time_control.match_limit:g}s of wall time")
+                    break
+                if state.phase is Phase.DEAL:
+                    self._deal(rng)
+                    continue
+                self._decision()
+                if state.phase in (Phase.DEAL, Phase.OVER):
+                    self._each_player(lambda seat, p: p.deal_ended(observe(state, seat)))
+        except Exception as e:  # an arbiter bug must still leave a readable, closed log
+            log.exception("match aborted by an internal error")
+            self._abort(f"internal error: {e}")
+        finally:
+            self._each_player(lambda seat, p: p.match_ended(observe(state, seat)))
+            for p in self.players:
+                try:
+                    p.close()
+                except Exception:
+                    log.exception("closing player %s failed", p.name)
+        r = self.result
+        r.totals = list(state.totals)
+        r.places = places(state.totals)
+        r.deals = len(state.results)
+        r.results = list(state.results)
+        return r
+
+    def _deal(self, rng: random.Random) -> None:
+        state = self.state
+        if self.setup.deals is not None:
+            state.deal(self.setup.deals[state.deal_index])
+        else:
+            state.deal(shuffle_hands(rng))
+        self.writer.dealt(state)
+
+    def _decision(self) -> None:
+        state = self.state
+        seat = state.turn
+        legal = state.legal_actions()
+        if self.setup.auto_single and len(legal) == 1:
+            state.apply(legal[0])
+            self.writer.acted(state, seat, legal[0], auto=True)
+            return
+        if self.taken_over[seat]:
+            action = self.fallbacks[seat].decide(observe(state, seat), 0.0)
+            state.apply(action)
+            self.writer.acted(state, seat, action, auto=True)
+            return
+        action, elapsed, fault = self._ask(seat)
+        if fault is None:
+            try:
+                state.apply(action)
+            except IllegalActionError as e:
+                fault = PlayerFault(FaultKind.ILLEGAL, f"{_describe(action)}: {e}")
+            else:
+                self.writer.acted(state, seat, action, ms=elapsed * 1000)
+                return
+        action = self._substitute(seat, fault)
+        state.apply(action)
+        self.writer.acted(state, seat, action, ms=elapsed * 1000, auto=True)
+
+    def _ask(self, seat: int) -> tuple[Any, float, PlayerFault | None]:
+        """The seat's answer, the time it took, and the fault if it did not answer well."""
+        clock = self.clocks[seat]
+        view = observe(self.state, seat)
+        self.result.decisions += 1
+        start = self.clock()
+        try:
+            action = self.players[seat].decide(view, clock.limit)
+            fault = None
+        except PlayerFault as f:
+            action, fault = None, f
+        except Exception as e:  # an in-process player's bug
+            action, fault = None, PlayerFault(FaultKind.CRASH, f"{type(e).__name__}: {e}")
+        elapsed = self.clock() - start
+        self.result.think_seconds[seat] += elapsed
+        if not clock.charge(elapsed) and (fault is None or fault.kind is not FaultKind.TIMEOUT):
+            limit = self.time_control.per_decision
+            fault = PlayerFault(FaultKind.TIMEOUT, f"took {elapsed:.3f}s; limit {limit:g}s and the reserve is spent")
+        return action, elapsed, fault
+
+    def _substitute(self, seat: int, fault: PlayerFault) -> Any:
+        """Record the fault, decide what follows, and return the fallback's move."""
+        self.strikes[seat] += 1
+        terminal = fault.kind in TERMINAL or self.strikes[seat] >= self.policy.max_strikes
+        outcome = "forfeit" if terminal else "substituted"
+        record = FaultRecord(self.state.deal_index, seat, fault.kind, fault.detail, outcome)
+        self.result.faults.append(record)
+        self.writer.fault(record.deal, seat, record.kind.value, record.detail, outcome)
+        log.warning("seat %d (%s): %s: %s -> %s", seat, self.players[seat].name, fault.kind, fault.detail, outcome)
+        if terminal and not self.taken_over[seat]:
+            self.taken_over[seat] = True
+            self.result.forfeits.append(seat)
+        return self.fallbacks[seat].decide(observe(self.state, seat), 0.0)
+
+    def _abort(self, reason: str) -> None:
+        self.result.status = "aborted"
+        self.result.reason = reason
+        self.writer.aborted(self.state, reason)
+
+    def _each_player(self, call: Callable[[int, Player], None]) -> None:
+        """Notify every seat still played by its bot; a failure here is the bot's fault."""
+        for seat, player in enumerate(self.players):
+            if self.taken_over[seat]:
+                continue
+            try:
+                call(seat, player)
+            except PlayerFault as f:
+                self._record_silent_fault(seat, f)
+            except Exception as e:
+                self._record_silent_fault(seat, PlayerFault(FaultKind.CRASH, f"{type(e).__name__}: {e}"))
+
+    def _record_silent_fault(self, seat: int, fault: PlayerFault) -> None:
+        """A fault outside a decision (e.g. the bot died between deals): take the seat over.
+
+        Once the log has ended (the match is over) there is nothing left to protect.
+        """
+        if self.writer.ended:
+            return
+        self.strikes[seat] = self.policy.max_strikes
+        record = FaultRecord(self.state.deal_index, seat, fault.kind, fault.detail, "forfeit")
+        self.result.faults.append(record)
+        self.writer.fault(record.deal, seat, record.kind.value, record.detail, "forfeit")
+        if not self.taken_over[seat]:
+            self.taken_over[seat] = True
+            self.result.forfeits.append(seat)
+
+
+def _describe(action: Any) -> str:
+    if isinstance(action, int) and not isinstance(action, bool) and 0 <= action < 52:
+        return card_name(action)
+    return repr(action)

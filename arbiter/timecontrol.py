@@ -1,0 +1,49 @@
+"""Time control: a per-decision limit plus a per-match reserve, measured by the arbiter.
+
+A decision may take up to ``per_decision`` seconds for free; anything beyond is drawn from the
+seat's reserve. A decision that would overdraw the reserve is a timeout (the reserve is then
+empty). The arbiter therefore never waits longer than ``per_decision + reserve left`` for one
+answer, and ``match_limit`` bounds the whole match as a last-resort watchdog.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    per_decision: float = 1.0
+    reserve: float = 10.0
+    connect: float = 10.0  # for a bot to start, connect and say hello
+    match_limit: float = 1800.0  # wall-clock watchdog for one whole match
+
+    def __post_init__(self) -> None:
+        for name in ("per_decision", "reserve", "connect", "match_limit"):
+            value = getattr(self, name)
+            if not value >= 0 or (name != "reserve" and value == 0):
+                raise ValueError(f"time control {name!r} must be positive, got {value!r}")
+
+
+class SeatClock:
+    """One seat's reserve over a match."""
+
+    def __init__(self, control: TimeControl):
+        self.control = control
+        self.reserve_left = control.reserve
+
+    @property
+    def limit(self) -> float:
+        """The longest the next decision may take."""
+        return self.control.per_decision + self.reserve_left
+
+    def charge(self, elapsed: float) -> bool:
+        """Account for a decision that took ``elapsed`` seconds; False if it was too slow."""
+        over = elapsed - self.control.per_decision
+        if over <= 0:
+            return True
+        if over <= self.reserve_left:
+            self.reserve_left -= over
+            return True
+        self.reserve_left = 0.0
+        return False

@@ -1,0 +1,41 @@
+"""The Barbu rules engine: pure, deterministic, standard library only.
+
+Typical use::
+
+    rules = make_ruleset("standard")
+    state = new_match(rules, first_declarer=0)
+    rng = random.Random(seed)
+    while not state.is_over:
+        if state.phase is Phase.DEAL:
+            deal(state, shuffle_hands(rng))
+        else:
+            apply(state, choose(legal_actions(state)))
+"""
+
+from .cards import card_name, cards_of, hand_names, parse_card, parse_hand, parse_rank, parse_suit
+from .contracts import ALL_CONTRACTS, STANDARD_CONTRACTS, Contract
+from .errors import BarbuError, IllegalActionError, NotationError, RulesError
+from .ruleset import PRESETS, SWITCHES, Ruleset, make_ruleset, parse_switch_assignments, ruleset_from_json
+from .state import (
+    PASS,
+    DealResult,
+    Declaration,
+    MatchState,
+    Phase,
+    Trick,
+    apply,
+    deal,
+    legal_actions,
+    new_match,
+    shuffle_hands,
+)
+from .view import View, observe
+
+__all__ = [
+    "ALL_CONTRACTS", "PASS", "PRESETS", "STANDARD_CONTRACTS", "SWITCHES",
+    "BarbuError", "Contract", "DealResult", "Declaration", "IllegalActionError", "MatchState",
+    "NotationError", "Phase", "Ruleset", "RulesError", "Trick", "View",
+    "apply", "card_name", "cards_of", "deal", "hand_names", "legal_actions", "make_ruleset",
+    "new_match", "observe", "parse_card", "parse_hand", "parse_rank", "parse_suit",
+    "parse_switch_assignments", "ruleset_from_json", "shuffle_hands",
+]  # fmt: skip

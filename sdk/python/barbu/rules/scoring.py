@@ -1,0 +1,77 @@
+"""Raw contract scores, pairwise doubling settlement and places (RULES.md §1.6-1.8, M5)."""
+
+from __future__ import annotations
+
+from .cards import ACE_OF_HEARTS, HEARTS_MASK, KING_OF_HEARTS, QUEENS
+from .contracts import Contract
+from .ruleset import Ruleset
+
+# Settlement multiplier by pair level, per double_scoring (RULES S2).
+MULTIPLIERS = {"pagat": (0, 1, 2), "multiplier": (0, 2, 4)}
+
+
+def trick_raw_scores(
+    rules: Ruleset, contract: Contract, won: list[int], tricks_won: list[int], last_two: tuple[int, int] | None
+) -> list[int]:
+    """Raw scores of a trick contract from each seat's captured cards.
+
+    ``won[s]`` is the mask of cards seat s captured, ``tricks_won[s]`` its trick count and
+    ``last_two`` the winners of tricks 12 and 13 (None when the hand ended early).
+    """
+    v = dict(zip(("trick", "heart", "heart_ace", "queen", "king", "t12", "t13", "trump"), rules.score_values))
+    raw = [0, 0, 0, 0]
+    nt = contract in (Contract.NO_TRICKS, Contract.SALAD)
+    nh = contract in (Contract.NO_HEARTS, Contract.SALAD)
+    nq = contract in (Contract.NO_QUEENS, Contract.SALAD)
+    kh = contract in (Contract.BARBU, Contract.SALAD)
+    for s in range(4):
+        w = won[s]
+        if nt:
+            raw[s] += v["trick"] * tricks_won[s]
+        if nh:
+            raw[s] += v["heart"] * (w & HEARTS_MASK & ~ACE_OF_HEARTS).bit_count()
+            if w & ACE_OF_HEARTS:
+                raw[s] += v["heart_ace"]
+        if nq:
+            raw[s] += v["queen"] * (w & QUEENS).bit_count()
+        if kh and w & KING_OF_HEARTS:
+            raw[s] += v["king"]
+        if contract is Contract.TRUMPS:
+            raw[s] += v["trump"] * tricks_won[s]
+    if contract in (Contract.NO_LAST_TWO, Contract.SALAD) and last_two is not None:
+        raw[last_two[0]] += v["t12"]
+        raw[last_two[1]] += v["t13"]
+    return raw
+
+
+def domino_raw_scores(rules: Ruleset, finish_order: list[int]) -> list[int]:
+    raw = [0, 0, 0, 0]
+    for place, seat in enumerate(finish_order):
+        raw[seat] = rules.domino_payouts[place]
+    return raw
+
+
+def split_raw_scores(rules: Ruleset, contract: Contract, declarer: int) -> list[int]:
+    """RULES S4: an undoubled negative hand is not played; the total is shared out."""
+    total = rules.contract_total(contract)
+    share = total // 3
+    return [total - 3 * share if s == declarer else share for s in range(4)]
+
+
+def settle(rules: Ruleset, raw: list[int], levels: list[list[int]]) -> list[int]:
+    """RULES S2-S3: deal scores = raw + each doubled pair's transfer, on raw differences."""
+    mult = MULTIPLIERS[rules.double_scoring]
+    scores = list(raw)
+    for i in range(4):
+        for j in range(i + 1, 4):
+            level = levels[i][j]
+            if level:
+                transfer = mult[level] * (raw[i] - raw[j])
+                scores[i] += transfer
+                scores[j] -= transfer
+    return scores
+
+
+def places(totals: list[int]) -> list[int]:
+    """1-based places; tied totals share the better place ([1, 1, 3, 4])."""
+    return [1 + sum(1 for other in totals if other > t) for t in totals]

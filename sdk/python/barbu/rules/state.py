@@ -1,0 +1,569 @@
+"""The match state machine: deal, declare, double, play, settle, for a whole match.
+
+``MatchState`` is mutable for speed (a Monte-Carlo bot applies millions of actions);
+``clone()`` copies it cheaply. The public entry points are the functions at the bottom:
+:func:`new_match`, :func:`deal`, :func:`legal_actions`, :func:`apply`, and :func:`shuffle_hands`.
+
+Actions are values:
+
+* ``Declaration(contract, trump, start_rank)`` in the declare phase;
+* a tuple of target seats (ascending; ``()`` passes) in the doubling phase;
+* a card (an ``int``, see :mod:`.cards`) in trick play and Domino; ``None`` is a Domino pass.
+
+Legal actions come in a fixed order: declarations by contract in RULES.md order, trump suits
+C D H S, start ranks 2..A; doubling actions by the mask of their targets (the pass first);
+cards ascending (clubs 2 .. spades ace), a Domino pass (``None``) last.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any, NamedTuple, Sequence
+
+from . import doubling, domino, scoring, tricks
+from .cards import (
+    CARD_NAMES, FULL_DECK, HEARTS_MASK, KING_OF_HEARTS, QUEENS, RANKS, SEVEN_OF_DIAMONDS, SUIT_MASKS, SUITS, cards_of,
+)  # fmt: skip
+from .contracts import ALL_CONTRACTS, Contract
+from .errors import IllegalActionError
+from .ruleset import Ruleset
+
+PASS = None  # the Domino pass action
+
+
+class Phase(IntEnum):
+    DEAL = 0  # waiting for the next deal's hands
+    DECLARE = 1
+    DOUBLE = 2
+    PLAY = 3  # trick play
+    DOMINO = 4
+    OVER = 5  # the match has ended
+
+
+class Declaration(NamedTuple):
+    contract: Contract
+    trump: int | None = None  # suit index, with trumps only
+    start_rank: int | None = None  # rank index, with domino only
+
+    def __str__(self) -> str:
+        if self.trump is not None:
+            return f"{self.contract.value} ({SUITS[self.trump]})"
+        if self.start_rank is not None:
+            return f"{self.contract.value} (from {RANKS[self.start_rank]})"
+        return self.contract.value
+
+
+class Trick(NamedTuple):
+    index: int
+    leader: int
+    cards: tuple[int, ...]  # in play order, the leader's first
+    winner: int
+
+
+@dataclass(frozen=True)
+class DealResult:
+    deal: int
+    declarer: int
+    declaration: Declaration
+    levels: tuple[tuple[int, ...], ...]
+    reason: str  # all_tricks, all_queens, king_taken, all_hearts, domino_done, split
+    raw: tuple[int, ...]
+    scores: tuple[int, ...]
+    totals: tuple[int, ...]
+
+
+_CONTRACT_BIT = {c: 1 << i for i, c in enumerate(ALL_CONTRACTS)}
+_PLAY, _DOMINO, _DOUBLE, _DECLARE = Phase.PLAY, Phase.DOMINO, Phase.DOUBLE, Phase.DECLARE
+
+
+class MatchState:
+    """Everything about a match in progress. Read it through :func:`observe` for one seat."""
+
+    __slots__ = (
+        "rules", "first_declarer", "deal_index", "phase", "turn", "declarer", "hands",
+        "dealt", "declared", "quota_doubles", "declaration", "contract", "trump",
+        "doubled", "levels", "double_actions", "double_step", "double_round",
+        "leader", "trick", "trick_mask", "best", "tricks", "won", "tricks_won",
+        "captured", "hearts_broken", "plays", "frontier", "layout", "finished",
+        "results", "totals", "_legal", "_plain_follow",
+    )  # fmt: skip
+    # ``_legal`` caches the legal set of the decision at hand (-1: not computed yet): the card
+    # mask in trick play and Domino, ``legal | forced << 4`` target masks while doubling.
+
+    def __init__(self, rules: Ruleset, first_declarer: int = 0):
+        if first_declarer not in (0, 1, 2, 3):
+            raise ValueError(f"first_declarer must be a seat 0-3, got {first_declarer!r}")
+        self.rules = rules
+        self.first_declarer = first_declarer
+        self.deal_index = 0
+        self.phase = Phase.DEAL
+        self.turn = -1
+        self.declarer = rules.declarer_of(first_declarer, 0)
+        self.hands = [0, 0, 0, 0]
+        self.dealt: tuple[int, ...] = (0, 0, 0, 0)
+        self.declared = [0, 0, 0, 0]  # per seat: mask of contracts declared so far
+        # quota_doubles[d][p]: earlier deals of declarer d in which p doubled d
+        self.quota_doubles = [[0] * 4 for _ in range(4)]
+        self.results: list[DealResult] = []
+        self.totals = [0, 0, 0, 0]
+        self._reset_deal()
+
+    def _reset_deal(self) -> None:
+        self.declaration: Declaration | None = None
+        self.contract: Contract | None = None
+        self.trump: int | None = None
+        self.doubled = [0, 0, 0, 0]
+        self.levels = [[0] * 4 for _ in range(4)]
+        self.double_actions: list[tuple[int, tuple[int, ...]]] = []
+        self.double_step = 0
+        self.double_round = 0
+        self.leader = -1
+        self.trick: list[int] = []
+        self.trick_mask = 0
+        self.best = -1
+        self.tricks: list[Trick] = []
+        self.won = [0, 0, 0, 0]
+        self.tricks_won = [0, 0, 0, 0]
+        self.captured = 0
+        self.hearts_broken = False
+        self.plays: list[tuple[int, int | None]] = []  # Domino turns: (seat, card or None)
+        self.frontier = 0
+        self.layout = 0
+        self.finished: list[int] = []
+        self._legal = -1
+        self._plain_follow = False
+
+    def clone(self) -> "MatchState":
+        other = MatchState.__new__(MatchState)
+        for name in MatchState.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.hands = list(self.hands)
+        other.declared = list(self.declared)
+        other.quota_doubles = [list(r) for r in self.quota_doubles]
+        other.results = list(self.results)
+        other.totals = list(self.totals)
+        other.doubled = list(self.doubled)
+        other.levels = [list(r) for r in self.levels]
+        other.double_actions = list(self.double_actions)
+        other.trick = list(self.trick)
+        other.tricks = list(self.tricks)
+        other.won = list(self.won)
+        other.tricks_won = list(self.tricks_won)
+        other.plays = list(self.plays)
+        other.finished = list(self.finished)
+        return other
+
+    # ---- derived facts -----------------------------------------------------------------
+    @property
+    def dealer(self) -> int:
+        """M4: a label only; the declarer, or the seat to his right."""
+        return (self.declarer + 3) % 4 if self.rules.dealer_seat == "right_of_declarer" else self.declarer
+
+    @property
+    def start_rank(self) -> int | None:
+        return self.declaration.start_rank if self.declaration else None
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    def declarations_left(self, seat: int) -> int:
+        """The declarer's deals still to come, this one included (k of RULES X7)."""
+        declared = self.declared[seat].bit_count()
+        if self.phase in (Phase.DOUBLE, Phase.PLAY, Phase.DOMINO) and seat == self.declarer:
+            declared -= 1  # the current deal's declaration is already counted
+        return len(self.rules.contracts) - declared
+
+    def places(self) -> list[int]:
+        return scoring.places(self.totals)
+
+    # ---- dealing -----------------------------------------------------------------------
+    def deal(self, hands: Sequence[int]) -> None:
+        if self.phase is not Phase.DEAL:
+            raise IllegalActionError(f"cannot deal now: the match is in the {self.phase.name.lower()} phase")
+        if len(hands) != 4 or any(h.bit_count() != 13 for h in hands):
+            raise IllegalActionError("a deal is 4 hands of 13 cards each")
+        if hands[0] | hands[1] | hands[2] | hands[3] != FULL_DECK:
+            raise IllegalActionError("the 4 hands do not partition the 52 cards")
+        self._reset_deal()
+        self.declarer = self.rules.declarer_of(self.first_declarer, self.deal_index)
+        self.hands = list(hands)
+        self.dealt = tuple(hands)
+        self.phase = Phase.DECLARE
+        self.turn = self.declarer
+
+    # ---- legal actions -----------------------------------------------------------------
+    def legal_mask(self) -> int:
+        """The legal cards (trick play or Domino) as a mask; cached until the next action."""
+        if self._legal < 0:
+            hand = self.hands[self.turn]
+            if self.phase is _PLAY:
+                trick = self.trick
+                if trick and self._plain_follow:
+                    # the common case, inlined: follow suit if able, else anything
+                    self._legal = hand & SUIT_MASKS[trick[0] // 13] or hand
+                elif trick:
+                    self._legal = tricks.legal_follow(
+                        self.rules, self.contract, self.trump, hand, self.trick[0] // 13, self.best, self.trick_mask
+                    )
+                else:
+                    self._legal = tricks.legal_lead(self.rules, self.contract, hand, self.hearts_broken)
+            elif self.phase is _DOMINO:
+                legal = hand & self.frontier
+                if not self.layout and self.rules.domino_start == "seven_of_diamonds":
+                    legal &= 1 << SEVEN_OF_DIAMONDS
+                self._legal = legal
+            else:
+                raise IllegalActionError("no card is played in this phase")
+        return self._legal
+
+    def legal_declarations(self) -> list[Declaration]:
+        fixed = self.rules.fixed_domino_rank()
+        out = []
+        for c in self.rules.contracts:
+            if self.declared[self.declarer] & _CONTRACT_BIT[c]:
+                continue
+            if c is Contract.TRUMPS:
+                out.extend(Declaration(c, trump=s) for s in range(4))
+            elif c is Contract.DOMINO:
+                ranks = range(13) if fixed is None else (fixed,)
+                out.extend(Declaration(c, start_rank=r) for r in ranks)
+            else:
+                out.append(Declaration(c))
+        return out
+
+    def double_targets(self) -> tuple[int, int]:
+        """(legal, forced) target masks for the seat now doubling; cached like ``_legal``."""
+        if self._legal >= 0:
+            return self._legal & 15, self._legal >> 4
+        seat = self.turn
+        forced = False
+        if self.double_round == 0 and seat != self.declarer:
+            remaining = self.declarations_left(self.declarer)
+            forced = doubling.is_forced(self.rules, remaining, self.quota_doubles[self.declarer][seat])
+        legal, forced_mask = doubling.target_masks(
+            self.rules, self.contract, self.declarer, seat, self.doubled, self.levels,
+            self.double_round == 1, forced,
+        )  # fmt: skip
+        self._legal = legal | forced_mask << 4
+        return legal, forced_mask
+
+    def legal_actions(self) -> Sequence[Any]:
+        phase = self.phase
+        if phase is _PLAY:
+            legal = self._legal
+            return cards_of(legal if legal >= 0 else self.legal_mask())
+        if phase is _DOMINO:
+            cards = cards_of(self.legal_mask())
+            if not cards:
+                return (PASS,)
+            return cards + (PASS,) if not self.rules.domino_must_play else cards
+        if phase is _DOUBLE:
+            return doubling.actions_for(*self.double_targets())
+        if phase is Phase.DECLARE:
+            return self.legal_declarations()
+        return ()
+
+    # ---- applying actions --------------------------------------------------------------
+    def apply(self, action: Any) -> None:
+        """Apply the action of the seat to act (``self.turn``); raises IllegalActionError."""
+        phase = self.phase
+        if phase is _PLAY:
+            legal = self._legal
+            if legal < 0:
+                legal = self.legal_mask()
+            if type(action) is int and 0 <= action < 52 and legal >> action & 1:
+                self._play_card(action)
+            else:
+                self._checked_card(action)  # raises with the reason
+        elif phase is _DOMINO:
+            self._domino_turn(self._checked_domino(action))
+        elif phase is Phase.DOUBLE:
+            self._double(self._checked_targets(action))
+        elif phase is Phase.DECLARE:
+            self._declare(self._checked_declaration(action))
+        elif phase is Phase.DEAL:
+            raise IllegalActionError("the next deal's hands must be dealt first")
+        else:
+            raise IllegalActionError("the match is over")
+
+    def _checked_card(self, card: Any) -> int:
+        """The card if it is legal now; otherwise an IllegalActionError saying why."""
+        if type(card) is not int or not 0 <= card < 52:
+            raise IllegalActionError(f"expected a card, got {card!r}")
+        if not self.legal_mask() >> card & 1:
+            raise IllegalActionError(self._why_illegal(card))
+        return card
+
+    def _checked_domino(self, card: Any) -> int | None:
+        if card is PASS:
+            if self.rules.domino_must_play and self.legal_mask():
+                raise IllegalActionError("you may not pass while you hold a playable card")
+            return PASS
+        return self._checked_card(card)
+
+    def _why_illegal(self, card: int) -> str:
+        name = CARD_NAMES[card]
+        hand = self.hands[self.turn]
+        if not hand >> card & 1:
+            return f"{name} is not in your hand"
+        legal = " ".join(CARD_NAMES[c] for c in cards_of(self.legal_mask()))
+        if self.phase is Phase.DOMINO:
+            return f"{name} does not fit the layout; playable: {legal}"
+        if self.trick and card // 13 != self.trick[0] // 13 and hand & SUIT_MASKS[self.trick[0] // 13]:
+            return f"{name} does not follow the led suit {SUITS[self.trick[0] // 13]}; legal: {legal}"
+        if not self.trick:
+            return f"{name} may not be led in {self.contract.value} now; legal: {legal}"
+        return f"{name} breaks a {self.contract.value} obligation (trump or K♥ rule); legal: {legal}"
+
+    def _checked_targets(self, action: Any) -> int:
+        try:
+            targets = list(action)
+        except TypeError:
+            raise IllegalActionError(f"a doubling action is a list of seats, got {action!r}") from None
+        mask = 0
+        for t in targets:
+            if type(t) is not int or not 0 <= t < 4:
+                raise IllegalActionError(f"double target {t!r} is not a seat 0-3")
+            if mask >> t & 1:
+                raise IllegalActionError(f"seat {t} is listed twice")
+            mask |= 1 << t
+        legal, forced = self.double_targets()
+        seat = self.turn
+        for t in targets:
+            if not legal >> t & 1:
+                raise IllegalActionError(self._why_bad_target(seat, t))
+        if mask & forced != forced:
+            raise IllegalActionError(
+                f"seat {seat} must double the declarer (seat {self.declarer}) in this deal to meet the "
+                f"quota of {self.rules.double_quota} doubles per declarer"
+            )
+        return mask
+
+    def _why_bad_target(self, seat: int, t: int) -> str:
+        if t == seat:
+            return f"seat {seat} may not double itself"
+        if self.doubled[seat] >> t & 1 or self.levels[seat][t] == 2:
+            return f"seat {seat} has already doubled or redoubled seat {t} in this deal"
+        if seat == self.declarer or self.double_round == 1:
+            return f"seat {seat} may only redouble seats that doubled it, and seat {t} did not"
+        return f"seat {seat} may not double seat {t} in {self.contract.value}: only the declarer may be doubled"
+
+    def _checked_declaration(self, action: Any) -> Declaration:
+        if not isinstance(action, tuple) or len(action) != 3:
+            raise IllegalActionError(f"expected a declaration, got {action!r}")
+        try:
+            decl = Declaration(Contract(action[0]), *action[1:])
+        except ValueError:
+            raise IllegalActionError(f"unknown contract {action[0]!r}") from None
+        if decl not in self.legal_declarations():
+            raise IllegalActionError(self._why_bad_declaration(decl))
+        return decl
+
+    def _why_bad_declaration(self, decl: Declaration) -> str:
+        c = decl.contract
+        if c not in self.rules.contracts:
+            return f"{c} is not a contract of these rules"
+        if self.declared[self.declarer] & _CONTRACT_BIT[c]:
+            return f"seat {self.declarer} has already declared {c.value}"
+        if c is Contract.TRUMPS and decl.trump is None:
+            return "trumps needs a trump suit (C D H S)"
+        if c is Contract.DOMINO and decl.start_rank is None:
+            return "domino needs a start rank"
+        if c is Contract.DOMINO and decl.start_rank != self.rules.fixed_domino_rank():
+            return f"these rules fix the domino start rank at {RANKS[self.rules.fixed_domino_rank()]}"
+        return f"{decl} is malformed: a trump goes with trumps only, a start rank with domino only"
+
+    # ---- phase transitions -------------------------------------------------------------
+    def _declare(self, decl: Declaration) -> None:
+        self.declaration = decl
+        self.contract = decl.contract
+        self.trump = decl.trump
+        self.declared[self.declarer] |= _CONTRACT_BIT[decl.contract]
+        self.phase = Phase.DOUBLE
+        self.turn = (self.declarer + 1) % 4
+
+    def _double(self, mask: int) -> None:
+        seat = self.turn
+        levels = self.levels
+        for t in range(4):
+            if mask >> t & 1:
+                if self.doubled[t] >> seat & 1:
+                    levels[seat][t] = levels[t][seat] = 2
+                else:
+                    self.doubled[seat] |= 1 << t
+                    levels[seat][t] = levels[t][seat] = 1
+        self.double_actions.append((seat, tuple(t for t in range(4) if mask >> t & 1)))
+        self.double_step += 1
+        self._legal = -1
+        if self.double_step < 4:
+            self.turn = (seat + 1) % 4
+            return
+        if self.double_round == 0:
+            declarer = self.declarer
+            for p in range(4):
+                if self.doubled[p] >> declarer & 1:
+                    self.quota_doubles[declarer][p] += 1
+            if self.rules.redouble_window == "extra_round":
+                self.double_round = 1
+                self.double_step = 0
+                self.turn = (declarer + 1) % 4
+                return
+        self._start_play()
+
+    def _start_play(self) -> None:
+        rules, contract, declarer = self.rules, self.contract, self.declarer
+        doubled_any = any(any(row) for row in self.levels)
+        if rules.undoubled_negative == "split" and not contract.is_positive and not doubled_any:
+            self._end_deal("split", scoring.split_raw_scores(rules, contract, declarer))
+            return
+        if contract is Contract.DOMINO:
+            self.phase = Phase.DOMINO
+            start = self.declaration.start_rank
+            self.frontier = domino.start_cards(start)
+            if rules.domino_start == "seven_of_diamonds":
+                self.turn = next(s for s in range(4) if self.hands[s] >> SEVEN_OF_DIAMONDS & 1)
+            else:
+                self.turn = (declarer + (rules.domino_first_player == "left_of_declarer")) % 4
+        else:
+            self.phase = Phase.PLAY
+            self._plain_follow = tricks.follow_is_plain(rules, contract)
+            self.turn = (declarer + (rules.first_lead == "left_of_declarer")) % 4
+            self.leader = self.turn
+
+    def _play_card(self, card: int) -> None:
+        seat = self.turn
+        bit = 1 << card
+        self.hands[seat] ^= bit
+        self._legal = -1
+        trick = self.trick
+        if not trick:
+            self.leader = seat
+            self.best = card
+        else:
+            # P3: a higher card of the winning card's suit, or the first trump, takes the lead
+            best = self.best
+            if card // 13 == best // 13:
+                if card > best:
+                    self.best = card
+            elif card // 13 == self.trump:
+                self.best = card
+        trick.append(card)
+        self.trick_mask |= bit
+        if len(trick) < 4:
+            self.turn = (seat + 1) % 4
+            return
+        # the trick is complete
+        best = self.best
+        winner = (self.leader + trick.index(best)) % 4
+        mask = self.trick_mask
+        self.tricks.append(Trick(len(self.tricks), self.leader, tuple(trick), winner))
+        self.won[winner] |= mask
+        self.tricks_won[winner] += 1
+        self.captured |= mask
+        if mask & HEARTS_MASK:
+            self.hearts_broken = True
+        self.trick = []
+        self.trick_mask = 0
+        self.turn = self.leader = winner
+        reason = self._trick_play_end()
+        if reason:
+            last_two = (self.tricks[11].winner, self.tricks[12].winner) if len(self.tricks) == 13 else None
+            raw = scoring.trick_raw_scores(self.rules, self.contract, self.won, self.tricks_won, last_two)
+            self._end_deal(reason, raw)
+
+    def trick_play_history(self) -> list[tuple[int, int]]:
+        """Every (seat, card) played this deal, in order (trick play keeps no separate list)."""
+        out = [((t.leader + i) % 4, c) for t in self.tricks for i, c in enumerate(t.cards)]
+        out.extend(((self.leader + i) % 4, c) for i, c in enumerate(self.trick))
+        return out
+
+    def _trick_play_end(self) -> str | None:
+        if len(self.tricks) == 13:
+            return "all_tricks"
+        early = self.rules.early_end
+        if early == "none":
+            return None
+        contract, captured = self.contract, self.captured
+        if contract is Contract.NO_QUEENS and captured & QUEENS == QUEENS:
+            return "all_queens"
+        if contract is Contract.BARBU and captured & KING_OF_HEARTS:
+            return "king_taken"
+        if early == "extended" and contract is Contract.NO_HEARTS and captured & HEARTS_MASK == HEARTS_MASK:
+            return "all_hearts"
+        return None
+
+    def _domino_turn(self, card: int | None) -> None:
+        seat = self.turn
+        rules = self.rules
+        self.plays.append((seat, card))
+        self._legal = -1
+        again = False
+        if card is not None:
+            bit = 1 << card
+            self.hands[seat] ^= bit
+            self.layout |= bit
+            self.frontier = domino.extend_frontier(self.frontier, card, self.declaration.start_rank, rules.domino_ace)
+            if not self.hands[seat]:
+                self.finished.append(seat)
+                if len(self.finished) == 3:
+                    self.finished.append(next(s for s in range(4) if s not in self.finished))
+                    self._end_deal("domino_done", scoring.domino_raw_scores(rules, self.finished))
+                    return
+            else:
+                again = rules.domino_ace_replay and card % 13 == 12
+        if not again:
+            nxt = (seat + 1) % 4
+            while not self.hands[nxt]:
+                nxt = (nxt + 1) % 4
+            self.turn = nxt
+
+    def _end_deal(self, reason: str, raw: list[int]) -> None:
+        scores = scoring.settle(self.rules, raw, self.levels)
+        for s in range(4):
+            self.totals[s] += scores[s]
+        self.results.append(
+            DealResult(
+                deal=self.deal_index,
+                declarer=self.declarer,
+                declaration=self.declaration,
+                levels=tuple(tuple(r) for r in self.levels),
+                reason=reason,
+                raw=tuple(raw),
+                scores=tuple(scores),
+                totals=tuple(self.totals),
+            )
+        )
+        self.deal_index += 1
+        self.turn = -1
+        self._legal = -1
+        self.phase = Phase.OVER if self.deal_index == self.rules.deals_per_match else Phase.DEAL
+
+
+# ---- the functional API ----------------------------------------------------------------
+def new_match(rules: Ruleset, first_declarer: int = 0) -> MatchState:
+    return MatchState(rules, first_declarer)
+
+
+def shuffle_hands(rng: random.Random) -> list[int]:
+    """A uniformly shuffled deal as 4 hand masks; the RNG is the only source of chance."""
+    deck = list(range(52))
+    rng.shuffle(deck)
+    hands = []
+    for s in range(4):
+        m = 0
+        for c in deck[13 * s : 13 * s + 13]:
+            m |= 1 << c
+        hands.append(m)
+    return hands
+
+
+def deal(state: MatchState, hands: Sequence[int]) -> None:
+    state.deal(hands)
+
+
+# The functional names are the methods themselves: no extra call on the hot path.
+legal_actions = MatchState.legal_actions
+apply = MatchState.apply

@@ -1,0 +1,67 @@
+"""Trick play (RULES.md §1.5 and the lead/follow/trump switches of §2).
+
+All functions work on masks: ``hand`` is the player's cards, ``best`` the card currently
+winning the trick. They return the mask of legal cards, never empty for a non-empty hand.
+"""
+
+from __future__ import annotations
+
+from .cards import HEARTS, HEARTS_MASK, KING_OF_HEARTS, ACE_OF_HEARTS, SUIT_MASKS
+from .contracts import Contract
+from .ruleset import Ruleset
+
+
+def legal_lead(rules: Ruleset, contract: Contract, hand: int, hearts_broken: bool) -> int:
+    """P4 and the hearts_lead / barbu_lead switches."""
+    if contract is Contract.NO_HEARTS or contract is Contract.SALAD:
+        rule = rules.hearts_lead
+    elif contract is Contract.BARBU:
+        rule = rules.barbu_lead
+        if rule == "kh_only_if_last_card":
+            return hand if hand == KING_OF_HEARTS else hand & ~KING_OF_HEARTS
+    else:
+        return hand
+    if rule == "any" or (rule == "after_broken" and hearts_broken):
+        return hand
+    return hand & ~HEARTS_MASK or hand
+
+
+def legal_follow(
+    rules: Ruleset, contract: Contract, trump: int | None, hand: int, led: int, best: int, trick_mask: int
+) -> int:
+    """P2, P5 and the trump_lead_must_head / trump_void_rule / kh_must_discard switches."""
+    follow = hand & SUIT_MASKS[led]
+    if follow:
+        if contract is Contract.TRUMPS and led == trump and rules.trump_lead_must_head:
+            return follow & ~((2 << best) - 1) or follow
+        if (
+            contract is Contract.BARBU
+            and rules.kh_must_discard == "when_void_or_ace_in_trick"
+            and led == HEARTS
+            and hand & KING_OF_HEARTS
+            and trick_mask & ACE_OF_HEARTS
+        ):
+            return KING_OF_HEARTS
+        return follow
+    if contract is Contract.TRUMPS:
+        trumps = hand & SUIT_MASKS[trump]
+        rule = rules.trump_void_rule
+        if rule == "free" or not trumps:
+            return hand
+        higher = trumps & ~((2 << best) - 1) if best // 13 == trump else 0
+        if rule == "overruff_if_trumped":
+            return higher or hand
+        if rule == "must_ruff":
+            return trumps
+        return higher or trumps  # must_ruff_and_overruff
+    if contract is Contract.BARBU and rules.kh_must_discard != "never" and hand & KING_OF_HEARTS:
+        return KING_OF_HEARTS
+    return hand
+
+
+
+def follow_is_plain(rules: Ruleset, contract: Contract) -> bool:
+    """True when following is just "follow suit if able, else anything" for this contract."""
+    if contract is Contract.TRUMPS:
+        return False
+    return not (contract is Contract.BARBU and rules.kh_must_discard != "never")
