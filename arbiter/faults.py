@@ -28,10 +28,11 @@ TERMINAL = (FaultKind.CRASH, FaultKind.DISCONNECT)
 class PlayerFault(Exception):
     """Raised by a player when its bot misbehaved; the referee records and handles it."""
 
-    def __init__(self, kind: FaultKind, detail: str):
+    def __init__(self, kind: FaultKind, detail: str, fatal: bool = False):
         super().__init__(f"{kind}: {detail}")
         self.kind = FaultKind(kind)
         self.detail = detail
+        self.fatal = fatal or self.kind in TERMINAL  # the bot cannot be asked again
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,10 @@ class AtomicLogFile:
         except OSError as e:
             raise LogFileError(f"cannot write match log {self.partial}: {e.strerror}") from None
 
+    @property
+    def closed(self) -> bool:
+        return self._file.closed
+
     def __call__(self, line: str) -> None:
         self._file.write(line + "\n")
 

@@ -19,7 +19,7 @@ from barbu.rules import (
 )  # fmt: skip
 from barbu.rules.scoring import places
 
-from .faults import TERMINAL, FaultKind, FaultPolicy, FaultRecord, PlayerFault
+from .faults import FaultKind, FaultPolicy, FaultRecord, PlayerFault
 from .players import Player, RandomPlayer
 from .timecontrol import SeatClock, TimeControl
 
@@ -177,7 +177,7 @@ class Referee:
     def _substitute(self, seat: int, fault: PlayerFault) -> Any:
         """Record the fault, decide what follows, and return the fallback's move."""
         self.strikes[seat] += 1
-        terminal = fault.kind in TERMINAL or self.strikes[seat] >= self.policy.max_strikes
+        terminal = fault.fatal or self.strikes[seat] >= self.policy.max_strikes
         outcome = "forfeit" if terminal else "substituted"
         record = FaultRecord(self.state.deal_index, seat, fault.kind, fault.detail, outcome)
         self.result.faults.append(record)

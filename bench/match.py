@@ -1,0 +1,98 @@
+"""Arbiter speed: the bare gRPC stream round trip against a real match.
+
+1. Bare: the arbiter's server and one echo bot process exchange N minimal request/reply
+   pairs on one open stream (no engine, no views, no log): the floor that gRPC sets.
+2. Match: four echo bots play full matches through the real arbiter (engine, views, legality,
+   time control, log). Per asked decision: loop time / decisions asked.
+
+Last line: ``match: X ms/match, Y decisions/s, overhead Z x bare stream``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from arbiter.launcher import BotProcess, wait_until
+from arbiter.match import BotSpec, play_bot_match
+from arbiter.referee import MatchSetup
+from arbiter.remote import ArbiterServer
+from barbu.rules import make_ruleset
+from barbu.v1 import arbiter_pb2 as pb
+
+HERE = Path(__file__).resolve().parent
+ECHO = f"{sys.executable} {HERE / 'echo_bot.py'}"
+RANDOM = f"{sys.executable} {HERE.parent / 'sample_bots' / 'random_bot.py'}"
+
+
+def bare_round_trip(n: int, workdir: Path) -> float:
+    """Median seconds per request/reply on an open stream, over n exchanges."""
+    server = ArbiterServer(f"unix:{workdir}/bare.sock").start()
+    session = server.expect(0)
+    bot = BotProcess(ECHO, {"BARBU_ARBITER": server.address, "BARBU_TOKEN": session.token}, workdir / "bare.out")
+    try:
+        assert wait_until(session.connected.is_set, 10), "echo bot did not connect"
+        legal = [pb.Action(play=pb.Play(card="2C"))]
+        times = []
+        for rid in range(1, n + 1):
+            start = time.perf_counter()
+            session.send(pb.ArbiterMessage(request=pb.DecisionRequest(request_id=rid, legal=legal)))
+            reply = session.inbound.get(timeout=5)
+            times.append(time.perf_counter() - start)
+            assert reply.reply.request_id == rid
+        session.send(pb.ArbiterMessage(match_end=pb.MatchEnd(status="complete")))
+        return statistics.median(times[n // 10 :])  # skip warm-up
+    finally:
+        bot.kill()
+        server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--exchanges", type=int, default=3000)
+    parser.add_argument("--matches", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="barbu-bench-") as tmp:
+        workdir = Path(tmp)
+        bare = bare_round_trip(args.exchanges, workdir)
+        print(f"bare stream round trip: {bare * 1000:.3f} ms (median of {args.exchanges})")
+        per_decision, loop_ms, wall, connect, rates = [], [], [], [], []
+        for i in range(args.matches):
+            played = play_bot_match(
+                [BotSpec(f"echo{s}", ECHO) for s in range(4)],
+                MatchSetup(make_ruleset(), seed=i),
+                workdir / f"m{i}.jsonl",
+            )
+            r = played.result
+            assert r.status == "complete" and not r.faults, r.faults
+            per_decision.append(played.play_seconds / r.decisions)
+            rates.append(r.decisions / played.play_seconds)
+            loop_ms.append(played.play_seconds * 1000)
+            wall.append(played.wall_seconds)
+            connect.append(played.connect_seconds)
+            print(
+                f"match {i}: {r.decisions} decisions asked, loop {played.play_seconds * 1000:.0f} ms, "
+                f"{played.play_seconds / r.decisions * 1000:.3f} ms/decision; bot start-up "
+                f"{played.connect_seconds:.2f} s; wall {played.wall_seconds:.2f} s"
+            )
+        random_match = play_bot_match(
+            [BotSpec(f"random{s}", RANDOM) for s in range(4)], MatchSetup(make_ruleset(), seed=99), workdir / "r.jsonl"
+        )
+        print(
+            f"full match of 4 sample random bots incl. start-up: {random_match.wall_seconds:.2f} s "
+            f"(start-up {random_match.connect_seconds:.2f} s, play {random_match.play_seconds:.2f} s, "
+            f"{random_match.result.decisions} decisions asked)"
+        )
+    z = statistics.median(per_decision) / bare
+    print(
+        f"match: {statistics.median(loop_ms):.0f} ms/match, {statistics.median(rates):.0f} decisions/s, "
+        f"overhead {z:.2f} x bare stream"
+    )
+
+
+if __name__ == "__main__":
+    main()

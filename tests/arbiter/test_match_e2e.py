@@ -1,0 +1,86 @@
+"""Full matches between real bot processes over real gRPC sockets."""
+
+import json
+import subprocess
+
+import pytest
+
+from arbiter.log import read_log_lines
+from arbiter.match import BotSpec, play_bot_match
+from arbiter.referee import MatchSetup
+from barbu.matchlog import verify
+from barbu.rules import PRESETS, make_ruleset
+
+from .conftest import HEURISTIC, RANDOM, ROOT, leftover_processes
+
+
+def _play(tmp_path, commands, preset="standard", seed=1, **kw):
+    bots = [BotSpec(f"bot{s}", cmd) for s, cmd in enumerate(commands)]
+    setup = MatchSetup(make_ruleset(preset), seed=seed, match_id=f"t-{preset}-{seed}")
+    return play_bot_match(bots, setup, tmp_path / f"{preset}-{seed}.jsonl", **kw)
+
+
+def test_four_random_bots_play_a_full_match_that_verifies(tmp_path):
+    played = _play(tmp_path, [RANDOM] * 4)
+    r = played.result
+    assert r.status == "complete" and r.deals == 28
+    assert r.faults == [] and r.forfeits == []
+    assert sum(r.totals) == 0
+    report = verify(read_log_lines(played.log_path))
+    assert report.valid and report.complete
+    assert report.totals == r.totals and report.places == r.places
+    assert not (tmp_path / f"standard-1.jsonl.part").exists()
+    assert leftover_processes(played) == []
+
+
+@pytest.mark.parametrize("preset", [p for p in PRESETS if p != "standard"])
+def test_a_full_match_under_each_preset(tmp_path, preset):
+    played = _play(tmp_path, [RANDOM] * 4, preset=preset, seed=3)
+    assert played.result.status == "complete" and played.result.faults == []
+    report = verify(read_log_lines(played.log_path))
+    assert report.valid and report.complete
+    header = json.loads(played.log_path.read_text().splitlines()[0])
+    assert header["rules"]["preset"] == preset
+
+
+def test_heuristic_against_random_bots(tmp_path):
+    played = _play(tmp_path, [HEURISTIC, RANDOM, RANDOM, RANDOM], seed=5)
+    assert played.result.status == "complete" and played.result.faults == []
+    assert verify(read_log_lines(played.log_path)).complete
+
+
+def test_every_decision_time_is_logged(tmp_path):
+    played = _play(tmp_path, [RANDOM] * 4, seed=9)
+    asked = [json.loads(line) for line in played.log_path.read_text().splitlines()]
+    decisions = [o for o in asked if o["type"] in ("declare", "double", "play")]
+    assert all("ms" in o or o.get("auto") for o in decisions)
+    assert sum(1 for o in decisions if "ms" in o) == played.result.decisions
+
+
+def test_cli_match_json(tmp_path):
+    log = tmp_path / "cli.jsonl"
+    out = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "arbiter"), "match", *sum((["--bot", RANDOM] for _ in range(4)), []),
+         "--seed", "4", "--log", str(log), "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert set(result) >= {"totals", "places", "faults", "log"}
+    assert result["faults"] == [] and result["log"] == str(log)
+    check = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "arbiter"), "replay", str(log), "--verify", "--json"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert check.returncode == 0 and json.loads(check.stdout)["totals"] == result["totals"]
+
+
+def test_cli_match_rejects_a_missing_bot_program_in_one_line(tmp_path):
+    out = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "arbiter"), "match", "--bot", "/no/such/bot", *sum((["--bot", RANDOM] for _ in range(3)), []),
+         "--log", str(tmp_path / "x.jsonl")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0 and "/no/such/bot" in out.stderr
+    assert "Traceback" not in out.stderr

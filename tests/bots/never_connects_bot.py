@@ -1,0 +1,5 @@
+"""Starts and never connects to the arbiter."""
+
+import time
+
+time.sleep(3600)
