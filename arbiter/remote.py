@@ -10,6 +10,7 @@ bounded by the time control, for a reply carrying the same request id.
 from __future__ import annotations
 
 import hmac
+from dataclasses import replace
 import json
 import logging
 import queue
@@ -255,7 +256,8 @@ class RemotePlayer(Player):
             pb.ArbiterMessage(
                 request=pb.DecisionRequest(
                     request_id=request_id,
-                    view=wire.view_to_proto(view),
+                    # Past deals' results travel once, in DealEnd; the SDK keeps them.
+                    view=wire.view_to_proto(replace(view, results=())),
                     legal=wire.legal_to_proto(view.legal),
                     decision_seconds=min(self.time_control.per_decision, time_limit),
                     reserve_seconds=max(0.0, time_limit - self.time_control.per_decision),

@@ -1,7 +1,10 @@
 """Arbiter speed: the bare gRPC stream round trip against a real match.
 
-1. Bare: the arbiter's server and one echo bot process exchange N minimal request/reply
-   pairs on one open stream (no engine, no views, no log): the floor that gRPC sets.
+1. Bare: the arbiter's server and one echo bot process exchange N request/reply pairs on one
+   open stream (no engine, no views, no log): the floor that gRPC sets. Measured twice: with a
+   minimal request, and with the very requests a match sends (same views, same sizes),
+   prebuilt, so that only the arbiter's own work (engine, views, encoding, legality, time
+   control, log) separates the bare figure from the match figure.
 2. Match: four echo bots play full matches through the real arbiter (engine, views, legality,
    time control, log). Per asked decision: loop time / decisions asked.
 
@@ -11,6 +14,7 @@ Last line: ``match: X ms/match, Y decisions/s, overhead Z x bare stream``.
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 import tempfile
@@ -21,7 +25,10 @@ from arbiter.launcher import BotProcess, wait_until
 from arbiter.match import BotSpec, play_bot_match
 from arbiter.referee import MatchSetup
 from arbiter.remote import ArbiterServer
-from barbu.rules import make_ruleset
+from dataclasses import replace
+
+from barbu import wire
+from barbu.rules import Phase, deal, make_ruleset, new_match, observe, shuffle_hands
 from barbu.v1 import arbiter_pb2 as pb
 
 HERE = Path(__file__).resolve().parent
@@ -29,23 +36,43 @@ ECHO = f"{sys.executable} {HERE / 'echo_bot.py'}"
 RANDOM = f"{sys.executable} {HERE.parent / 'sample_bots' / 'random_bot.py'}"
 
 
-def bare_round_trip(n: int, workdir: Path) -> float:
-    """Median seconds per request/reply on an open stream, over n exchanges."""
+def match_requests(seed: int) -> list[pb.DecisionRequest]:
+    """The decision requests a match asks, built as the arbiter builds them (views and all)."""
+    rng = random.Random(seed)
+    state = new_match(make_ruleset())
+    requests = []
+    while state.phase is not Phase.OVER:
+        if state.phase is Phase.DEAL:
+            deal(state, shuffle_hands(rng))
+            continue
+        legal = state.legal_actions()
+        if len(legal) > 1:
+            view = replace(observe(state, state.turn), results=())
+            requests.append(
+                pb.DecisionRequest(view=wire.view_to_proto(view), legal=wire.legal_to_proto(legal), decision_seconds=1)
+            )
+        state.apply(rng.choice(legal))
+    return requests
+
+
+def bare_round_trip(requests: list[pb.DecisionRequest], workdir: Path) -> float:
+    """Median seconds per request/reply on an open stream, over the given (prebuilt) requests."""
     server = ArbiterServer(f"unix:{workdir}/bare.sock").start()
     session = server.expect(0)
     bot = BotProcess(ECHO, {"BARBU_ARBITER": server.address, "BARBU_TOKEN": session.token}, workdir / "bare.out")
     try:
         assert wait_until(session.connected.is_set, 10), "echo bot did not connect"
-        legal = [pb.Action(play=pb.Play(card="2C"))]
+        messages = [pb.ArbiterMessage(request=r) for r in requests]
         times = []
-        for rid in range(1, n + 1):
+        for rid, message in enumerate(messages, start=1):
+            message.request.request_id = rid
             start = time.perf_counter()
-            session.send(pb.ArbiterMessage(request=pb.DecisionRequest(request_id=rid, legal=legal)))
+            session.send(message)
             reply = session.inbound.get(timeout=5)
             times.append(time.perf_counter() - start)
             assert reply.reply.request_id == rid
         session.send(pb.ArbiterMessage(match_end=pb.MatchEnd(status="complete")))
-        return statistics.median(times[n // 10 :])  # skip warm-up
+        return statistics.median(times[len(times) // 10 :])  # skip warm-up
     finally:
         bot.kill()
         server.stop()
@@ -58,8 +85,13 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="barbu-bench-") as tmp:
         workdir = Path(tmp)
-        bare = bare_round_trip(args.exchanges, workdir)
-        print(f"bare stream round trip: {bare * 1000:.3f} ms (median of {args.exchanges})")
+        minimal = [pb.DecisionRequest(legal=[pb.Action(play=pb.Play(card="2C"))])] * args.exchanges
+        bare_minimal = bare_round_trip(minimal, workdir)
+        print(f"bare stream round trip, minimal message: {bare_minimal * 1000:.3f} ms (median of {args.exchanges})")
+        realistic = match_requests(seed=12345)
+        size = statistics.median(r.ByteSize() for r in realistic)
+        bare = bare_round_trip(realistic * max(1, args.exchanges // len(realistic)), workdir)
+        print(f"bare stream round trip, match-sized requests (median {size:.0f} bytes): {bare * 1000:.3f} ms")
         per_decision, loop_ms, wall, connect, rates = [], [], [], [], []
         for i in range(args.matches):
             played = play_bot_match(
@@ -88,6 +120,7 @@ def main() -> None:
             f"{random_match.result.decisions} decisions asked)"
         )
     z = statistics.median(per_decision) / bare
+    print(f"overhead against the minimal message: {statistics.median(per_decision) / bare_minimal:.2f} x")
     print(
         f"match: {statistics.median(loop_ms):.0f} ms/match, {statistics.median(rates):.0f} decisions/s, "
         f"overhead {z:.2f} x bare stream"

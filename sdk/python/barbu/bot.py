@@ -16,6 +16,9 @@ from .rules import Declaration, Phase, View
 class Bot:
     name = "bot"
     version = "0"
+    # Set by the runner before each decision: the free time for it and the reserve left.
+    decision_seconds: float = 0.0
+    reserve_seconds: float = 0.0
 
     def decide(self, view: View) -> Any:
         if view.phase is Phase.DECLARE:

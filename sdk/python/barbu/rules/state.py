@@ -476,9 +476,7 @@ class MatchState:
 
     def trick_play_history(self) -> list[tuple[int, int]]:
         """Every (seat, card) played this deal, in order (trick play keeps no separate list)."""
-        out = [((t.leader + i) % 4, c) for t in self.tricks for i, c in enumerate(t.cards)]
-        out.extend(((self.leader + i) % 4, c) for i, c in enumerate(self.trick))
-        return out
+        return tricks.play_order(self.tricks, self.leader, self.trick)
 
     def _trick_play_end(self) -> str | None:
         if len(self.tricks) == 13:

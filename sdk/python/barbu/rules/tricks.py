@@ -6,9 +6,14 @@ winning the trick. They return the mask of legal cards, never empty for a non-em
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 from .cards import HEARTS, HEARTS_MASK, KING_OF_HEARTS, ACE_OF_HEARTS, SUIT_MASKS
 from .contracts import Contract
 from .ruleset import Ruleset
+
+if TYPE_CHECKING:
+    from .state import Trick
 
 
 def legal_lead(rules: Ruleset, contract: Contract, hand: int, hearts_broken: bool) -> int:
@@ -65,3 +70,10 @@ def follow_is_plain(rules: Ruleset, contract: Contract) -> bool:
     if contract is Contract.TRUMPS:
         return False
     return not (contract is Contract.BARBU and rules.kh_must_discard != "never")
+
+
+def play_order(tricks: Sequence[Trick], leader: int, trick: Sequence[int]) -> list[tuple[int, int]]:
+    """Every (seat, card) of a deal's trick play in order, from its tricks and the current one."""
+    out = [((t.leader + i) % 4, c) for t in tricks for i, c in enumerate(t.cards)]
+    out.extend(((leader + i) % 4, c) for i, c in enumerate(trick))
+    return out

@@ -1,0 +1,351 @@
+"""Conversions between the rules engine's values and the protocol's messages (``barbu.v1``).
+
+Pure functions, no I/O. Both sides of the wire use them: the arbiter to build views and read
+replies, the SDK runner to rebuild a :class:`barbu.rules.View` for the bot and to send its
+action back.
+
+The round trip is exact: ``view_from_proto(view_to_proto(v), v.rules, v.legal) == v``.
+
+Malformed messages raise :class:`WireError`: a message that is not an action for the phase
+(the wrong kind, an empty one, a Domino pass in trick play), bad notation (a card, suit or
+rank not written as the protocol says), an unspecified or unknown contract, a double target
+that is not a seat. Everything that is well-formed but against the rules (a card not in hand,
+a trump named with a contract that takes none, a seat listed twice, an illegal target) is
+converted faithfully and left to the referee, which says why it is illegal.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Iterable, Sequence
+
+from .rules.cards import CARD_NAMES, RANKS, SUITS, cards_of
+from .rules.contracts import Contract
+from .rules.errors import BarbuError
+from .rules.ruleset import Ruleset
+from .rules.state import DealResult, Declaration, Phase, Trick
+from .rules.tricks import play_order
+from .rules.view import View
+from .v1 import arbiter_pb2 as pb
+
+PROTOCOL_VERSION = 1
+
+__all__ = [
+    "PROTOCOL_VERSION", "WireError", "action_from_proto", "action_to_proto", "legal_from_proto",
+    "legal_to_proto", "pb", "phase_from_proto", "phase_to_proto", "view_from_proto", "view_to_proto",
+]  # fmt: skip
+
+
+class WireError(BarbuError):
+    """A protocol message that is malformed: the message says what is wrong with it."""
+
+
+# ---- enums --------------------------------------------------------------------------------
+_PHASE_TO_PB = {
+    Phase.DEAL: pb.DEAL,
+    Phase.DECLARE: pb.DECLARE,
+    Phase.DOUBLE: pb.DOUBLE,
+    Phase.PLAY: pb.PLAY,
+    Phase.DOMINO: pb.DOMINO_PLAY,
+    Phase.OVER: pb.OVER,
+}
+_PHASE_FROM_PB = {v: k for k, v in _PHASE_TO_PB.items()}
+_CONTRACT_TO_PB = {c: pb.Contract.Value(c.name) for c in Contract}
+_CONTRACT_FROM_PB = {v: k for k, v in _CONTRACT_TO_PB.items()}
+
+_CARD_BY_NAME = {name: c for c, name in enumerate(CARD_NAMES)}
+_ACTION_KIND = {Phase.DECLARE: "declare", Phase.DOUBLE: "double", Phase.PLAY: "play", Phase.DOMINO: "play"}
+
+
+def phase_to_proto(phase: Phase) -> int:
+    """The engine's Phase -> the protocol's Phase value (Phase.DOMINO is DOMINO_PLAY)."""
+    return _PHASE_TO_PB[phase]
+
+
+def phase_from_proto(value: int) -> Phase:
+    """A protocol Phase value -> the engine's Phase; WireError for PHASE_UNSPECIFIED or unknown."""
+    try:
+        return _PHASE_FROM_PB[value]
+    except KeyError:
+        name = pb.Phase.Name(value) if value in pb.Phase.values() else str(value)
+        raise WireError(f"view phase {name} is not a phase of the game") from None
+
+
+def _contract_from_pb(value: int) -> Contract:
+    try:
+        return _CONTRACT_FROM_PB[value]
+    except KeyError:
+        if value == pb.CONTRACT_UNSPECIFIED:
+            raise WireError("the contract is unspecified (CONTRACT_UNSPECIFIED): name one") from None
+        raise WireError(f"unknown contract number {value}") from None
+
+
+# ---- cards ----------------------------------------------------------------------------------
+def _card(text: str) -> int:
+    """Strict wire notation: rank then suit, upper case, e.g. "TH"."""
+    try:
+        return _CARD_BY_NAME[text]
+    except KeyError:
+        raise WireError(
+            f"bad card {text!r}: a card is a rank 2-9 T J Q K A then a suit C D H S, e.g. 'TH'"
+        ) from None
+
+
+def _cards(texts: Iterable[str]) -> tuple[int, ...]:
+    return tuple(_card(t) for t in texts)
+
+
+def _mask(texts: Iterable[str]) -> int:
+    m = 0
+    for t in texts:
+        m |= 1 << _card(t)
+    return m
+
+
+def _names(mask: int) -> list[str]:
+    return [CARD_NAMES[c] for c in cards_of(mask)]
+
+
+def _seat(value: int, what: str) -> int:
+    if value > 3:
+        raise WireError(f"{what} {value} is not a seat 0-3")
+    return value
+
+
+# ---- declarations ---------------------------------------------------------------------------
+def _declare_to_proto(decl: Declaration) -> pb.Declare:
+    try:
+        contract = Contract(decl.contract)
+    except ValueError:
+        raise WireError(f"unknown contract {decl.contract!r}") from None
+    trump, rank = decl.trump, decl.start_rank
+    if trump is not None and not (isinstance(trump, int) and 0 <= trump < 4):
+        raise WireError(f"bad trump suit {trump!r}: expected a suit index 0-3 (C D H S)")
+    if rank is not None and not (isinstance(rank, int) and 0 <= rank < 13):
+        raise WireError(f"bad start rank {rank!r}: expected a rank index 0-12 (2 .. A)")
+    return pb.Declare(
+        contract=_CONTRACT_TO_PB[contract],
+        trump="" if trump is None else SUITS[trump],
+        start_rank="" if rank is None else RANKS[rank],
+    )
+
+
+def _declare_from_proto(msg: pb.Declare) -> Declaration:
+    contract = _contract_from_pb(msg.contract)
+    trump = start_rank = None
+    if msg.trump:
+        if len(msg.trump) != 1 or msg.trump not in SUITS:
+            raise WireError(f"bad trump suit {msg.trump!r}: expected one of C D H S")
+        trump = SUITS.index(msg.trump)
+    if msg.start_rank:
+        if len(msg.start_rank) != 1 or msg.start_rank not in RANKS:
+            raise WireError(f"bad start rank {msg.start_rank!r}: expected one of 2-9 T J Q K A")
+        start_rank = RANKS.index(msg.start_rank)
+    return Declaration(contract, trump, start_rank)
+
+
+# ---- levels ---------------------------------------------------------------------------------
+def _levels_to_proto(levels: Sequence[Sequence[int]]) -> list[pb.PairLevel]:
+    return [
+        pb.PairLevel(a=a, b=b, level=levels[a][b])
+        for a in range(4)
+        for b in range(a + 1, 4)
+        if levels[a][b] > 0
+    ]
+
+
+def _levels_from_proto(pairs: Iterable[pb.PairLevel]) -> tuple[tuple[int, ...], ...]:
+    m = [[0] * 4 for _ in range(4)]
+    for p in pairs:
+        a, b = _seat(p.a, "pair level seat"), _seat(p.b, "pair level seat")
+        if a == b:
+            raise WireError(f"a pair level needs two different seats, got {a} and {b}")
+        m[a][b] = m[b][a] = p.level
+    return tuple(tuple(r) for r in m)
+
+
+# ---- views ----------------------------------------------------------------------------------
+def view_to_proto(view: View) -> pb.View:
+    """The protocol form of a view (its rules and legal actions travel separately)."""
+    return pb.View(
+        seat=view.seat,
+        phase=_PHASE_TO_PB[view.phase],
+        deal=view.deal,
+        declarer=view.declarer,
+        dealer=view.dealer,
+        turn=view.turn,
+        hand=_names(view.hand),
+        hand_sizes=view.hand_sizes,
+        declaration=_declare_to_proto(view.declaration) if view.declaration is not None else None,
+        declared=[pb.SeatContracts(contracts=[_CONTRACT_TO_PB[c] for c in cs]) for cs in view.declared],
+        quota_doubles=view.quota_doubles,
+        declarations_left=view.declarations_left,
+        doubles=[pb.DoubleAction(seat=s, targets=t) for s, t in view.doubles],
+        levels=_levels_to_proto(view.levels),
+        # Trick play is already in `tricks` and `trick`; only Domino turns (passes) need `plays`.
+        plays=[_played_to_proto(s, c) for s, c in view.plays] if _is_domino(view.declaration) else (),
+        trick_leader=view.trick_leader,
+        trick=[CARD_NAMES[c] for c in view.trick],
+        tricks=[
+            pb.Trick(index=t.index, leader=t.leader, cards=[CARD_NAMES[c] for c in t.cards], winner=t.winner)
+            for t in view.tricks
+        ],
+        tricks_won=view.tricks_won,
+        layout=_names(view.layout),
+        finished=view.finished,
+        results=[_result_to_proto(r) for r in view.results],
+        totals=view.totals,
+    )
+
+
+def _played_to_proto(seat: int, card: int | None) -> pb.PlayedCard:
+    # ``pass`` is a Python keyword: the field is set through keyword unpacking.
+    if card is None:
+        return pb.PlayedCard(seat=seat, **{"pass": True})
+    return pb.PlayedCard(seat=seat, card=CARD_NAMES[card])
+
+
+def _result_to_proto(r: DealResult) -> pb.DealResult:
+    return pb.DealResult(
+        deal=r.deal,
+        declarer=r.declarer,
+        declaration=_declare_to_proto(r.declaration),
+        levels=_levels_to_proto(r.levels),
+        reason=r.reason,
+        raw=r.raw,
+        scores=r.scores,
+        totals=r.totals,
+    )
+
+
+def _result_from_proto(msg: pb.DealResult) -> DealResult:
+    if not msg.HasField("declaration"):
+        raise WireError(f"the result of deal {msg.deal} has no declaration")
+    return DealResult(
+        deal=msg.deal,
+        declarer=msg.declarer,
+        declaration=_declare_from_proto(msg.declaration),
+        levels=_levels_from_proto(msg.levels),
+        reason=msg.reason,
+        raw=tuple(msg.raw),
+        scores=tuple(msg.scores),
+        totals=tuple(msg.totals),
+    )
+
+
+def _played_from_proto(msg: pb.PlayedCard) -> tuple[int, int | None]:
+    if getattr(msg, "pass"):
+        if msg.card:
+            raise WireError(f"a played turn is a card or a pass, not both (card {msg.card!r} with pass)")
+        return (msg.seat, None)
+    return (msg.seat, _card(msg.card))
+
+
+def _is_domino(declaration: Declaration | None) -> bool:
+    return declaration is not None and declaration.contract is Contract.DOMINO
+
+
+def view_from_proto(msg: pb.View, rules: Ruleset, legal: Sequence[Any] = ()) -> View:
+    """Rebuild the engine's view from its protocol form, the match's rules and the legal actions."""
+    declaration = _declare_from_proto(msg.declaration) if msg.HasField("declaration") else None
+    trick = _cards(msg.trick)
+    tricks = tuple(Trick(t.index, t.leader, _cards(t.cards), t.winner) for t in msg.tricks)
+    if _is_domino(declaration):
+        plays = tuple(_played_from_proto(p) for p in msg.plays)
+    else:
+        plays = tuple(play_order(tricks, msg.trick_leader, trick))
+    return View(
+        seat=_seat(msg.seat, "view seat"),
+        rules=rules,
+        phase=phase_from_proto(msg.phase),
+        deal=msg.deal,
+        declarer=msg.declarer,
+        dealer=msg.dealer,
+        turn=msg.turn,
+        hand=_mask(msg.hand),
+        hand_sizes=tuple(msg.hand_sizes),
+        declaration=declaration,
+        declared=tuple(tuple(_contract_from_pb(c) for c in sc.contracts) for sc in msg.declared),
+        quota_doubles=tuple(msg.quota_doubles),
+        declarations_left=msg.declarations_left,
+        doubles=tuple((d.seat, tuple(d.targets)) for d in msg.doubles),
+        levels=_levels_from_proto(msg.levels),
+        plays=plays,
+        trick_leader=msg.trick_leader,
+        trick=trick,
+        tricks=tricks,
+        tricks_won=tuple(msg.tricks_won),
+        layout=_mask(msg.layout),
+        finished=tuple(msg.finished),
+        results=tuple(_result_from_proto(r) for r in msg.results),
+        totals=tuple(msg.totals),
+        legal=tuple(legal),
+    )
+
+
+# ---- actions --------------------------------------------------------------------------------
+def action_to_proto(action: Any) -> pb.Action:
+    """An engine action (a Declaration, a collection of target seats, a card ``int``, or ``None``
+    for a Domino pass) -> its protocol form. Raises WireError for anything else."""
+    if isinstance(action, Declaration):
+        return pb.Action(declare=_declare_to_proto(action))
+    if action is None:
+        return pb.Action(play=pb.Play(**{"pass": True}))
+    if isinstance(action, (tuple, list, set, frozenset)):
+        targets = []
+        for t in action:
+            t = _index(t, "double target")
+            if not 0 <= t < 4:
+                raise WireError(f"double target {t} is not a seat 0-3")
+            targets.append(t)
+        return pb.Action(double=pb.Double(targets=sorted(targets)))
+    card = _index(action, "action")
+    if not 0 <= card < 52:
+        raise WireError(f"card {card} is not a card number 0-51")
+    return pb.Action(play=pb.Play(card=CARD_NAMES[card]))
+
+
+def _index(value: Any, what: str) -> int:
+    if isinstance(value, bool):
+        raise WireError(f"{what} {value!r} is not an action: expected a Declaration, target seats, a card or None")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise WireError(
+            f"{what} {value!r} is not an action: expected a Declaration, target seats, a card or None"
+        ) from None
+
+
+def action_from_proto(msg: pb.Action, phase: Phase) -> Any:
+    """The engine action a protocol action stands for in ``phase``; WireError if malformed.
+
+    Double targets come back ascending (duplicates kept, for the referee to reject)."""
+    expected = _ACTION_KIND.get(phase)
+    if expected is None:
+        raise WireError(f"no action is taken in the {phase.name.lower()} phase")
+    kind = msg.WhichOneof("kind")
+    if kind != expected:
+        got = f"a {kind} action" if kind else "an empty action"
+        raise WireError(f"expected a {expected} action in the {phase.name.lower()} phase, got {got}")
+    if kind == "declare":
+        return _declare_from_proto(msg.declare)
+    if kind == "double":
+        return tuple(sorted(_seat(t, "double target") for t in msg.double.targets))
+    play = msg.play
+    if getattr(play, "pass"):
+        if play.card:
+            raise WireError(f"a play is a card or a pass, not both (card {play.card!r} with pass)")
+        if phase is not Phase.DOMINO:
+            raise WireError("a pass is a Domino action only: in trick play, play a card")
+        return None
+    if not play.card:
+        raise WireError("a play needs a card (e.g. 'TH'), or pass in Domino")
+    return _card(play.card)
+
+
+def legal_to_proto(actions: Iterable[Any]) -> list[pb.Action]:
+    return [action_to_proto(a) for a in actions]
+
+
+def legal_from_proto(msgs: Iterable[pb.Action], phase: Phase) -> tuple[Any, ...]:
+    return tuple(action_from_proto(m, phase) for m in msgs)
