@@ -8,6 +8,8 @@ above the king; with ``low`` it is below the 2.
 
 from __future__ import annotations
 
+import functools
+
 from .cards import RANKS
 
 
@@ -41,21 +43,21 @@ def start_cards(start_rank: int) -> int:
     return sum(1 << (s * 13 + start_rank) for s in range(4))
 
 
-def extend_frontier(frontier: int, card: int, start_rank: int, ace: str) -> int:
-    """The frontier after ``card`` (a frontier card) is played."""
+@functools.cache  # 26 possible tables
+def frontier_steps(start_rank: int, ace: str) -> tuple[int, ...]:
+    """For each card: the mask of cards that become playable once it is on the layout.
+
+    The start card opens both ends of its row; a card above the start extends the top end,
+    one below extends the bottom end.
+    """
     up, down = NEIGHBOURS[ace]
-    frontier &= ~(1 << card)
-    rank = card % 13
-    if rank == start_rank:
-        steps = (up[card], down[card])
-    elif ordinal(rank, ace) > ordinal(start_rank, ace):
-        steps = (up[card],)
-    else:
-        steps = (down[card],)
-    for nxt in steps:
-        if nxt >= 0:
-            frontier |= 1 << nxt
-    return frontier
+    start = ordinal(start_rank, ace)
+    steps = []
+    for c in range(52):
+        o = ordinal(c % 13, ace)
+        nxt = (up[c], down[c]) if o == start else (up[c],) if o > start else (down[c],)
+        steps.append(sum(1 << n for n in nxt if n >= 0))
+    return tuple(steps)
 
 
 def rows(layout: int, ace: str) -> list[tuple[str, str] | None]:

@@ -15,44 +15,35 @@ def doubling_order(declarer: int) -> tuple[int, ...]:
     return tuple((declarer + i) % 4 for i in (1, 2, 3, 4))
 
 
-def may_start_double(rules: Ruleset, contract: Contract, declarer: int, target: int) -> bool:
-    """Whether a non-declarer may open a new double on ``target`` (X3, double_targets)."""
+def startable_targets(rules: Ruleset, contract: Contract, declarer: int) -> int:
+    """The mask of seats a non-declarer may open a new double on (X3, double_targets)."""
     if rules.double_targets == "any":
-        return True
+        return 0b1111
     if rules.double_targets == "declarer_only" or contract.is_positive:
-        return target == declarer
-    return True
+        return 1 << declarer
+    return 0b1111
 
 
 def target_masks(
-    rules: Ruleset,
-    contract: Contract,
-    declarer: int,
     seat: int,
-    doubled: list[int],
-    levels: list[list[int]],
+    declarer: int,
+    startable: int,
+    doubled: int,
+    doubled_by: int,
+    redoubled: int,
     extra_round: bool,
     forced: bool,
 ) -> tuple[int, int]:
     """(legal target mask, forced target mask) for ``seat``'s doubling action.
 
-    A redouble answers a double still at level 1. In the first round a non-declarer may also
-    open doubles; the declarer and the extra round only redouble.
+    ``doubled`` / ``doubled_by`` are the seats ``seat`` has doubled / that have doubled it,
+    ``redoubled`` the seats it is at level 2 with. A redouble answers a double still at
+    level 1; in the first round a non-declarer may also open doubles on startable seats it
+    has no business with yet; the declarer and the extra round only redouble.
     """
-    legal = 0
-    for t in range(4):
-        if t == seat:
-            continue
-        if doubled[t] >> seat & 1:
-            if levels[seat][t] == 1:
-                legal |= 1 << t
-        elif (
-            not extra_round
-            and seat != declarer
-            and not doubled[seat] >> t & 1
-            and may_start_double(rules, contract, declarer, t)
-        ):
-            legal |= 1 << t
+    legal = doubled_by & ~redoubled
+    if not extra_round and seat != declarer:
+        legal |= startable & ~(1 << seat) & ~doubled & ~doubled_by
     forced_mask = (1 << declarer) if forced and legal >> declarer & 1 else 0
     return legal, forced_mask
 

@@ -76,6 +76,8 @@ class DealResult:
 
 _CONTRACT_BIT = {c: 1 << i for i, c in enumerate(ALL_CONTRACTS)}
 _PLAY, _DOMINO, _DOUBLE, _DECLARE = Phase.PLAY, Phase.DOMINO, Phase.DOUBLE, Phase.DECLARE
+_CARD_BITS = tuple(1 << c for c in range(52))
+_SEATS_OF_MASK = tuple(tuple(s for s in range(4) if m >> s & 1) for m in range(16))
 
 
 class MatchState:
@@ -84,9 +86,10 @@ class MatchState:
     __slots__ = (
         "rules", "first_declarer", "deal_index", "phase", "turn", "declarer", "hands",
         "dealt", "declared", "quota_doubles", "declaration", "contract", "trump",
-        "doubled", "levels", "double_actions", "double_step", "double_round",
+        "doubled", "doubled_by", "redoubled", "startable", "levels", "double_actions",
+        "double_step", "double_round",
         "leader", "trick", "trick_mask", "best", "tricks", "won", "tricks_won",
-        "captured", "hearts_broken", "plays", "frontier", "layout", "finished",
+        "captured", "hearts_broken", "plays", "frontier", "domino_steps", "layout", "finished",
         "results", "totals", "_legal", "_plain_follow",
     )  # fmt: skip
     # ``_legal`` caches the legal set of the decision at hand (-1: not computed yet): the card
@@ -114,7 +117,10 @@ class MatchState:
         self.declaration: Declaration | None = None
         self.contract: Contract | None = None
         self.trump: int | None = None
-        self.doubled = [0, 0, 0, 0]
+        self.doubled = [0, 0, 0, 0]  # per seat: mask of the seats it doubled first
+        self.doubled_by = [0, 0, 0, 0]  # per seat: mask of the seats that doubled it first
+        self.redoubled = [0, 0, 0, 0]  # per seat: mask of the seats it is at level 2 with
+        self.startable = 0  # seats a non-declarer may open a double on in this deal
         self.levels = [[0] * 4 for _ in range(4)]
         self.double_actions: list[tuple[int, tuple[int, ...]]] = []
         self.double_step = 0
@@ -129,7 +135,8 @@ class MatchState:
         self.captured = 0
         self.hearts_broken = False
         self.plays: list[tuple[int, int | None]] = []  # Domino turns: (seat, card or None)
-        self.frontier = 0
+        self.frontier = 0  # Domino: the cards that may be played next
+        self.domino_steps: tuple[int, ...] = ()  # Domino: per card, what it makes playable
         self.layout = 0
         self.finished: list[int] = []
         self._legal = -1
@@ -145,6 +152,8 @@ class MatchState:
         other.results = list(self.results)
         other.totals = list(self.totals)
         other.doubled = list(self.doubled)
+        other.doubled_by = list(self.doubled_by)
+        other.redoubled = list(self.redoubled)
         other.levels = [list(r) for r in self.levels]
         other.double_actions = list(self.double_actions)
         other.trick = list(self.trick)
@@ -244,8 +253,8 @@ class MatchState:
             remaining = self.declarations_left(self.declarer)
             forced = doubling.is_forced(self.rules, remaining, self.quota_doubles[self.declarer][seat])
         legal, forced_mask = doubling.target_masks(
-            self.rules, self.contract, self.declarer, seat, self.doubled, self.levels,
-            self.double_round == 1, forced,
+            seat, self.declarer, self.startable, self.doubled[seat], self.doubled_by[seat],
+            self.redoubled[seat], self.double_round == 1, forced,
         )  # fmt: skip
         self._legal = legal | forced_mask << 4
         return legal, forced_mask
@@ -280,9 +289,9 @@ class MatchState:
                 self._checked_card(action)  # raises with the reason
         elif phase is _DOMINO:
             self._domino_turn(self._checked_domino(action))
-        elif phase is Phase.DOUBLE:
-            self._double(self._checked_targets(action))
-        elif phase is Phase.DECLARE:
+        elif phase is _DOUBLE:
+            self._double(*self._checked_targets(action))
+        elif phase is _DECLARE:
             self._declare(self._checked_declaration(action))
         elif phase is Phase.DEAL:
             raise IllegalActionError("the next deal's hands must be dealt first")
@@ -318,7 +327,8 @@ class MatchState:
             return f"{name} may not be led in {self.contract.value} now; legal: {legal}"
         return f"{name} breaks a {self.contract.value} obligation (trump or K♥ rule); legal: {legal}"
 
-    def _checked_targets(self, action: Any) -> int:
+    def _checked_targets(self, action: Any) -> tuple[int, tuple[int, ...]]:
+        """(mask, ascending seat tuple) of a legal doubling action; else IllegalActionError."""
         try:
             targets = list(action)
         except TypeError:
@@ -340,12 +350,12 @@ class MatchState:
                 f"seat {seat} must double the declarer (seat {self.declarer}) in this deal to meet the "
                 f"quota of {self.rules.double_quota} doubles per declarer"
             )
-        return mask
+        return mask, _SEATS_OF_MASK[mask]
 
     def _why_bad_target(self, seat: int, t: int) -> str:
         if t == seat:
             return f"seat {seat} may not double itself"
-        if self.doubled[seat] >> t & 1 or self.levels[seat][t] == 2:
+        if self.doubled[seat] >> t & 1 or self.redoubled[seat] >> t & 1:
             return f"seat {seat} has already doubled or redoubled seat {t} in this deal"
         if seat == self.declarer or self.double_round == 1:
             return f"seat {seat} may only redouble seats that doubled it, and seat {t} did not"
@@ -358,7 +368,16 @@ class MatchState:
             decl = Declaration(Contract(action[0]), *action[1:])
         except ValueError:
             raise IllegalActionError(f"unknown contract {action[0]!r}") from None
-        if decl not in self.legal_declarations():
+        c = decl.contract
+        fixed = self.rules.fixed_domino_rank()
+        if (
+            c not in self.rules.contracts
+            or self.declared[self.declarer] & _CONTRACT_BIT[c]
+            or (decl.trump is None) == (c is Contract.TRUMPS)
+            or (decl.start_rank is None) == (c is Contract.DOMINO)
+            or (decl.trump is not None and decl.trump not in (0, 1, 2, 3))
+            or (decl.start_rank is not None and decl.start_rank not in (range(13) if fixed is None else (fixed,)))
+        ):
             raise IllegalActionError(self._why_bad_declaration(decl))
         return decl
 
@@ -382,20 +401,24 @@ class MatchState:
         self.contract = decl.contract
         self.trump = decl.trump
         self.declared[self.declarer] |= _CONTRACT_BIT[decl.contract]
+        self.startable = doubling.startable_targets(self.rules, decl.contract, self.declarer)
         self.phase = Phase.DOUBLE
         self.turn = (self.declarer + 1) % 4
 
-    def _double(self, mask: int) -> None:
+    def _double(self, mask: int, targets: tuple[int, ...]) -> None:
         seat = self.turn
-        levels = self.levels
-        for t in range(4):
-            if mask >> t & 1:
-                if self.doubled[t] >> seat & 1:
+        if mask:
+            levels = self.levels
+            for t in targets:
+                if self.doubled_by[seat] >> t & 1:
                     levels[seat][t] = levels[t][seat] = 2
+                    self.redoubled[seat] |= 1 << t
+                    self.redoubled[t] |= 1 << seat
                 else:
                     self.doubled[seat] |= 1 << t
+                    self.doubled_by[t] |= 1 << seat
                     levels[seat][t] = levels[t][seat] = 1
-        self.double_actions.append((seat, tuple(t for t in range(4) if mask >> t & 1)))
+        self.double_actions.append((seat, targets))
         self.double_step += 1
         self._legal = -1
         if self.double_step < 4:
@@ -423,6 +446,7 @@ class MatchState:
             self.phase = Phase.DOMINO
             start = self.declaration.start_rank
             self.frontier = domino.start_cards(start)
+            self.domino_steps = domino.frontier_steps(start, rules.domino_ace)
             if rules.domino_start == "seven_of_diamonds":
                 self.turn = next(s for s in range(4) if self.hands[s] >> SEVEN_OF_DIAMONDS & 1)
             else:
@@ -503,7 +527,7 @@ class MatchState:
             bit = 1 << card
             self.hands[seat] ^= bit
             self.layout |= bit
-            self.frontier = domino.extend_frontier(self.frontier, card, self.declaration.start_rank, rules.domino_ace)
+            self.frontier = (self.frontier ^ bit) | self.domino_steps[card]
             if not self.hands[seat]:
                 self.finished.append(seat)
                 if len(self.finished) == 3:
@@ -547,15 +571,9 @@ def new_match(rules: Ruleset, first_declarer: int = 0) -> MatchState:
 
 def shuffle_hands(rng: random.Random) -> list[int]:
     """A uniformly shuffled deal as 4 hand masks; the RNG is the only source of chance."""
-    deck = list(range(52))
+    deck = list(_CARD_BITS)
     rng.shuffle(deck)
-    hands = []
-    for s in range(4):
-        m = 0
-        for c in deck[13 * s : 13 * s + 13]:
-            m |= 1 << c
-        hands.append(m)
-    return hands
+    return [sum(deck[0:13]), sum(deck[13:26]), sum(deck[26:39]), sum(deck[39:52])]
 
 
 def deal(state: MatchState, hands: Sequence[int]) -> None:
