@@ -16,6 +16,8 @@ import typer
 
 from barbu.rules import BarbuError
 
+from .tournament_cli import run_command, standings_command
+
 app = typer.Typer(
     name="arbiter",
     help="Barbu Arena: run bot matches and tournaments, verify and replay match logs.",
@@ -151,6 +153,10 @@ def replay(
         typer.echo(f"invalid: line {report.line}: {report.error}")
     if not report.valid:
         raise typer.Exit(1)
+
+
+app.command("run")(run_command)
+app.command("standings")(standings_command)
 
 
 def main() -> None:

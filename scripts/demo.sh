@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# Set up, then run the main job: play a match and verify its log.
+# Set up, then run the main job: the demo league of the sample bots (SQLite, local bots).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-mkdir -p logs
-.venv/bin/arbiter selfplay --seed 1 --out logs/demo-selfplay.jsonl
-.venv/bin/arbiter replay logs/demo-selfplay.jsonl --verify
+.venv/bin/arbiter run tournaments/league.yaml
+.venv/bin/arbiter standings

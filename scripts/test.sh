@@ -2,5 +2,8 @@
 # Set up everything the tests need on a fresh machine, then run the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh test
+bash scripts/setup.sh test          # .venv with the project and its test tools
+bash scripts/setup_postgres.sh      # PostgreSQL server binaries, for the storage tests
+bash scripts/setup_browser.sh       # Debian's Chromium, for the replay viewer's browser tests
+bash scripts/setup_node.sh          # the Node.js sample bot's npm packages
 exec .venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" "$@"

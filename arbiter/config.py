@@ -1,0 +1,465 @@
+"""Tournament files: load, validate, and turn a YAML file into a :class:`TournamentConfig`.
+
+Every mistake is reported as one :class:`~arbiter.errors.ConfigError` naming the file, the line
+and the key, e.g. ``league.yaml:12: entrants[2].command: no such file: bots/x.py``. The file is
+composed with PyYAML's node API (not loaded straight into dicts) so that every value keeps its
+line number. Paths written in the file (bot scripts, the deal file, the log folder, an SQLite
+database) resolve against the file's folder. docs/tournaments.md describes every key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from barbu.rules import BarbuError, Ruleset, make_ruleset
+
+from .errors import ConfigError
+from .faults import FaultPolicy
+from .timecontrol import TimeControl
+
+FORMATS = ("round_robin", "gauntlet", "duplicate")
+TOP_KEYS = (
+    "name", "description", "entrants", "rules", "format", "challenger", "copies", "rounds", "seed",
+    "deals", "time_control", "faults", "parallelism", "database", "log_folder", "standings_every",
+)  # fmt: skip
+ENTRANT_KEYS = ("name", "command", "remote")
+TIME_KEYS = ("per_decision", "reserve", "connect", "match_limit")
+FAULT_KEYS = ("max_strikes",)
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+# Interpreters whose first non-option argument is a script file that must exist.
+INTERPRETERS = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|bash|sh|Rscript|lua)$")
+SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".sh", ".jar", ".lua", ".R")
+
+DEFAULT_LOG_ROOT = "logs"  # relative to the current directory when the file names no log_folder
+
+
+@dataclass(frozen=True)
+class EntrantConfig:
+    name: str
+    command: str | None  # as written in the file (stored in the database)
+    launch: str | None  # the command actually started: ``python`` is the arbiter's own interpreter
+    cwd: str  # bots run in the tournament file's folder
+    remote: bool = False
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    name: str
+    entrants: tuple[EntrantConfig, ...]
+    rules: Ruleset
+    format: str = "round_robin"
+    rounds: int = 1
+    seed: int = 0
+    challenger: str | None = None
+    copies: bool = True
+    deals: tuple[tuple[int, int, int, int], ...] | None = None  # hands from the deal file
+    deals_file: str | None = None
+    time_control: TimeControl = TimeControl()
+    fault_policy: FaultPolicy = FaultPolicy()
+    parallelism: int | None = None  # None: as many as cores
+    database: str | None = None  # a URL or an SQLite path; None: the default database
+    log_folder: Path = Path(DEFAULT_LOG_ROOT)
+    standings_every: int = 0  # 0: every max(4, total // 8) matches
+    description: str = ""
+    path: Path | None = None
+    source: str = ""  # the file's text, kept in the database
+
+    @property
+    def entrant_names(self) -> list[str]:
+        return [e.name for e in self.entrants]
+
+    def entrant(self, name: str) -> EntrantConfig:
+        for e in self.entrants:
+            if e.name == name:
+                return e
+        raise KeyError(name)
+
+    def fingerprint(self) -> str:
+        """What fixes the games: a resumed run must have the same (``rounds`` may grow)."""
+        tc = self.time_control
+        data = {
+            "entrants": [[e.name, e.command, e.remote] for e in self.entrants],
+            "rules": self.rules.to_json(),
+            "format": self.format,
+            "challenger": self.challenger,
+            "copies": self.copies,
+            "seed": self.seed,
+            "deals": hashlib.sha256(json.dumps(self.deals).encode()).hexdigest() if self.deals else None,
+            "time_control": [tc.per_decision, tc.reserve, tc.connect, tc.match_limit],
+            "max_strikes": self.fault_policy.max_strikes,
+        }
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+# ---- loading -----------------------------------------------------------------------------
+def load_config(path: str | os.PathLike[str], *, check_commands: bool = True) -> TournamentConfig:
+    """Read and validate a tournament file; raises ConfigError naming file, line and key."""
+    path = Path(path)
+    display = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"no such tournament file: {display}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{display} is a folder, not a tournament file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{display} is not a UTF-8 text file") from None
+    except OSError as e:
+        raise ConfigError(f"cannot read {display}: {e.strerror}") from None
+    config = parse_config(text, display=display, base_dir=path.resolve().parent, check_commands=check_commands)
+    return override(config, path=path)
+
+
+def parse_config(
+    text: str, *, display: str = "tournament.yaml", base_dir: Path | None = None, check_commands: bool = True
+) -> TournamentConfig:
+    base_dir = (base_dir or Path.cwd()).resolve()
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        if e.context_mark is not None and mark is not None and mark.line >= len(text.splitlines()):
+            mark = e.context_mark  # the file ended inside something: point at where it began
+        line = mark.line + 1 if mark else 1
+        problem = e.problem or e.context or "not valid YAML"
+        raise ConfigError(f"{display}:{line}: not valid YAML: {problem}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{display}: not valid YAML: {e}") from None
+    if root is None:
+        raise ConfigError(f"{display}:1: the file is empty; it needs at least 'entrants'")
+    return _Parser(display, base_dir, check_commands).tournament(root, text)
+
+
+class _Parser:
+    def __init__(self, display: str, base_dir: Path, check_commands: bool):
+        self.display = display
+        self.base = base_dir
+        self.check_commands = check_commands
+        self.constructor = yaml.constructor.SafeConstructor()
+
+    # -- errors and primitive types --
+    def fail(self, node: Node, where: str, message: str) -> ConfigError:
+        prefix = f"{where}: " if where else ""
+        return ConfigError(f"{self.display}:{node.start_mark.line + 1}: {prefix}{message}")
+
+    def mapping(self, node: Node, where: str, known: tuple[str, ...]) -> dict[str, tuple[Node, Node]]:
+        """A mapping's entries by key, as (key node, value node); unknown or repeated keys fail."""
+        if not isinstance(node, MappingNode):
+            raise self.fail(node, where, f"expected a mapping of keys ({', '.join(known)}), got {_kind(node)}")
+        out: dict[str, tuple[Node, Node]] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, ScalarNode) else None
+            if not isinstance(key, str) or key_node.tag != "tag:yaml.org,2002:str":
+                raise self.fail(key_node, where, f"keys must be names, got {_kind(key_node)}")
+            full = f"{where}.{key}" if where else key
+            if key in out:
+                raise self.fail(key_node, full, "this key is given twice")
+            if key not in known:
+                hint = difflib.get_close_matches(key, known, n=1)
+                did = f"; did you mean {hint[0]!r}?" if hint else ""
+                raise self.fail(key_node, full, f"unknown key{did} (known keys: {', '.join(known)})")
+            out[key] = (key_node, value_node)
+        return out
+
+    def value(self, node: Node) -> Any:
+        return self.constructor.construct_object(node, deep=True)
+
+    def string(self, node: Node, where: str) -> str:
+        if not isinstance(node, ScalarNode) or node.tag != "tag:yaml.org,2002:str":
+            raise self.fail(node, where, f"expected text, got {_kind(node)}")
+        return node.value
+
+    def integer(self, node: Node, where: str, minimum: int | None = None) -> int:
+        if not isinstance(node, ScalarNode) or node.tag != "tag:yaml.org,2002:int":
+            raise self.fail(node, where, f"expected a whole number, got {_kind(node)}")
+        number = self.value(node)
+        if minimum is not None and number < minimum:
+            raise self.fail(node, where, f"must be at least {minimum}, got {number}")
+        return number
+
+    def number(self, node: Node, where: str) -> float:
+        if not isinstance(node, ScalarNode) or node.tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
+            raise self.fail(node, where, f"expected a number of seconds, got {_kind(node)}")
+        return float(self.value(node))
+
+    def boolean(self, node: Node, where: str) -> bool:
+        if not isinstance(node, ScalarNode) or node.tag != "tag:yaml.org,2002:bool":
+            raise self.fail(node, where, f"expected true or false, got {_kind(node)}")
+        return self.value(node)
+
+    def path(self, text: str) -> Path:
+        p = Path(os.path.expanduser(text))
+        return p if p.is_absolute() else self.base / p
+
+    # -- the file --
+    def tournament(self, root: Node, text: str) -> TournamentConfig:
+        top = self.mapping(root, "", TOP_KEYS)
+        if "entrants" not in top:
+            raise self.fail(root, "", "the key 'entrants' is missing: list at least 2 bots, each with a name and a command")
+        name = self.string(top["name"][1], "name") if "name" in top else Path(self.display).stem
+        if "name" in top and not NAME_RE.match(name):
+            raise self.fail(top["name"][1], "name", f"{name!r}: use letters, digits, '_', '-', '.', '+' (at most 64)")
+        kw: dict[str, Any] = {"name": name, "source": text}
+        if "description" in top:
+            kw["description"] = self.string(top["description"][1], "description")
+        kw["rules"] = self.rules(top["rules"][1]) if "rules" in top else make_ruleset("standard")
+        if "format" in top:
+            node = top["format"][1]
+            fmt = self.string(node, "format")
+            if fmt not in FORMATS:
+                raise self.fail(node, "format", f"{fmt!r} is not a format; use one of {', '.join(FORMATS)}")
+            kw["format"] = fmt
+        fmt = kw.get("format", "round_robin")
+        if "rounds" in top:
+            kw["rounds"] = self.integer(top["rounds"][1], "rounds", minimum=1)
+        if "seed" in top:
+            kw["seed"] = self.integer(top["seed"][1], "seed", minimum=0)
+        if "copies" in top:
+            kw["copies"] = self.boolean(top["copies"][1], "copies")
+        if "deals" in top:
+            node = top["deals"][1]
+            deals_path = self.path(self.string(node, "deals"))
+            kw["deals"] = self.deal_file(node, deals_path, kw["rules"].deals_per_match)
+            kw["deals_file"] = str(deals_path)
+        if "time_control" in top:
+            kw["time_control"] = self.time_control(top["time_control"][1])
+        if "faults" in top:
+            entries = self.mapping(top["faults"][1], "faults", FAULT_KEYS)
+            if "max_strikes" in entries:
+                kw["fault_policy"] = FaultPolicy(self.integer(entries["max_strikes"][1], "faults.max_strikes", 1))
+        if "parallelism" in top:
+            node = top["parallelism"][1]
+            if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:str" and node.value == "auto":
+                kw["parallelism"] = None
+            else:
+                kw["parallelism"] = self.integer(node, "parallelism", minimum=1)
+        if "database" in top:
+            node = top["database"][1]
+            kw["database"] = self.database(self.string(node, "database"), node)
+        if "log_folder" in top:
+            kw["log_folder"] = self.path(self.string(top["log_folder"][1], "log_folder"))
+        else:
+            kw["log_folder"] = Path(DEFAULT_LOG_ROOT) / name
+        if "standings_every" in top:
+            kw["standings_every"] = self.integer(top["standings_every"][1], "standings_every", minimum=0)
+
+        entrants_key, entrants_node = top["entrants"]
+        kw["entrants"] = entrants = self.entrants(entrants_node)
+        copies = kw.get("copies", True)
+        names = [e.name for e in entrants]
+        if len(entrants) < 2:
+            raise self.fail(entrants_key, "entrants", f"a tournament needs at least 2 entrants, got {len(entrants)}")
+        if fmt == "gauntlet":
+            if "challenger" not in top:
+                raise self.fail(top["format"][0], "challenger", "the gauntlet format needs a 'challenger': one entrant's name")
+            node = top["challenger"][1]
+            challenger = self.string(node, "challenger")
+            if challenger not in names:
+                raise self.fail(node, "challenger", f"{challenger!r} is not an entrant (entrants: {', '.join(names)})")
+            kw["challenger"] = challenger
+            if len(entrants) < 4 and not copies:
+                raise self.fail(
+                    entrants_key, "entrants",
+                    f"a gauntlet needs the challenger and at least 3 others when 'copies' is false, got {len(entrants)} entrants",
+                )  # fmt: skip
+        else:
+            if "challenger" in top:
+                raise self.fail(top["challenger"][0], "challenger", f"only the gauntlet format has a challenger, not {fmt}")
+            if len(entrants) < 4 and not copies:
+                raise self.fail(
+                    entrants_key, "entrants",
+                    f"the {fmt} format needs at least 4 entrants when 'copies' is false "
+                    f"(copies of an entrant fill a table otherwise), got {len(entrants)}",
+                )  # fmt: skip
+        return TournamentConfig(**kw)
+
+    def rules(self, node: Node) -> Ruleset:
+        if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:str":
+            try:
+                return make_ruleset(node.value)
+            except BarbuError as e:
+                raise self.fail(node, "rules", str(e)) from None
+        if not isinstance(node, MappingNode):
+            raise self.fail(node, "rules", f"expected a preset name or a mapping (preset and switches), got {_kind(node)}")
+        from barbu.rules import SWITCHES
+
+        entries = self.mapping(node, "rules", ("preset", *SWITCHES))
+        preset = "standard"
+        if "preset" in entries:
+            preset = self.string(entries["preset"][1], "rules.preset")
+            try:
+                make_ruleset(preset)
+            except BarbuError as e:
+                raise self.fail(entries["preset"][1], "rules.preset", str(e)) from None
+        overrides = {}
+        for key, (_, value_node) in entries.items():
+            if key == "preset":
+                continue
+            value = self.value(value_node)
+            try:
+                make_ruleset(preset, {key: value})
+            except BarbuError as e:
+                raise self.fail(value_node, f"rules.{key}", str(e)) from None
+            overrides[key] = value
+        return make_ruleset(preset, overrides)
+
+    def time_control(self, node: Node) -> TimeControl:
+        entries = self.mapping(node, "time_control", TIME_KEYS)
+        values = {}
+        for key, (_, value_node) in entries.items():
+            values[key] = self.number(value_node, f"time_control.{key}")
+            if not values[key] > 0:
+                raise self.fail(value_node, f"time_control.{key}", f"must be more than 0 seconds, got {values[key]:g}")
+        return TimeControl(**values)
+
+    def database(self, text: str, node: Node) -> str:
+        if "://" not in text:
+            return str(self.path(text))
+        if text.startswith("sqlite:///") and not text.startswith("sqlite:////"):
+            rest = text[len("sqlite:///") :]
+            if rest and not rest.startswith(":memory:"):
+                return "sqlite:///" + str(self.path(rest))
+        return text
+
+    def entrants(self, node: Node) -> tuple[EntrantConfig, ...]:
+        if not isinstance(node, SequenceNode):
+            raise self.fail(node, "entrants", f"expected a list of entrants (each a name and a command), got {_kind(node)}")
+        out: list[EntrantConfig] = []
+        seen: dict[str, int] = {}
+        for i, item in enumerate(node.value):
+            where = f"entrants[{i}]"
+            entries = self.mapping(item, where, ENTRANT_KEYS)
+            if "name" not in entries:
+                raise self.fail(item, where, "the key 'name' is missing")
+            name_node = entries["name"][1]
+            name = self.string(name_node, f"{where}.name")
+            if not NAME_RE.match(name):
+                raise self.fail(name_node, f"{where}.name", f"{name!r}: use letters, digits, '_', '-', '.', '+' (at most 64)")
+            if name in seen:
+                raise self.fail(name_node, f"{where}.name", f"{name!r} is already the name of entrants[{seen[name]}]")
+            seen[name] = i
+            remote = self.boolean(entries["remote"][1], f"{where}.remote") if "remote" in entries else False
+            command = launch = None
+            if remote:
+                if "command" in entries:
+                    raise self.fail(entries["command"][0], f"{where}.command", "a remote entrant has no command: it connects by itself")
+            else:
+                if "command" not in entries:
+                    raise self.fail(item, where, "the key 'command' is missing (or say 'remote: true' for a bot that connects by itself)")
+                cmd_node = entries["command"][1]
+                command = self.string(cmd_node, f"{where}.command")
+                launch = self.command(command, cmd_node, f"{where}.command")
+            out.append(EntrantConfig(name, command, launch, str(self.base), remote, item.start_mark.line + 1))
+        return tuple(out)
+
+    def command(self, command: str, node: Node, where: str) -> str:
+        """The command to launch; checks that its program and script exist."""
+        try:
+            argv = shlex.split(command)
+        except ValueError as e:
+            raise self.fail(node, where, f"cannot split {command!r} into words: {e}") from None
+        if not argv:
+            raise self.fail(node, where, "the command is empty")
+        i = 0
+        if argv[0] == "env":  # env NAME=value ... program args
+            i = 1
+            while i < len(argv) and ("=" in argv[i] or argv[i].startswith("-")):
+                i += 1
+            if i == len(argv):
+                raise self.fail(node, where, "'env' names no program to run")
+        program = argv[i]
+        if re.fullmatch(r"python3?", program):
+            argv[i] = program = sys.executable  # the arbiter's interpreter, which has the SDK
+        if self.check_commands:
+            self.check_program(program, node, where)
+            for script in _scripts(argv[i:]):
+                target = self.path(script)
+                if not target.is_file():
+                    raise self.fail(node, where, f"no such file: {script} (looked for {target})")
+        return shlex.join(argv)
+
+    def check_program(self, program: str, node: Node, where: str) -> None:
+        if "/" in program:
+            target = self.path(program)
+            if not target.is_file():
+                raise self.fail(node, where, f"no such file: {program} (looked for {target})")
+            if not os.access(target, os.X_OK):
+                raise self.fail(node, where, f"{program} is not executable (chmod +x it, or run it with its interpreter)")
+        elif shutil.which(program) is None:
+            raise self.fail(node, where, f"program {program!r} is not on PATH")
+
+    def deal_file(self, node: Node, path: Path, per_match: int) -> tuple[tuple[int, int, int, int], ...]:
+        from barbu.matchlog import hands_from_deal_line
+
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            raise self.fail(node, "deals", f"no such deal file: {path}") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise self.fail(node, "deals", f"cannot read the deal file {path}: {e}") from None
+        deals = []
+        for number, text in enumerate(lines, start=1):
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except ValueError:
+                raise self.fail(node, "deals", f"{path.name}:{number}: not a JSON line") from None
+            if not isinstance(obj, dict) or obj.get("type") != "deal":
+                continue  # a whole match log is a deal file too: only its deal lines count
+            try:
+                deals.append(tuple(hands_from_deal_line(obj)))
+            except BarbuError as e:
+                raise self.fail(node, "deals", f"{path.name}:{number}: {e}") from None
+        if len(deals) < per_match:
+            raise self.fail(
+                node, "deals", f"{path.name} holds {len(deals)} deal lines; a match under these rules needs {per_match}"
+            )
+        return tuple(deals)
+
+
+def _scripts(argv: list[str]) -> list[str]:
+    """The script files a command names (for an interpreter: its first non-option argument)."""
+    program = os.path.basename(argv[0])
+    if INTERPRETERS.match(program) or program == os.path.basename(sys.executable):
+        rest = argv[1:]
+        j = 0
+        while j < len(rest) and rest[j].startswith("-"):
+            if rest[j] in ("-m", "-c", "-e", "--eval", "-"):
+                return []  # a module or inline code: nothing to check
+            j += 1
+        return [rest[j]] if j < len(rest) else []
+    return [a for a in argv[1:] if a.endswith(SCRIPT_SUFFIXES) and not a.startswith("-")]
+
+
+def _kind(node: Node) -> str:
+    if isinstance(node, MappingNode):
+        return "a mapping"
+    if isinstance(node, SequenceNode):
+        return "a list"
+    tag = node.tag.rsplit(":", 1)[-1]
+    names = {"str": "text", "int": "a whole number", "float": "a number", "bool": "true/false", "null": "nothing"}
+    shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+    return f"{names.get(tag, tag)} {shown!r}" if tag != "null" else "nothing (null)"
+
+
+def override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
+    """A copy with some fields replaced (tests, benchmarks)."""
+    return replace(config, **changes)
+
+
+__all__ = ["EntrantConfig", "FORMATS", "TournamentConfig", "load_config", "override", "parse_config"]

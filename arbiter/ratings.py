@@ -1,0 +1,243 @@
+"""TrueSkill ratings and standings, computed from plain match records in schedule order.
+
+* A *game* is one rated event: a match (round robin, gauntlet) or a duplicate set (the seat
+  rotations of one table on the same deals).
+* An entrant's *score* in a match is its seat's total; an entrant filling several seats (copies,
+  when a tournament has fewer than 4 entrants) scores the mean of its seats' totals, so copies
+  are one entrant: one rating, one score per match. Over a duplicate set its score is the mean of
+  its per-match scores (every entrant holds every hand equally often, so these compare).
+* Places: by score, higher is better; ties share the better place; an entrant that forfeited
+  (in any of its seats, in any match of the game) is placed after all those that did not.
+* Ratings are replayed game by game in schedule order, never in completion order, so a resumed
+  tournament ends with exactly the ratings of an uninterrupted one. An aborted match (or a set
+  with an aborted rotation) is not rated.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Iterable, Sequence
+
+import trueskill
+
+MU = 25.0
+SIGMA = MU / 3
+# A draw (equal totals) is possible but rare in Barbu; TrueSkill needs a non-zero draw
+# probability to handle shared places at all.
+ENV = trueskill.TrueSkill(mu=MU, sigma=SIGMA, beta=SIGMA / 2, tau=SIGMA / 100, draw_probability=0.02)
+
+
+@dataclass(frozen=True)
+class SeatRecord:
+    entrant: str
+    total: int
+    forfeited: bool = False
+    faults: int = 0
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    number: int
+    game: int
+    status: str  # "complete" or "aborted"
+    seats: tuple[SeatRecord, ...]
+
+    def scores(self) -> dict[str, Fraction]:
+        """Each entrant's score in this match: the mean total of its seats."""
+        sums: dict[str, list[int]] = {}
+        for s in self.seats:
+            sums.setdefault(s.entrant, []).append(s.total)
+        return {e: Fraction(sum(v), len(v)) for e, v in sums.items()}
+
+    def forfeited(self) -> set[str]:
+        return {s.entrant for s in self.seats if s.forfeited}
+
+
+@dataclass(frozen=True)
+class RatingRow:
+    """One entrant's rating after one game (a row of the rating history)."""
+
+    game: int
+    match_number: int
+    entrant: str
+    mu: float
+    sigma: float
+
+
+@dataclass(frozen=True)
+class GameOutcome:
+    game: int
+    last_match: int  # the highest match number of the game (rating history is keyed by it)
+    scores: dict[str, Fraction]
+    forfeited: frozenset[str]
+
+    def places(self) -> dict[str, int]:
+        key = {e: (e in self.forfeited, -s) for e, s in self.scores.items()}
+        return {e: 1 + sum(1 for o in key.values() if o < k) for e, k in key.items()}
+
+
+def game_outcome(matches: Sequence[MatchRecord]) -> GameOutcome | None:
+    """One game from its matches; None when it cannot be rated (an aborted match)."""
+    if not matches or any(m.status != "complete" for m in matches):
+        return None
+    per_match = [m.scores() for m in matches]
+    entrants = sorted({e for s in per_match for e in s})
+    scores = {e: sum((s[e] for s in per_match if e in s), Fraction(0)) / sum(1 for s in per_match if e in s) for e in entrants}
+    forfeited = frozenset(e for m in matches for e in m.forfeited())
+    return GameOutcome(matches[0].game, max(m.number for m in matches), scores, forfeited)
+
+
+class RatingBook:
+    """Current TrueSkill ratings; ``rate`` applies one game."""
+
+    def __init__(self, entrants: Iterable[str]):
+        self.ratings: dict[str, trueskill.Rating] = {e: ENV.create_rating() for e in entrants}
+        self.games: dict[str, int] = {e: 0 for e in self.ratings}
+
+    def copy(self) -> "RatingBook":
+        other = RatingBook([])
+        other.ratings = dict(self.ratings)
+        other.games = dict(self.games)
+        return other
+
+    def rate(self, outcome: GameOutcome) -> dict[str, trueskill.Rating]:
+        """Apply one game; returns the new ratings of its entrants (empty if it has only one)."""
+        entrants = sorted(outcome.scores)
+        if len(entrants) < 2:
+            return {}
+        places = outcome.places()
+        groups = [(self.ratings[e],) for e in entrants]
+        rated = ENV.rate(groups, ranks=[places[e] - 1 for e in entrants])
+        new = {e: group[0] for e, group in zip(entrants, rated)}
+        self.ratings.update(new)
+        for e in entrants:
+            self.games[e] += 1
+        return new
+
+
+def replay(entrants: Iterable[str], matches: Iterable[MatchRecord]) -> tuple[RatingBook, list[tuple[GameOutcome, dict]]]:
+    """Ratings after every complete game of ``matches``, applied in schedule order."""
+    book = RatingBook(entrants)
+    by_game: dict[int, list[MatchRecord]] = {}
+    for m in sorted(matches, key=lambda m: m.number):
+        by_game.setdefault(m.game, []).append(m)
+    history = []
+    for game in sorted(by_game):
+        outcome = game_outcome(by_game[game])
+        if outcome is not None:
+            history.append((outcome, book.rate(outcome)))
+    return book, history
+
+
+# ---- standings ----------------------------------------------------------------------------
+@dataclass
+class Standing:
+    name: str
+    mu: float
+    sigma: float
+    matches: int = 0
+    mean_score: float | None = None
+    ci95: tuple[float, float] | None = None
+    faults: int = 0
+    forfeits: int = 0
+    games: int = 0
+    duplicate_diff: float | None = None  # mean score difference against the field, same cards
+    duplicate_ci95: tuple[float, float] | None = None
+    rank: int = 0
+    scores: list[float] = field(default_factory=list, repr=False)
+
+    @property
+    def rating(self) -> float:
+        """The conservative rating: μ − 3σ."""
+        return self.mu - 3 * self.sigma
+
+    def to_json(self, duplicate: bool = False) -> dict:
+        out = {
+            "rank": self.rank,
+            "name": self.name,
+            "mu": round(self.mu, 4),
+            "sigma": round(self.sigma, 4),
+            "rating": round(self.rating, 4),
+            "matches": self.matches,
+            "mean_score": None if self.mean_score is None else round(self.mean_score, 3),
+            "ci95": None if self.ci95 is None else [round(self.ci95[0], 3), round(self.ci95[1], 3)],
+            "faults": self.faults,
+            "forfeits": self.forfeits,
+        }
+        if duplicate:
+            out["duplicate_diff"] = None if self.duplicate_diff is None else round(self.duplicate_diff, 3)
+            out["duplicate_ci95"] = (
+                None if self.duplicate_ci95 is None else [round(self.duplicate_ci95[0], 3), round(self.duplicate_ci95[1], 3)]
+            )
+        return out
+
+
+def standings(entrants: Sequence[str], matches: Sequence[MatchRecord], duplicate: bool = False) -> list[Standing]:
+    """The table: ratings replayed in schedule order, mean score per match with a 95% CI, faults."""
+    book, _ = replay(entrants, matches)
+    rows = {e: Standing(e, book.ratings[e].mu, book.ratings[e].sigma, games=book.games[e]) for e in entrants}
+    for m in sorted(matches, key=lambda m: m.number):
+        for s in m.seats:
+            if s.entrant in rows:
+                rows[s.entrant].faults += s.faults
+        for e in {s.entrant for s in m.seats if s.forfeited}:
+            if e in rows:
+                rows[e].forfeits += 1
+        if m.status != "complete":
+            continue
+        for e, score in m.scores().items():
+            if e in rows:
+                rows[e].matches += 1
+                rows[e].scores.append(float(score))
+    for row in rows.values():
+        row.mean_score, row.ci95 = mean_ci(row.scores)
+    if duplicate:
+        diffs: dict[str, list[float]] = {e: [] for e in entrants}
+        by_game: dict[int, list[MatchRecord]] = {}
+        for m in matches:
+            by_game.setdefault(m.game, []).append(m)
+        for game in by_game.values():
+            outcome = game_outcome(game)
+            if outcome is None or len(outcome.scores) < 2:
+                continue
+            for e, score in outcome.scores.items():
+                others = [s for o, s in outcome.scores.items() if o != e]
+                if e in diffs:
+                    diffs[e].append(float(score - sum(others, Fraction(0)) / len(others)))
+        for e, values in diffs.items():
+            rows[e].duplicate_diff, rows[e].duplicate_ci95 = mean_ci(values)
+    ordered = sorted(rows.values(), key=lambda r: (-r.rating, -r.mu, r.name))
+    for i, row in enumerate(ordered, start=1):
+        row.rank = i
+    return ordered
+
+
+# Two-sided 95% quantiles of Student's t distribution by degrees of freedom.
+_T95 = {
+    1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+    11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
+    20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
+    29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980,
+}  # fmt: skip
+
+
+def t95(df: int) -> float:
+    """The quantile for ``df`` degrees of freedom, or for the nearest smaller tabulated df (wider)."""
+    if df > 120:
+        return 1.960
+    return _T95[max(k for k in _T95 if k <= df)]
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float | None, tuple[float, float] | None]:
+    """The mean and its 95% confidence interval (Student's t; None with fewer than 2 values)."""
+    n = len(values)
+    if n == 0:
+        return None, None
+    mean = sum(values) / n
+    if n < 2:
+        return mean, None
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    half = t95(n - 1) * math.sqrt(var / n)
+    return mean, (mean - half, mean + half)

@@ -1,0 +1,149 @@
+"""Tournament schedules: which entrants sit where in which match, deterministic from the seed.
+
+Plain values in, plain values out; no I/O. The formats (docs/tournaments.md):
+
+* ``round_robin``: one round is every table of four distinct entrants (all combinations), each
+  table played in its distinct seat rotations (4 for four distinct entrants), each with its own
+  deals. Every entrant plays the same number of matches, sits in every seat equally often and
+  meets every other entrant equally often.
+* ``gauntlet``: the challenger against every combination of three of the field, in every
+  rotation: the challenger sits in every seat equally often and meets every field member
+  equally often.
+* ``duplicate``: the round-robin tables, but the rotations of a table replay the same deals, so
+  every entrant of the table holds every hand once (a *duplicate set*, rated as one game).
+
+With fewer than 4 entrants (or a gauntlet field of fewer than 3), copies of entrants fill the
+tables: two entrants sit A B A B; three sit x y x z once for each x; one field member F sits
+C F F F. Copies always keep every entrant's seats balanced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import random
+from dataclasses import dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class ScheduledMatch:
+    number: int  # 0-based position in the schedule: ratings are updated in this order
+    key: str  # readable and unique in the tournament, e.g. "r1-t003-2"
+    round: int  # 0-based
+    table: int  # 0-based, within the round
+    rotation: int  # 0-based seat rotation of the table
+    game: int  # the rated game this match belongs to: its own number, or its duplicate set
+    seats: tuple[str, str, str, str]  # entrant names in seat order 0..3
+    seed: int  # seeds the deals (unless a deal file gives them) and the fallback players
+    deal_block: int  # which block of the deal file this match plays
+    first_declarer: int = 0
+
+
+def derive_seed(seed: int, *parts: object) -> int:
+    text = ":".join(str(p) for p in (seed, *parts))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
+
+
+def rotations(seating: Sequence[str]) -> list[tuple[str, ...]]:
+    """The distinct seat rotations of a seating; in rotation k everyone moved k seats clockwise."""
+    out: list[tuple[str, ...]] = []
+    for k in range(4):
+        rotated = tuple(seating[(s - k) % 4] for s in range(4))
+        if rotated in out:
+            break  # the seating repeats itself (A B A B has 2 rotations)
+        out.append(rotated)
+    return out
+
+
+def _circular_orders(members: Sequence[str]) -> list[tuple[str, ...]]:
+    """The 6 circular seating orders of 4 distinct members (the first one kept in place)."""
+    first, rest = members[0], members[1:]
+    return [(first, *p) for p in itertools.permutations(rest)]
+
+
+def round_tables(fmt: str, entrants: Sequence[str], round_no: int, seed: int, challenger: str | None = None) -> list[tuple[str, ...]]:
+    """The tables (seatings before rotation) of one round, in play order."""
+    names = list(entrants)
+    if fmt == "gauntlet":
+        if challenger is None:
+            raise ValueError("the gauntlet format needs a challenger")
+        field = [n for n in names if n != challenger]
+        if len(field) >= 3:
+            groups = [(challenger, *c) for c in itertools.combinations(field, 3)]
+        elif len(field) == 2:
+            a, b = field
+            groups = [(challenger, a, b, a), (challenger, b, a, b)]
+        elif len(field) == 1:
+            groups = [(challenger, field[0], field[0], field[0])]
+        else:
+            raise ValueError("a gauntlet needs at least one entrant besides the challenger")
+    elif fmt in ("round_robin", "duplicate"):
+        if len(names) >= 4:
+            groups = list(itertools.combinations(names, 4))
+        elif len(names) == 3:
+            groups = [(x, *[n for n in names if n != x][:1], x, *[n for n in names if n != x][1:]) for x in names]
+        elif len(names) == 2:
+            groups = [(names[0], names[1], names[0], names[1])]
+        else:
+            raise ValueError("a tournament needs at least 2 entrants")
+    else:
+        raise ValueError(f"unknown format {fmt!r}")
+    tables = []
+    for t, group in enumerate(groups):
+        if len(set(group)) == 4:
+            # Over 6 rounds a table sits in each of its 6 circular orders once (who is on whose left).
+            orders = _circular_orders(group)
+            offset = random.Random(f"{seed}:order:{t}").randrange(6)
+            group = orders[(offset + round_no) % 6]
+        tables.append(tuple(group))
+    order = list(range(len(tables)))
+    random.Random(f"{seed}:round:{round_no}").shuffle(order)
+    return [tables[i] for i in order]
+
+
+def build_schedule(
+    fmt: str, entrants: Sequence[str], rounds: int, seed: int, challenger: str | None = None
+) -> list[ScheduledMatch]:
+    """Every match of the tournament in schedule order."""
+    matches: list[ScheduledMatch] = []
+    game = 0
+    for r in range(rounds):
+        for t, seating in enumerate(round_tables(fmt, entrants, r, seed, challenger)):
+            for k, seats in enumerate(rotations(seating)):
+                number = len(matches)
+                if fmt == "duplicate":
+                    block = game  # the rotations of a set share its deals
+                else:
+                    block = number
+                matches.append(
+                    ScheduledMatch(
+                        number=number,
+                        key=f"r{r + 1}-t{t + 1:03d}-{k + 1}",
+                        round=r,
+                        table=t,
+                        rotation=k,
+                        game=game if fmt == "duplicate" else number,
+                        seats=seats,  # type: ignore[arg-type]
+                        seed=derive_seed(seed, "deals", block),
+                        deal_block=block,
+                    )
+                )
+                if fmt != "duplicate":
+                    game += 1
+            if fmt == "duplicate":
+                game += 1
+    return matches
+
+
+def block_deals(deals: Sequence[Sequence[int]], block: int, per_match: int) -> list[list[int]]:
+    """The deals of one block of a deal file: deal j of block b is line (b * per_match + j), cyclically."""
+    return [list(deals[(block * per_match + j) % len(deals)]) for j in range(per_match)]
+
+
+def games(schedule: Sequence[ScheduledMatch]) -> list[list[int]]:
+    """The rated games in schedule order, each the list of its match numbers."""
+    out: dict[int, list[int]] = {}
+    for m in schedule:
+        out.setdefault(m.game, []).append(m.number)
+    return [out[g] for g in sorted(out)]

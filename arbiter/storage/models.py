@@ -1,0 +1,117 @@
+"""The database tables (SQLModel): tournaments, entrants, matches, seat results, faults, ratings.
+
+A match row is written only when the match is over, in one transaction with its seat results,
+its faults and the rating history it completes; so the database never holds half a match.
+Lists (seats, totals, places) are kept as JSON text, which reads the same in SQLite and
+PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Optional
+
+from sqlalchemy import Column, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+SCHEMA_VERSION = 1
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Tournament(SQLModel, table=True):
+    __tablename__ = "tournaments"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    name: str = Field(index=True, unique=True)
+    format: str
+    fingerprint: str  # what fixes the games; a resumed run must match it
+    rounds: int
+    total_matches: int
+    seed: int
+    rules: str  # the rules as JSON (the match log's rules object)
+    config_path: str = ""
+    config_text: str = Field(default="", sa_column=Column(Text))
+    created_at: datetime = Field(default_factory=now)
+    finished_at: Optional[datetime] = None
+
+
+class Entrant(SQLModel, table=True):
+    __tablename__ = "entrants"
+    __table_args__ = (UniqueConstraint("tournament_id", "name"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    tournament_id: int = Field(foreign_key="tournaments.id", index=True)
+    name: str
+    command: Optional[str] = None
+    remote: bool = False
+
+
+class Match(SQLModel, table=True):
+    __tablename__ = "matches"
+    __table_args__ = (UniqueConstraint("tournament_id", "number"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    tournament_id: int = Field(foreign_key="tournaments.id", index=True)
+    number: int  # position in the schedule
+    key: str
+    round: int
+    table_no: int
+    rotation: int
+    game: int  # the rated game (the match itself, or its duplicate set)
+    seed: int
+    seats: str  # JSON list of the 4 entrant names in seat order
+    status: str  # complete | aborted
+    reason: Optional[str] = None
+    deals: int = 0
+    totals: str = "[]"  # JSON
+    places: str = "[]"  # JSON
+    log_path: str = ""
+    log_sha256: str = ""
+    wall_seconds: float = 0.0
+    arbiter_cpu: float = 0.0  # CPU seconds of the worker that refereed the match
+    bots_cpu: float = 0.0  # CPU seconds of the four bot processes
+    finished_at: datetime = Field(default_factory=now)
+
+
+class SeatResult(SQLModel, table=True):
+    __tablename__ = "seat_results"
+    __table_args__ = (UniqueConstraint("match_id", "seat"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    match_id: int = Field(foreign_key="matches.id", index=True)
+    entrant_id: int = Field(foreign_key="entrants.id", index=True)
+    seat: int
+    total: int
+    place: int
+    forfeited: bool = False
+    faults: int = 0
+    think_seconds: float = 0.0
+
+
+class Fault(SQLModel, table=True):
+    __tablename__ = "faults"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    match_id: int = Field(foreign_key="matches.id", index=True)
+    entrant_id: int = Field(foreign_key="entrants.id", index=True)
+    seat: int
+    deal: int
+    kind: str
+    detail: str = Field(default="", sa_column=Column(Text))
+    action: str
+
+
+class RatingHistory(SQLModel, table=True):
+    __tablename__ = "rating_history"
+    __table_args__ = (UniqueConstraint("tournament_id", "game", "entrant_id"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    tournament_id: int = Field(foreign_key="tournaments.id", index=True)
+    game: int  # the rated game, in schedule order
+    match_number: int  # the last match of that game
+    entrant_id: int = Field(foreign_key="entrants.id")
+    mu: float
+    sigma: float

@@ -1,0 +1,258 @@
+"""Reading and writing tournament results; every write that matters is one transaction.
+
+The tournament runner (parent process only) calls :meth:`Repo.record_match` once per finished
+match: the match row, its four seat results, its faults and the rating-history rows the match
+completes are committed together, so an interrupted run leaves either the whole match or none
+of it. Readers get plain values (:class:`arbiter.ratings.MatchRecord`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Sequence
+
+from sqlalchemy import delete, func
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlmodel import Session, select
+
+from ..errors import ConfigError
+from ..ratings import MatchRecord, RatingRow, SeatRecord
+from .db import _first_line
+from .models import Entrant, Fault, Match, RatingHistory, SeatResult, Tournament, now
+
+
+class StorageError(ConfigError):
+    """The database failed under us (server gone, disk full)."""
+
+
+class Repo:
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    def session(self) -> Session:
+        return Session(self.engine, expire_on_commit=False)
+
+    # ---- tournaments -------------------------------------------------------------------
+    def tournament(self, name: str | None = None) -> Tournament | None:
+        """The named tournament, or the most recently created one."""
+        with self.session() as s:
+            if name is not None:
+                return s.exec(select(Tournament).where(Tournament.name == name)).first()
+            return s.exec(select(Tournament).order_by(Tournament.created_at.desc(), Tournament.id.desc())).first()
+
+    def tournaments(self) -> list[Tournament]:
+        with self.session() as s:
+            return list(s.exec(select(Tournament).order_by(Tournament.id)))
+
+    def start(self, config: Any, schedule: Sequence[Any]) -> tuple[Tournament, dict[str, int]]:
+        """Create the tournament, or check that a stored one is the same and may be resumed."""
+        with self.session() as s:
+            t = s.exec(select(Tournament).where(Tournament.name == config.name)).first()
+            if t is None:
+                t = Tournament(
+                    name=config.name,
+                    format=config.format,
+                    fingerprint=config.fingerprint(),
+                    rounds=config.rounds,
+                    total_matches=len(schedule),
+                    seed=config.seed,
+                    rules=json.dumps(config.rules.to_json()),
+                    config_path=str(config.path or ""),
+                    config_text=config.source,
+                )
+                s.add(t)
+                s.flush()
+                for e in config.entrants:
+                    s.add(Entrant(tournament_id=t.id, name=e.name, command=e.command, remote=e.remote))
+                try:
+                    s.commit()
+                except IntegrityError:  # another run created it at the same moment
+                    s.rollback()
+                    raise ConfigError(f"tournament {config.name!r} was created by another run at the same time") from None
+            else:
+                if t.fingerprint != config.fingerprint():
+                    raise ConfigError(
+                        f"the database already holds a tournament named {config.name!r} played with a different "
+                        "configuration (entrants, rules, format, seed, deals, time control or fault policy); "
+                        "give the tournament a new 'name' or use another database"
+                    )
+                stored = list(s.exec(select(Match.number, Match.key, Match.seats).where(Match.tournament_id == t.id)))
+                by_number = {m.number: m for m in schedule}
+                for number, key, seats in stored:
+                    want = by_number.get(number)
+                    if want is None:
+                        raise ConfigError(
+                            f"tournament {config.name!r} already has match {key} beyond the {len(schedule)} matches of "
+                            f"{config.rounds} round(s); rounds can grow, not shrink"
+                        )
+                    if want.key != key or list(want.seats) != json.loads(seats):
+                        raise ConfigError(f"stored match {key} of tournament {config.name!r} does not fit this schedule")
+                if t.total_matches != len(schedule) or t.rounds != config.rounds:
+                    t.rounds, t.total_matches, t.finished_at = config.rounds, len(schedule), None
+                    t.config_text = config.source
+                    s.add(t)
+                    s.commit()
+            ids = {e.name: e.id for e in s.exec(select(Entrant).where(Entrant.tournament_id == t.id))}
+            return t, ids
+
+    def finish(self, tournament_id: int) -> None:
+        with self.session() as s:
+            t = s.get(Tournament, tournament_id)
+            t.finished_at = now()
+            s.add(t)
+            s.commit()
+
+    def entrant_names(self, tournament_id: int) -> list[str]:
+        with self.session() as s:
+            return list(s.exec(select(Entrant.name).where(Entrant.tournament_id == tournament_id).order_by(Entrant.id)))
+
+    # ---- matches -----------------------------------------------------------------------
+    def record_match(
+        self,
+        tournament_id: int,
+        scheduled: Any,
+        outcome: Any,
+        entrant_ids: dict[str, int],
+        ratings: Iterable[RatingRow] = (),
+    ) -> None:
+        """One finished match with its seats, faults and rating rows, in one transaction."""
+        forfeits = set(outcome.forfeits)
+        strikes = [0, 0, 0, 0]
+        for f in outcome.faults:
+            strikes[f["seat"]] += 1
+        try:
+            with self.session() as s:
+                m = Match(
+                    tournament_id=tournament_id,
+                    number=scheduled.number,
+                    key=scheduled.key,
+                    round=scheduled.round,
+                    table_no=scheduled.table,
+                    rotation=scheduled.rotation,
+                    game=scheduled.game,
+                    seed=scheduled.seed,
+                    seats=json.dumps(list(scheduled.seats)),
+                    status=outcome.status,
+                    reason=outcome.reason,
+                    deals=outcome.deals,
+                    totals=json.dumps(list(outcome.totals)),
+                    places=json.dumps(list(outcome.places)),
+                    log_path=outcome.log_path,
+                    log_sha256=outcome.log_sha256,
+                    wall_seconds=outcome.wall_seconds,
+                    arbiter_cpu=outcome.arbiter_cpu,
+                    bots_cpu=outcome.bots_cpu,
+                )
+                s.add(m)
+                s.flush()
+                for seat, name in enumerate(scheduled.seats):
+                    s.add(
+                        SeatResult(
+                            match_id=m.id,
+                            entrant_id=entrant_ids[name],
+                            seat=seat,
+                            total=outcome.totals[seat],
+                            place=outcome.places[seat],
+                            forfeited=seat in forfeits,
+                            faults=strikes[seat],
+                            think_seconds=outcome.think_seconds[seat],
+                        )
+                    )
+                for f in outcome.faults:
+                    s.add(
+                        Fault(
+                            match_id=m.id,
+                            entrant_id=entrant_ids[scheduled.seats[f["seat"]]],
+                            seat=f["seat"],
+                            deal=f["deal"],
+                            kind=f["kind"],
+                            detail=f["detail"],
+                            action=f["action"],
+                        )
+                    )
+                for r in ratings:
+                    s.add(self._rating(tournament_id, r, entrant_ids))
+                s.commit()
+        except IntegrityError as e:
+            raise StorageError(
+                f"match {scheduled.key} is already recorded (is another run of this tournament going on?): {_first_line(e)}"
+            ) from None
+        except SQLAlchemyError as e:
+            raise StorageError(f"cannot record match {scheduled.key}: {_first_line(e)}") from None
+
+    @staticmethod
+    def _rating(tournament_id: int, r: RatingRow, entrant_ids: dict[str, int]) -> RatingHistory:
+        return RatingHistory(
+            tournament_id=tournament_id,
+            game=r.game,
+            match_number=r.match_number,
+            entrant_id=entrant_ids[r.entrant],
+            mu=r.mu,
+            sigma=r.sigma,
+        )
+
+    def matches(self, tournament_id: int) -> list[MatchRecord]:
+        """Every recorded match as a plain record, in schedule order."""
+        with self.session() as s:
+            names = {e.id: e.name for e in s.exec(select(Entrant).where(Entrant.tournament_id == tournament_id))}
+            rows = list(s.exec(select(Match).where(Match.tournament_id == tournament_id).order_by(Match.number)))
+            seats: dict[int, list[SeatResult]] = {}
+            if rows:
+                query = (
+                    select(SeatResult)
+                    .join(Match, SeatResult.match_id == Match.id)
+                    .where(Match.tournament_id == tournament_id)
+                    .order_by(SeatResult.match_id, SeatResult.seat)
+                )
+                for sr in s.exec(query):
+                    seats.setdefault(sr.match_id, []).append(sr)
+            return [
+                MatchRecord(
+                    number=m.number,
+                    game=m.game,
+                    status=m.status,
+                    seats=tuple(
+                        SeatRecord(names[sr.entrant_id], sr.total, sr.forfeited, sr.faults) for sr in seats.get(m.id, [])
+                    ),
+                )
+                for m in rows
+            ]
+
+    def match_rows(self, tournament_id: int) -> list[Match]:
+        with self.session() as s:
+            return list(s.exec(select(Match).where(Match.tournament_id == tournament_id).order_by(Match.number)))
+
+    def count_matches(self, tournament_id: int) -> int:
+        with self.session() as s:
+            return s.exec(select(func.count()).select_from(Match).where(Match.tournament_id == tournament_id)).one()
+
+    def faults(self, tournament_id: int) -> list[Fault]:
+        with self.session() as s:
+            query = select(Fault).join(Match, Fault.match_id == Match.id).where(Match.tournament_id == tournament_id)
+            return list(s.exec(query.order_by(Fault.id)))
+
+    # ---- ratings -----------------------------------------------------------------------
+    def replace_rating_history(self, tournament_id: int, rows: Iterable[RatingRow], entrant_ids: dict[str, int]) -> None:
+        with self.session() as s:
+            s.exec(delete(RatingHistory).where(RatingHistory.tournament_id == tournament_id))
+            for r in rows:
+                s.add(self._rating(tournament_id, r, entrant_ids))
+            s.commit()
+
+    def rating_history(self, tournament_id: int) -> list[RatingRow]:
+        with self.session() as s:
+            names = {e.id: e.name for e in s.exec(select(Entrant).where(Entrant.tournament_id == tournament_id))}
+            query = (
+                select(RatingHistory)
+                .where(RatingHistory.tournament_id == tournament_id)
+                .order_by(RatingHistory.game, RatingHistory.entrant_id)
+            )
+            return [RatingRow(r.game, r.match_number, names[r.entrant_id], r.mu, r.sigma) for r in s.exec(query)]
+
+    def final_ratings(self, tournament_id: int) -> dict[str, tuple[float, float]]:
+        """Each entrant's latest (μ, σ) from the rating history."""
+        out: dict[str, tuple[float, float]] = {}
+        for r in self.rating_history(tournament_id):
+            out[r.entrant] = (r.mu, r.sigma)
+        return out

@@ -1,0 +1,513 @@
+"""Running a tournament: schedule, play matches in worker processes, record, rate, resume.
+
+The parent process builds the schedule, skips the matches the database already holds, and
+hands the others to a pool of worker processes (``spawn``: grpcio is not fork-safe). A worker
+plays one match (``play_bot_match``: four bot processes over gRPC) and returns plain values;
+only the parent writes to the database, one transaction per match together with the rating
+history it completes. Ratings are replayed in schedule order, so an interrupted and resumed
+tournament ends exactly where an uninterrupted one would.
+
+The per-match function is injectable (``play=``): tests run in-process matches with the same
+runner. It must be a module-level function (the pool pickles it by name).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import logging
+import multiprocessing
+import os
+import resource
+import shutil
+import signal
+import tempfile
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from barbu.rules import ruleset_from_json
+
+from .config import TournamentConfig
+from .errors import ArbiterError, ConfigError
+from .ratings import GameOutcome, MatchRecord, RatingBook, RatingRow, SeatRecord, Standing, game_outcome, standings
+from .schedule import ScheduledMatch, block_deals, build_schedule, games
+
+# The storage layer (SQLAlchemy) is imported by the parent only, inside run_tournament: workers
+# start faster without it.
+
+log = logging.getLogger(__name__)
+
+
+class TournamentError(ArbiterError):
+    """A tournament that cannot go on (a worker died, a match could not be started)."""
+
+
+class TournamentInterrupted(ArbiterError):
+    """Ctrl-C or SIGTERM: what is recorded stays; the same command finishes the tournament."""
+
+    def __init__(self, recorded: int, total: int):
+        super().__init__(
+            f"interrupted: {recorded} of {total} matches are recorded; run the same command again to finish"
+        )
+        self.recorded = recorded
+        self.total = total
+
+
+# ---- what travels between the parent and a worker (plain, picklable values) -----------------
+@dataclass(frozen=True)
+class BotEntry:
+    name: str
+    command: str
+    cwd: str | None = None
+
+
+@dataclass(frozen=True)
+class MatchTask:
+    number: int
+    key: str
+    match_id: str
+    bots: tuple[BotEntry, ...]  # in seat order
+    rules: dict
+    seed: int
+    deals: tuple[tuple[int, ...], ...] | None
+    first_declarer: int
+    log_path: str
+    time_control: tuple[float, float, float, float]  # per_decision, reserve, connect, match_limit
+    max_strikes: int
+
+
+@dataclass(frozen=True)
+class MatchOutcome:
+    number: int
+    status: str
+    totals: list[int]
+    places: list[int]
+    forfeits: list[int] = field(default_factory=list)
+    faults: list[dict] = field(default_factory=list)  # FaultRecord.to_json()
+    reason: str | None = None
+    deals: int = 0
+    decisions: int = 0
+    think_seconds: list[float] = field(default_factory=lambda: [0.0] * 4)
+    log_path: str = ""
+    log_sha256: str = ""
+    wall_seconds: float = 0.0
+    arbiter_cpu: float = 0.0
+    bots_cpu: float = 0.0
+
+
+def task_setup(task: MatchTask):
+    """The referee's MatchSetup and TimeControl/FaultPolicy for a task."""
+    from .faults import FaultPolicy
+    from .referee import MatchSetup
+    from .timecontrol import TimeControl
+
+    setup = MatchSetup(
+        ruleset_from_json(task.rules),
+        seed=task.seed,
+        first_declarer=task.first_declarer,
+        match_id=task.match_id,
+        deals=[list(d) for d in task.deals] if task.deals is not None else None,
+    )
+    return setup, TimeControl(*task.time_control), FaultPolicy(task.max_strikes)
+
+
+def outcome_from_result(task: MatchTask, result: Any, log_path: Path, wall: float) -> MatchOutcome:
+    """Plain values from a referee MatchResult and the finished log file."""
+    return MatchOutcome(
+        number=task.number,
+        status=result.status,
+        totals=list(result.totals),
+        places=list(result.places),
+        forfeits=list(result.forfeits),
+        faults=[f.to_json() for f in result.faults],
+        reason=result.reason,
+        deals=result.deals,
+        decisions=result.decisions,
+        think_seconds=list(result.think_seconds),
+        log_path=str(log_path),
+        log_sha256=file_sha256(log_path),
+        wall_seconds=wall,
+    )
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def play_match(task: MatchTask) -> MatchOutcome:
+    """The default per-match function: four bot processes over gRPC (arbiter.match)."""
+    from .match import BotSpec, play_bot_match
+
+    setup, control, policy = task_setup(task)
+    bots = [BotSpec(b.name, b.command, b.cwd) for b in task.bots]
+    played = play_bot_match(bots, setup, Path(task.log_path), time_control=control, fault_policy=policy)
+    return outcome_from_result(task, played.result, played.log_path, played.wall_seconds)
+
+
+# ---- the worker side ---------------------------------------------------------------------
+_PR_SET_PDEATHSIG = 1
+
+
+_worker_tmp: str | None = None  # this worker's temporary folder (the matches' Unix sockets)
+
+
+def _worker_init(parent_pid: int, log_file: str) -> None:
+    """Runs first in every worker: signals, parent-death watch, a private temp folder, logging."""
+    global _worker_tmp
+    from multiprocessing.util import Finalize
+
+    # A short path (a Unix socket path has at most 107 bytes) that a killed worker can remove.
+    _worker_tmp = tempfile.mkdtemp(prefix=f"barbu-w{os.getpid()}-")
+    tempfile.tempdir = _worker_tmp
+    Finalize(None, shutil.rmtree, args=(_worker_tmp,), kwargs={"ignore_errors": True}, exitpriority=0)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    signal.signal(signal.SIGTERM, _worker_terminated)
+    signal.signal(signal.SIGHUP, _worker_terminated)  # the terminal closed under the whole group
+    try:  # Linux: SIGTERM us when the parent dies (kill -9, power cut of the parent alone)
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent_pid:  # the parent died before the watch was set
+        os._exit(1)
+    logging.basicConfig(
+        filename=log_file, level=logging.WARNING, format="%(asctime)s %(process)d %(name)s %(levelname)s: %(message)s"
+    )
+
+
+def _worker_terminated(signum, frame) -> None:  # pragma: no cover - runs in a dying worker
+    """Kill the bots of the match in progress (each is its own process group) and leave now."""
+    me = os.getpid()
+    for pid in _children(me):
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    if _worker_tmp:
+        shutil.rmtree(_worker_tmp, ignore_errors=True)
+    os._exit(1)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields_ = stat.rsplit(b")", 1)[-1].split()
+        if len(fields_) > 1 and int(fields_[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def run_task(play: Callable[[MatchTask], MatchOutcome], task: MatchTask) -> MatchOutcome:
+    """Play one task and measure the CPU it cost: this process (the arbiter) vs its children (bots)."""
+    self0 = resource.getrusage(resource.RUSAGE_SELF)
+    kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    outcome = play(task)
+    self1 = resource.getrusage(resource.RUSAGE_SELF)
+    kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return replace(
+        outcome,
+        arbiter_cpu=(self1.ru_utime + self1.ru_stime) - (self0.ru_utime + self0.ru_stime),
+        bots_cpu=(kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime),
+    )
+
+
+# ---- ratings over the completed prefix of the schedule --------------------------------------
+class RatingTracker:
+    """TrueSkill applied game by game in schedule order, as far as the games are complete."""
+
+    def __init__(self, entrants: Sequence[str], schedule: Sequence[ScheduledMatch]):
+        self.games = games(schedule)
+        self.book = RatingBook(entrants)
+        self.next = 0  # index in self.games of the first game not yet applied
+
+    def advance(self, records: dict[int, MatchRecord]) -> tuple[RatingBook, int, list[RatingRow]]:
+        """The book, pointer and history rows after applying every newly complete game."""
+        book, nxt, rows = self.book.copy(), self.next, []
+        while nxt < len(self.games) and all(n in records for n in self.games[nxt]):
+            outcome: GameOutcome | None = game_outcome([records[n] for n in self.games[nxt]])
+            if outcome is not None:
+                for name, r in sorted(book.rate(outcome).items()):
+                    rows.append(RatingRow(outcome.game, outcome.last_match, name, r.mu, r.sigma))
+            nxt += 1
+        return book, nxt, rows
+
+    def adopt(self, book: RatingBook, nxt: int) -> None:
+        self.book, self.next = book, nxt
+
+
+def record_of(m: ScheduledMatch, outcome: MatchOutcome) -> MatchRecord:
+    strikes = [0, 0, 0, 0]
+    for f in outcome.faults:
+        strikes[f["seat"]] += 1
+    forfeits = set(outcome.forfeits)
+    seats = tuple(SeatRecord(name, outcome.totals[s], s in forfeits, strikes[s]) for s, name in enumerate(m.seats))
+    return MatchRecord(m.number, m.game, outcome.status, seats)
+
+
+# ---- progress reporting ------------------------------------------------------------------
+class Reporter:
+    """What the runner tells as it goes; the CLI shows it with rich, tests stay silent."""
+
+    def started(self, config: TournamentConfig, total: int, recorded: int, workers: int, database: str) -> None:
+        pass
+
+    def match_done(self, m: ScheduledMatch, outcome: MatchOutcome, recorded: int, total: int) -> None:
+        pass
+
+    def live_standings(self, table: list[Standing], recorded: int, total: int) -> None:
+        pass
+
+    def stopped(self) -> None:
+        pass
+
+
+@dataclass
+class RunSummary:
+    tournament: str
+    format: str
+    database: str
+    total: int
+    recorded_before: int
+    played: int
+    aborted: int
+    complete: bool
+    standings: list[Standing]
+    wall_seconds: float
+    arbiter_cpu: float = 0.0  # over the matches played in this run
+    bots_cpu: float = 0.0
+
+    def to_json(self) -> dict:
+        return {
+            "tournament": self.tournament,
+            "format": self.format,
+            "database": self.database,
+            "matches": self.total,
+            "recorded_before": self.recorded_before,
+            "played": self.played,
+            "aborted": self.aborted,
+            "complete": self.complete,
+            "wall_seconds": round(self.wall_seconds, 3),
+            "standings": [s.to_json(self.format == "duplicate") for s in self.standings],
+        }
+
+
+def make_task(config: TournamentConfig, m: ScheduledMatch, log_folder: Path) -> MatchTask:
+    tc = config.time_control
+    deals = None
+    if config.deals is not None:
+        deals = tuple(tuple(d) for d in block_deals(config.deals, m.deal_block, config.rules.deals_per_match))
+    bots = []
+    for name in m.seats:
+        e = config.entrant(name)
+        bots.append(BotEntry(name, e.launch or "", e.cwd))
+    return MatchTask(
+        number=m.number,
+        key=m.key,
+        match_id=f"{config.name}/{m.key}",
+        bots=tuple(bots),
+        rules=config.rules.to_json(),
+        seed=m.seed,
+        deals=deals,
+        first_declarer=m.first_declarer,
+        log_path=str(log_folder / f"{config.name}-{m.key}.jsonl"),
+        time_control=(tc.per_decision, tc.reserve, tc.connect, tc.match_limit),
+        max_strikes=config.fault_policy.max_strikes,
+    )
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def run_tournament(
+    config: TournamentConfig,
+    *,
+    database: str | None = None,
+    jobs: int | None = None,
+    play: Callable[[MatchTask], MatchOutcome] = play_match,
+    reporter: Reporter | None = None,
+    in_process: bool = False,
+) -> RunSummary:
+    """Play every match of the tournament not yet recorded; returns the final standings.
+
+    ``database`` (--db) overrides the file's; ``jobs`` (--jobs) overrides its ``parallelism``.
+    ``in_process`` plays in this process, one match at a time (for tests of the runner).
+    """
+    from .storage import Repo, open_database
+
+    started = time.perf_counter()
+    reporter = reporter or Reporter()
+    remote = [e for e in config.entrants if e.remote]
+    if remote:
+        where = f"{config.path}:{remote[0].line}: " if config.path else ""
+        raise ConfigError(
+            f"{where}entrants: {remote[0].name!r} is a remote entrant; `arbiter run` cannot play remote entrants yet "
+            "(each match needs a fresh per-seat token); give it a command instead"
+        )
+    if jobs is not None and jobs < 1:
+        raise ConfigError(f"--jobs must be at least 1, got {jobs}")
+    schedule = build_schedule(config.format, config.entrant_names, config.rounds, config.seed, config.challenger)
+    by_number = {m.number: m for m in schedule}
+    url = database or config.database
+    engine = open_database(url)
+    try:
+        repo = Repo(engine)
+        tournament, entrant_ids = repo.start(config, schedule)
+        records = {r.number: r for r in repo.matches(tournament.id)}
+        tracker = RatingTracker(config.entrant_names, schedule)
+        book, nxt, rows = tracker.advance(records)
+        repo.replace_rating_history(tournament.id, rows, entrant_ids)  # rebuilt, so it is never stale
+        tracker.adopt(book, nxt)
+
+        recorded_before = len(records)
+        pending = [m for m in schedule if m.number not in records]
+        log_folder = Path(config.log_folder).resolve()
+        log_folder.mkdir(parents=True, exist_ok=True)
+        workers = max(1, min(jobs or config.parallelism or default_jobs(), len(pending) or 1))
+        reporter.started(config, len(schedule), recorded_before, 0 if in_process else workers, engine.url.render_as_string(hide_password=True))
+        every = config.standings_every or max(4, len(schedule) // 8)
+        played = aborted = 0
+        cpu = [0.0, 0.0]
+
+        def finished(outcome: MatchOutcome) -> None:
+            nonlocal played, aborted
+            m = by_number[outcome.number]
+            records[m.number] = record_of(m, outcome)
+            try:
+                book, nxt, rows = tracker.advance(records)
+                repo.record_match(tournament.id, m, outcome, entrant_ids, rows)
+            except BaseException:
+                del records[m.number]  # not recorded: the next run plays it again
+                raise
+            tracker.adopt(book, nxt)
+            played += 1
+            aborted += outcome.status != "complete"
+            cpu[0] += outcome.arbiter_cpu
+            cpu[1] += outcome.bots_cpu
+            reporter.match_done(m, outcome, len(records), len(schedule))
+            if len(records) < len(schedule) and played % every == 0:
+                reporter.live_standings(
+                    standings(config.entrant_names, list(records.values()), config.format == "duplicate"),
+                    len(records),
+                    len(schedule),
+                )
+
+        tasks = [make_task(config, m, log_folder) for m in pending]
+        try:
+            if in_process:
+                for task in tasks:
+                    finished(run_task(play, task))
+            elif tasks:
+                _run_pool(tasks, play, workers, log_folder / "arbiter.log", finished)
+        except KeyboardInterrupt:
+            raise TournamentInterrupted(len(records), len(schedule)) from None
+        finally:
+            reporter.stopped()
+
+        complete = len(records) == len(schedule)
+        if complete:
+            repo.finish(tournament.id)
+        table = standings(config.entrant_names, repo.matches(tournament.id), config.format == "duplicate")
+        return RunSummary(
+            tournament=config.name,
+            format=config.format,
+            database=engine.url.render_as_string(hide_password=True),
+            total=len(schedule),
+            recorded_before=recorded_before,
+            played=played,
+            aborted=aborted,
+            complete=complete,
+            standings=table,
+            wall_seconds=time.perf_counter() - started,
+            arbiter_cpu=cpu[0],
+            bots_cpu=cpu[1],
+        )
+    finally:
+        engine.dispose()
+
+
+def _run_pool(
+    tasks: list[MatchTask],
+    play: Callable[[MatchTask], MatchOutcome],
+    workers: int,
+    log_file: Path,
+    finished: Callable[[MatchOutcome], None],
+) -> None:
+    """Play the tasks on ``workers`` spawned processes; ``finished`` runs here, in the parent."""
+    executor = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_worker_init,
+        initargs=(os.getpid(), str(log_file)),
+    )
+    ok = False
+    try:
+        # Keep a few tasks queued per worker, not all: an interrupted run then has little to cancel.
+        queue = list(reversed(tasks))
+        running: dict[Future, MatchTask] = {}
+
+        def refill() -> None:
+            while queue and len(running) < 2 * workers:
+                task = queue.pop()
+                running[executor.submit(run_task, play, task)] = task
+
+        refill()
+        while running:
+            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: running[f].number):
+                task = running.pop(future)
+                try:
+                    outcome = future.result()
+                except BrokenProcessPool:
+                    raise TournamentError(
+                        f"a worker process died while playing match {task.key}; run the same command again to resume"
+                    ) from None
+                except ArbiterError as e:
+                    raise TournamentError(f"match {task.key} could not be played: {e}") from None
+                except Exception as e:
+                    raise TournamentError(f"match {task.key} failed in its worker: {type(e).__name__}: {e}") from None
+                finished(outcome)
+            refill()
+        ok = True
+    finally:
+        if ok:
+            executor.shutdown(wait=True)
+        else:
+            _stop_pool(executor)
+
+
+def _stop_pool(executor: ProcessPoolExecutor) -> None:
+    """Stop now: queued matches are dropped, running ones end (their bots are killed)."""
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    executor.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        try:
+            p.terminate()  # SIGTERM: the worker kills its bots and exits (_worker_terminated)
+        except (OSError, ValueError):
+            pass
+    deadline = time.monotonic() + 10
+    for p in processes:
+        try:
+            p.join(max(0.1, deadline - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+        except (OSError, ValueError, AssertionError):
+            pass

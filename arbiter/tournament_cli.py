@@ -1,0 +1,261 @@
+"""``arbiter run`` and ``arbiter standings``: typer command functions, registered in arbiter/cli.py.
+
+Errors a user can act on (a bad tournament file, a missing bot, an unreachable database) print
+one ``error: ...`` line on stderr and exit 2; a tournament that could not go on exits 1; an
+interrupted one (Ctrl-C, SIGTERM) exits 130 after saying how to resume. ``--json`` prints one
+JSON document on stdout and nothing else there.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from barbu.rules import BarbuError
+
+from .ratings import Standing
+
+
+def _database_error(e: BaseException) -> str | None:
+    """One line for an unexpected database failure (SQLAlchemy is not imported just for this)."""
+    exc = sys.modules.get("sqlalchemy.exc")
+    if exc is None or not isinstance(e, exc.SQLAlchemyError):
+        return None
+    from .storage.db import _first_line
+
+    return f"database error: {_first_line(e)}"
+
+
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _fmt(x: float | None, digits: int = 1) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _pm(mean: float | None, ci: tuple[float, float] | None) -> str:
+    if mean is None:
+        return "-"
+    if ci is None:
+        return f"{mean:+.1f}"
+    return f"{mean:+.1f} ±{(ci[1] - ci[0]) / 2:.1f}"
+
+
+def standings_table(rows: list[Standing], duplicate: bool, title: str | None = None) -> Table:
+    table = Table(title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("entrant", no_wrap=True, overflow="ellipsis", min_width=7)
+    for name in ("μ", "σ", "μ−3σ", "matches", "score ±95%"):
+        table.add_column(name, justify="right", no_wrap=True)
+    if duplicate:
+        table.add_column("vs field ±95%", justify="right", no_wrap=True)
+    table.add_column("faults", justify="right", no_wrap=True)
+    for r in rows:
+        cells = [str(r.rank), r.name, _fmt(r.mu, 2), _fmt(r.sigma, 2), _fmt(r.rating, 2), str(r.matches), _pm(r.mean_score, r.ci95)]
+        if duplicate:
+            cells.append(_pm(r.duplicate_diff, r.duplicate_ci95))
+        cells.append(str(r.faults) + (f" ({r.forfeits} forfeited)" if r.forfeits else ""))
+        table.add_row(*cells)
+    return table
+
+
+class _TimeLeftColumn(ProgressColumn):
+    """Time left from this run's own pace (matches played since it started), not a short window."""
+
+    def render(self, task) -> Text:
+        base, started = task.fields.get("base", 0), task.fields.get("started")
+        played = task.completed - base
+        if task.finished:
+            return Text("0:00:00", style="progress.remaining")
+        if not started or played <= 0 or task.total is None:
+            return Text("-:--:--", style="progress.remaining")
+        left = (time.monotonic() - started) / played * (task.total - task.completed)
+        return Text(str(timedelta(seconds=int(left))), style="progress.remaining")
+
+
+class RichReporter:
+    """A progress bar (matches done / total, time left) and live standings every few matches."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.progress: Progress | None = None
+        self.task = None
+        self.duplicate = False
+
+    def started(self, config, total: int, recorded: int, workers: int, database: str) -> None:
+        self.duplicate = config.format == "duplicate"
+        resumed = f", resuming with {recorded} recorded" if recorded else ""
+        where = f"{workers} worker process{'es' * (workers != 1)}" if workers else "in process"
+        self.console.print(
+            f"[bold]{config.name}[/bold]: {config.format.replace('_', ' ')}, {total} matches{resumed}; "
+            f"{where}; results in {escape(database)}"
+        )
+        self.progress = Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("elapsed"),
+            TimeElapsedColumn(),
+            TextColumn("left"),
+            _TimeLeftColumn(),
+            console=self.console,
+            transient=False,
+        )
+        self.progress.start()
+        self.task = self.progress.add_task("matches", total=total, completed=recorded, base=recorded, started=time.monotonic())
+
+    def match_done(self, m, outcome, recorded: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress.update(self.task, completed=recorded)
+            if outcome.status != "complete":
+                self.progress.console.print(f"[yellow]match {m.key} aborted: {escape(outcome.reason or '')}[/yellow]")
+
+    def live_standings(self, table: list[Standing], recorded: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress.console.print(standings_table(table, self.duplicate, f"standings after {recorded}/{total} matches"))
+
+    def stopped(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+
+def _raise_keyboard_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def run_command(
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="A tournament file (YAML), e.g. tournaments/league.yaml.")],
+    db: Annotated[
+        Optional[str],
+        typer.Option("--db", help="Database URL or SQLite file (default: the file's 'database', else logs/arbiter.db)."),
+    ] = None,
+    jobs: Annotated[
+        Optional[int], typer.Option("--jobs", min=1, help="Matches played at once (default: the file's 'parallelism', else the cores).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result and standings as JSON, no progress.")] = False,
+) -> None:
+    """Run (or resume) a tournament: play every match not yet recorded, then print the standings."""
+    from .config import load_config
+    from .tournament import Reporter, TournamentError, TournamentInterrupted, run_tournament
+
+    # `kill` and a closed terminal stop as cleanly as Ctrl-C
+    previous = {sig: signal.signal(sig, _raise_keyboard_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    console = Console(stderr=False, highlight=False)
+    try:
+        cfg = load_config(config)
+        reporter = Reporter() if as_json else RichReporter(console)
+        summary = run_tournament(cfg, database=db, jobs=jobs, reporter=reporter)
+    except TournamentInterrupted as e:
+        typer.echo(str(e), err=True)
+        raise typer.Exit(130)
+    except KeyboardInterrupt:
+        typer.echo("interrupted before any match started", err=True)
+        raise typer.Exit(130)
+    except TournamentError as e:
+        _fail(str(e), 1)
+    except BarbuError as e:
+        _fail(str(e))
+    except OSError as e:
+        _fail(f"{e.strerror or e}: {e.filename}" if e.filename else str(e), 1)
+    except Exception as e:
+        message = _database_error(e)
+        if message is None:
+            raise
+        _fail(message, 1)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if as_json:
+        typer.echo(json.dumps(summary.to_json()))
+        return
+    duplicate = summary.format == "duplicate"
+    console.print(standings_table(summary.standings, duplicate, f"{summary.tournament}: final standings" if summary.complete else None))
+    note = f"{summary.played} played now, {summary.recorded_before} recorded before"
+    if summary.aborted:
+        note += f", {summary.aborted} aborted (not rated)"
+    if summary.played:
+        note += (
+            f"; per match: arbiter {summary.arbiter_cpu / summary.played:.2f}s CPU, "
+            f"bots {summary.bots_cpu / summary.played:.2f}s CPU"
+        )
+    console.print(f"{summary.total} matches ({note}); {summary.wall_seconds:.1f}s")
+    console.print(
+        "Ranked by the conservative rating μ−3σ (TrueSkill). score: mean total per match, 95% confidence interval"
+        + ("; vs field: mean difference per match to the others holding the same cards." if duplicate else ".")
+    )
+
+
+def standings_command(
+    db: Annotated[
+        Optional[str], typer.Option("--db", help="Database URL or SQLite file (default: $BARBU_DB, else logs/arbiter.db).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print a JSON list of {name, mu, sigma, rating, matches, mean_score, ci95, faults}.")
+    ] = False,
+    tournament: Annotated[
+        Optional[str], typer.Option("--tournament", "-t", help="Which tournament (default: the latest created).")
+    ] = None,
+) -> None:
+    """Print the standings of a tournament from the results database."""
+    from .ratings import standings
+    from .storage import Repo, open_database
+
+    try:
+        engine = open_database(db, create=False)
+        try:
+            repo = Repo(engine)
+            try:
+                t = repo.tournament(tournament)
+            except Exception as e:  # an empty or foreign database: no tournaments table
+                raise BarbuError(f"the database holds no tournament results ({type(e).__name__})") from None
+            if t is None:
+                known = ", ".join(x.name for x in repo.tournaments())
+                what = f"no tournament named {tournament!r}" + (f" (known: {known})" if known else "")
+                raise BarbuError(what if tournament else "the database holds no tournament yet")
+            rows = standings(repo.entrant_names(t.id), repo.matches(t.id), t.format == "duplicate")
+            recorded = repo.count_matches(t.id)
+        finally:
+            engine.dispose()
+    except BarbuError as e:
+        _fail(str(e))
+    except Exception as e:
+        message = _database_error(e)
+        if message is None:
+            raise
+        _fail(message, 1)
+    duplicate = t.format == "duplicate"
+    if as_json:
+        typer.echo(json.dumps([r.to_json(duplicate) for r in rows]))
+        return
+    console = Console(highlight=False)
+    state = "complete" if t.finished_at else "in progress"
+    console.print(f"[bold]{t.name}[/bold]: {t.format.replace('_', ' ')}, {recorded}/{t.total_matches} matches ({state})")
+    console.print(standings_table(rows, duplicate))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``run`` and ``standings`` to a typer app (what arbiter/cli.py does)."""
+    app.command("run")(run_command)
+    app.command("standings")(standings_command)
+
+
+if __name__ == "__main__":  # pragma: no cover - ``python -m arbiter.tournament_cli run ...`` before cli.py wiring
+    _app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True)
+    register(_app)
+    sys.exit(_app())

@@ -1,0 +1,68 @@
+"""In-process matches for the runner tests: the same MatchTask -> MatchOutcome contract as the
+real per-match function, with arbiter.players instead of bot processes.
+
+A bot "command" here names the player: ``random`` (seeded from the match and seat), ``first``
+(always the first legal action: a weak but deterministic player), ``forfeit`` (raises a crash
+fault at its first decision, so its entrant forfeits). Module-level functions, so a spawned
+worker can import them by name.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from arbiter.faults import FaultKind, PlayerFault
+from arbiter.log import AtomicLogFile
+from arbiter.players import Player, RandomPlayer, StrategyPlayer
+from arbiter.referee import Referee
+from arbiter.tournament import MatchOutcome, MatchTask, outcome_from_result, task_setup
+
+
+class Crasher(Player):
+    name = "forfeit"
+
+    def decide(self, view, time_limit):
+        raise PlayerFault(FaultKind.CRASH, "in-process crash")
+
+
+def player(command: str, seat: int, task: MatchTask) -> Player:
+    if command == "random":
+        return RandomPlayer(seed=f"{task.seed}/{seat}", name="random")
+    if command == "first":
+        return StrategyPlayer(lambda view: view.legal[0], name="first")
+    if command == "forfeit":
+        return Crasher()
+    raise ValueError(f"unknown in-process player {command!r}")
+
+
+def play_inprocess(task: MatchTask) -> MatchOutcome:
+    started = time.perf_counter()
+    setup, control, policy = task_setup(task)
+    players = [player(b.command, s, task) for s, b in enumerate(task.bots)]
+    sink = AtomicLogFile(Path(task.log_path))
+    seats = [{"seat": s, "entrant": b.name} for s, b in enumerate(task.bots)]
+    result = Referee(setup, players, sink, seats=seats, time_control=control, fault_policy=policy).run()
+    path = sink.commit()
+    return outcome_from_result(task, result, path, time.perf_counter() - started)
+
+
+def play_then_interrupt(task: MatchTask) -> MatchOutcome:
+    """Plays normally until the match number in $STOP_AT, where it raises KeyboardInterrupt."""
+    if task.number == int(os.environ.get("STOP_AT", "-1")):
+        raise KeyboardInterrupt
+    return play_inprocess(task)
+
+
+def pid_of_worker(task: MatchTask) -> MatchOutcome:
+    """An in-process match whose outcome carries the worker's pid in ``reason`` (pool tests)."""
+    from dataclasses import replace
+
+    return replace(play_inprocess(task), reason=f"pid {os.getpid()}")
+
+
+def play_slowly(task: MatchTask) -> MatchOutcome:
+    """An in-process match that takes a while (for interrupting a pool mid-match)."""
+    time.sleep(0.3)
+    return play_inprocess(task)

@@ -1,0 +1,237 @@
+"""Tournament files: every class of mistake is one clear message naming file, line and key."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from arbiter.config import load_config
+from arbiter.errors import ConfigError
+from barbu.rules import make_ruleset
+
+from .conftest import LEAGUE, PY, ROOT, SMOKE
+
+BOT = "random_bot.py"
+
+
+@pytest.fixture
+def folder(tmp_path):
+    (tmp_path / BOT).write_text("print('a bot')\n")
+    return tmp_path
+
+
+def write(folder: Path, text: str, name: str = "league.yaml") -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return path
+
+
+GOOD = """
+name: t
+entrants:
+  - name: a
+    command: python random_bot.py
+  - name: b
+    command: python random_bot.py
+"""
+
+
+def error(folder: Path, text: str) -> str:
+    with pytest.raises(ConfigError) as e:
+        load_config(write(folder, text))
+    message = str(e.value)
+    assert "\n" not in message and "Traceback" not in message
+    return message
+
+
+def test_the_shipped_tournament_files_load():
+    for path in (SMOKE, LEAGUE):
+        config = load_config(path)
+        assert len(config.entrants) >= 2
+        for e in config.entrants:
+            assert e.cwd == str(path.parent.resolve())
+
+
+def test_a_good_file_and_its_defaults(folder):
+    config = load_config(write(folder, GOOD))
+    assert config.name == "t" and config.format == "round_robin" and config.rounds == 1 and config.seed == 0
+    assert config.copies is True and config.parallelism is None and config.database is None
+    assert config.rules == make_ruleset("standard")
+    assert config.log_folder == Path("logs") / "t"  # relative to the current directory
+    a = config.entrant("a")
+    assert a.command == "python random_bot.py"
+    assert a.launch.split()[0] == PY  # `python` is the arbiter's own interpreter
+    assert a.cwd == str(folder.resolve())
+
+
+def test_every_key(folder):
+    (folder / "deals.jsonl").write_text(
+        "\n".join(line for line in (ROOT / "tests" / "tournament" / "deals.jsonl").read_text().splitlines())
+    )
+    config = load_config(
+        write(
+            folder,
+            """
+            name: full
+            description: everything
+            entrants:
+              - {name: a, command: python random_bot.py}
+              - {name: b, command: "env BARBU_SEED=3 python random_bot.py"}
+              - {name: c, command: python random_bot.py}
+            rules:
+              preset: seed_fi
+              domino_ace: low
+              contracts: [no_tricks, barbu]
+            format: gauntlet
+            challenger: b
+            copies: true
+            rounds: 3
+            seed: 99
+            deals: deals.jsonl
+            time_control: {per_decision: 0.25, reserve: 2, connect: 5, match_limit: 60}
+            faults: {max_strikes: 2}
+            parallelism: 3
+            database: results/x.db
+            log_folder: out/logs
+            standings_every: 4
+            """,
+        )
+    )
+    assert config.format == "gauntlet" and config.challenger == "b" and config.rounds == 3 and config.seed == 99
+    assert config.rules == make_ruleset("seed_fi", {"domino_ace": "low", "contracts": ["no_tricks", "barbu"]})
+    assert config.time_control.per_decision == 0.25 and config.time_control.match_limit == 60
+    assert config.fault_policy.max_strikes == 2 and config.parallelism == 3 and config.standings_every == 4
+    assert config.database == str(folder.resolve() / "results" / "x.db")
+    assert config.log_folder == folder.resolve() / "out" / "logs"
+    assert config.deals and len(config.deals) >= 8
+    assert config.entrant("b").launch.startswith("env BARBU_SEED=3 " + PY)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # unknown keys, with a suggestion
+        (GOOD + "round: 2\n", "league.yaml:7: round: unknown key; did you mean 'rounds'?"),
+        (GOOD.replace("    command: python random_bot.py\n  - name: b", "    comand: x\n  - name: b"),
+         "league.yaml:4: entrants[0].comand: unknown key; did you mean 'command'?"),
+        (GOOD + "time_control: {per_decison: 1}\n", "league.yaml:7: time_control.per_decison: unknown key"),
+        (GOOD + "rules: {preset: standard, domino_aces: low}\n", "league.yaml:7: rules.domino_aces: unknown key"),
+        (GOOD + "rounds: 1\nrounds: 2\n", "league.yaml:8: rounds: this key is given twice"),
+        # wrong types
+        (GOOD + "rounds: two\n", "league.yaml:7: rounds: expected a whole number, got text 'two'"),
+        (GOOD + "rounds: 0\n", "league.yaml:7: rounds: must be at least 1, got 0"),
+        (GOOD + "seed: 1.5\n", "league.yaml:7: seed: expected a whole number"),
+        (GOOD + "copies: maybe\n", "league.yaml:7: copies: expected true or false"),
+        (GOOD + "time_control: {per_decision: fast}\n", "league.yaml:7: time_control.per_decision: expected a number"),
+        (GOOD + "time_control: {reserve: -1}\n", "league.yaml:7: time_control.reserve: must be more than 0"),
+        (GOOD + "faults: {max_strikes: 0}\n", "league.yaml:7: faults.max_strikes: must be at least 1"),
+        (GOOD + "parallelism: many\n", "league.yaml:7: parallelism: expected a whole number"),
+        (GOOD + "entrants: {a: b}\n", "entrants: this key is given twice"),
+        ("name: t\nentrants: a b c\n", "league.yaml:2: entrants: expected a list of entrants"),
+        ("- a\n- b\n", "league.yaml:1: expected a mapping of keys"),
+        (GOOD.replace("name: b", "name: 7"), "league.yaml:5: entrants[1].name: expected text, got a whole number '7'"),
+        (GOOD.replace("name: b", "name: a"), "league.yaml:5: entrants[1].name: 'a' is already the name of entrants[0]"),
+        (GOOD.replace("name: b", "name: 'b c'"), "league.yaml:5: entrants[1].name: 'b c': use letters"),
+        # rules
+        (GOOD + "rules: {preset: nordic}\n", "league.yaml:7: rules.preset: unknown rules preset 'nordic'"),
+        (GOOD + "rules: {domino_ace: sideways}\n", "league.yaml:7: rules.domino_ace: rules switch 'domino_ace': 'sideways'"),
+        (GOOD + "rules:\n  domino_payouts: [1, 2, 3, 4]\n", "league.yaml:8: rules.domino_payouts: rules switch 'domino_payouts'"),
+        # formats and entrant counts
+        (GOOD + "format: swiss\n", "league.yaml:7: format: 'swiss' is not a format"),
+        (GOOD + "copies: false\n", "league.yaml:2: entrants: the round_robin format needs at least 4 entrants when 'copies' is false"),
+        (GOOD + "format: duplicate\ncopies: false\n", "league.yaml:2: entrants: the duplicate format needs at least 4 entrants"),
+        (GOOD + "format: gauntlet\n", "league.yaml:7: challenger: the gauntlet format needs a 'challenger'"),
+        (GOOD + "format: gauntlet\nchallenger: zed\n", "league.yaml:8: challenger: 'zed' is not an entrant"),
+        (GOOD + "format: gauntlet\nchallenger: a\ncopies: false\n", "league.yaml:2: entrants: a gauntlet needs the challenger and at least 3 others"),
+        (GOOD + "challenger: a\n", "league.yaml:7: challenger: only the gauntlet format has a challenger"),
+        ("name: t\nentrants:\n  - {name: a, command: python random_bot.py}\n", "league.yaml:2: entrants: a tournament needs at least 2 entrants, got 1"),
+        ("name: t\n", "league.yaml:1: the key 'entrants' is missing"),
+        ("", "league.yaml:1: the file is empty"),
+        # bots
+        (GOOD.replace("python random_bot.py\n  - name: b", "python missing_bot.py\n  - name: b"),
+         "league.yaml:4: entrants[0].command: no such file: missing_bot.py"),
+        (GOOD.replace("command: python random_bot.py\n  - name: b", "command: ./bots/run.sh\n  - name: b"),
+         "league.yaml:4: entrants[0].command: no such file: ./bots/run.sh"),
+        (GOOD.replace("command: python random_bot.py\n  - name: b", "command: nosuchprogram --fast\n  - name: b"),
+         "league.yaml:4: entrants[0].command: program 'nosuchprogram' is not on PATH"),
+        (GOOD.replace("command: python random_bot.py\n  - name: b", "command: 'python \"unterminated'\n  - name: b"),
+         "league.yaml:4: entrants[0].command: cannot split"),
+        (GOOD.replace("    command: python random_bot.py\n  - name: b", "  - name: b"), "league.yaml:3: entrants[0]: the key 'command' is missing"),
+        (GOOD.replace("command: python random_bot.py\n  - name: b", "command: python random_bot.py\n    remote: true\n  - name: b"),
+         "league.yaml:4: entrants[0].command: a remote entrant has no command"),
+        # files
+        (GOOD + "deals: nowhere.jsonl\n", "league.yaml:7: deals: no such deal file"),
+        # YAML itself
+        (GOOD + "rounds: [1\n", "league.yaml:7: not valid YAML"),
+        (GOOD + "  bad indent: 1\n", "league.yaml:7: not valid YAML"),
+    ],
+)  # fmt: skip
+def test_mistakes(folder, text, expected):
+    message = error(folder, text)
+    assert message.startswith(str(folder / "league.yaml")), message
+    assert expected in message, message
+
+
+def test_bad_deal_files(folder):
+    base = GOOD + "rules: {contracts: [barbu]}\ndeals: d.jsonl\n"  # 4 deals a match
+    (folder / "d.jsonl").write_text('{"type":"deal","deal":0,"declarer":0,"hands":[["AS"]]}\n')
+    assert "league.yaml:8: deals: d.jsonl:1: 'hands' must be a list of 4 lists of cards" in error(folder, base)
+    (folder / "d.jsonl").write_text("not json\n")
+    assert "deals: d.jsonl:1: not a JSON line" in error(folder, base)
+    good = (ROOT / "tests" / "tournament" / "deals.jsonl").read_text().splitlines()
+    (folder / "d.jsonl").write_text("\n".join(good[:3]) + "\n")
+    assert "deals: d.jsonl holds 3 deal lines; a match under these rules needs 4" in error(folder, base)
+    (folder / "d.jsonl").write_text("\n".join(good[:4]) + "\n")
+    assert len(load_config(write(folder, base)).deals) == 4
+
+
+def test_a_match_log_is_a_deal_file(folder, tmp_path):
+    from typer.testing import CliRunner
+
+    from arbiter.cli import app
+
+    log = tmp_path / "m.jsonl"
+    assert CliRunner().invoke(app, ["selfplay", "--out", str(log), "--seed", "3"]).exit_code == 0
+    config = load_config(write(folder, GOOD + f"deals: {log}\n"))
+    first = json.loads(log.read_text().splitlines()[1])
+    assert first["type"] == "deal" and len(config.deals) == 28
+
+
+def test_missing_unreadable_and_folder(tmp_path):
+    with pytest.raises(ConfigError, match="no such tournament file: .*nope.yaml"):
+        load_config(tmp_path / "nope.yaml")
+    with pytest.raises(ConfigError, match="is a folder"):
+        load_config(tmp_path)
+    (tmp_path / "bin.yaml").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ConfigError, match="not a UTF-8 text file"):
+        load_config(tmp_path / "bin.yaml")
+
+
+def test_relative_paths_resolve_against_the_file_folder(folder, tmp_path, monkeypatch):
+    sub = folder / "sub"
+    sub.mkdir()
+    (sub / "bot.py").write_text("")
+    path = write(sub, GOOD.replace("random_bot.py", "bot.py") + "database: r.db\nlog_folder: logs\n")
+    monkeypatch.chdir(tmp_path)
+    config = load_config(Path(os.path.relpath(path, tmp_path)))
+    assert config.database == str(sub.resolve() / "r.db")
+    assert config.log_folder == sub.resolve() / "logs"
+    assert config.entrant("a").cwd == str(sub.resolve())
+    assert load_config(write(sub, GOOD.replace("random_bot.py", "bot.py") + "database: sqlite:///x/r.db\n")).database == (
+        "sqlite:///" + str(sub.resolve() / "x" / "r.db")
+    )
+    pg = "postgresql+psycopg://u:p@db.example/arena"
+    assert load_config(write(sub, GOOD.replace("random_bot.py", "bot.py") + f"database: {pg}\n")).database == pg
+
+
+def test_fingerprint_ignores_how_not_what(folder):
+    a = load_config(write(folder, GOOD + "parallelism: 1\n"))
+    b = load_config(write(folder, GOOD + "parallelism: 2\nrounds: 5\ndatabase: other.db\n"))
+    c = load_config(write(folder, GOOD + "seed: 4\n"))
+    d = load_config(write(folder, GOOD + "time_control: {per_decision: 2}\n"))
+    assert a.fingerprint() == b.fingerprint()
+    assert len({a.fingerprint(), c.fingerprint(), d.fingerprint()}) == 3

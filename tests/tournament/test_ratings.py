@@ -1,0 +1,96 @@
+"""Ratings and standings from plain match records."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import pytest
+
+from arbiter.ratings import MatchRecord, SeatRecord, game_outcome, mean_ci, replay, standings, t95
+from arbiter.schedule import build_schedule
+
+
+def match(number, seats, totals, game=None, forfeits=(), status="complete", faults=None):
+    faults = faults or [0, 0, 0, 0]
+    return MatchRecord(
+        number,
+        number if game is None else game,
+        status,
+        tuple(SeatRecord(e, t, s in forfeits, faults[s]) for s, (e, t) in enumerate(zip(seats, totals))),
+    )
+
+
+def test_places_ties_and_forfeits():
+    m = match(0, "abcd", [100, 20, 20, -140])
+    assert game_outcome([m]).places() == {"a": 1, "b": 2, "c": 2, "d": 4}
+    m = match(0, "abcd", [100, 20, 20, -140], forfeits=[0])
+    assert game_outcome([m]).places() == {"a": 4, "b": 1, "c": 1, "d": 3}
+    m = match(0, "abcd", [100, 20, 20, -140], forfeits=[0, 3])
+    assert game_outcome([m]).places() == {"a": 3, "b": 1, "c": 1, "d": 4}  # forfeiters ordered by score
+    assert game_outcome([match(0, "abcd", [1, 2, 3, 4], status="aborted")]) is None
+
+
+def test_copies_are_one_entrant_scoring_the_mean_of_their_seats():
+    m = match(0, "abab", [10, -30, 30, -10])
+    assert m.scores() == {"a": 20, "b": -20}
+    outcome = game_outcome([m])
+    assert outcome.places() == {"a": 1, "b": 2}
+    book, history = replay("ab", [m])
+    assert book.ratings["a"].mu > 25 > book.ratings["b"].mu and book.games == {"a": 1, "b": 1}
+    # one forfeiting copy makes the whole entrant last
+    assert game_outcome([match(0, "abab", [10, -30, 30, -10], forfeits=[2])]).places() == {"a": 2, "b": 1}
+
+
+def test_a_duplicate_set_is_one_game_ranked_by_the_mean_over_the_set():
+    # Two rotations on the same cards: b wins the first match, a wins the set.
+    m0 = match(0, "abab", [-10, 5, -10, 15], game=0)  # a -10, b +10
+    m1 = match(1, "baba", [40, -50, 60, -50], game=0)  # b +50, a -50 ... a loses more
+    outcome = game_outcome([m0, m1])
+    assert outcome.scores == {"a": Fraction(-30), "b": Fraction(30)}
+    assert outcome.places() == {"a": 2, "b": 1} and outcome.last_match == 1
+    book, history = replay("ab", [m0, m1])
+    assert len(history) == 1  # one update for the set, not one per match
+    table = standings("ab", [m0, m1], duplicate=True)
+    by = {r.name: r for r in table}
+    assert by["b"].duplicate_diff == 60 and by["a"].duplicate_diff == -60
+    assert by["a"].matches == 2 and by["a"].mean_score == -30
+
+
+def test_replay_is_in_schedule_order_whatever_the_completion_order():
+    schedule = build_schedule("round_robin", list("abcde"), rounds=1, seed=4)
+    rng = random.Random(1)
+    records = []
+    for m in schedule:
+        totals = [rng.randrange(-200, 200) for _ in range(3)]
+        records.append(match(m.number, m.seats, [*totals, -sum(totals)]))
+    shuffled = records[:]
+    rng.shuffle(shuffled)
+    a, _ = replay("abcde", records)
+    b, _ = replay("abcde", shuffled)
+    assert {e: (r.mu, r.sigma) for e, r in a.ratings.items()} == {e: (r.mu, r.sigma) for e, r in b.ratings.items()}
+
+
+def test_standings_table():
+    records = [
+        match(0, "abcd", [100, 0, -50, -50], faults=[0, 2, 0, 0]),
+        match(1, "bcda", [0, -50, -50, 100], forfeits=[1], faults=[0, 3, 0, 0]),
+        match(2, "cdab", [-50, -50, 100, 0], status="aborted"),
+    ]
+    table = standings("abcd", records)
+    by = {r.name: r for r in table}
+    assert table[0].name == "a" and [r.rank for r in table] == [1, 2, 3, 4]
+    assert by["a"].matches == 2 and by["a"].mean_score == 100 and by["a"].ci95 == (100, 100)
+    assert by["b"].faults == 2 and by["c"].faults == 3 and by["c"].forfeits == 1
+    row = by["a"].to_json()
+    assert set(row) >= {"name", "mu", "sigma", "rating", "matches", "mean_score", "ci95", "faults"}
+    assert row["rating"] == pytest.approx(row["mu"] - 3 * row["sigma"], abs=1e-3)
+    assert table[0].rating >= table[1].rating >= table[2].rating
+
+
+def test_confidence_intervals():
+    assert mean_ci([]) == (None, None)
+    assert mean_ci([5.0]) == (5.0, None)
+    mean, (lo, hi) = mean_ci([1.0, 2.0, 3.0, 4.0])
+    assert mean == 2.5 and hi - mean == pytest.approx(3.182 * (1.6666666 / 4) ** 0.5, rel=1e-4)
+    assert t95(1) == 12.706 and t95(35) == 2.042 and t95(1000) == 1.96
