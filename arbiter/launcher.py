@@ -5,7 +5,8 @@ in a new session, so it and its children form one process group. It learns where
 listens and its secret token from the environment (``BARBU_ARBITER``, ``BARBU_TOKEN``). Its
 stdout and stderr go to a per-seat file kept beside the match log. At the end the whole group
 is killed, and so is any process that escaped the group (e.g. with ``setsid``) but still
-carries the seat's token in its environment.
+carries the seat's token in its environment. Output beyond ``output_limit`` bytes is read and
+dropped, so a flooding bot neither blocks on a full pipe nor fills the disk.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import shlex
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -33,12 +35,23 @@ def split_command(command: str) -> list[str]:
     return argv
 
 
+DEFAULT_OUTPUT_LIMIT = 1 << 20  # bytes of a bot's stdout+stderr kept per match
+
+
 class BotProcess:
-    def __init__(self, command: str, env: dict[str, str], output: Path, cwd: str | None = None):
+    def __init__(
+        self,
+        command: str,
+        env: dict[str, str],
+        output: Path,
+        cwd: str | None = None,
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    ):
         self.command = command
         self.argv = split_command(command)
         self.token = env.get("BARBU_TOKEN", "")
         self.output = output
+        self.output_limit = output_limit
         output.parent.mkdir(parents=True, exist_ok=True)
         self._out = open(output, "wb")
         try:
@@ -46,7 +59,7 @@ class BotProcess:
                 self.argv,
                 env={**os.environ, **env},
                 stdin=subprocess.DEVNULL,
-                stdout=self._out,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
                 start_new_session=True,
@@ -55,6 +68,24 @@ class BotProcess:
             self._out.close()
             raise ConfigError(f"cannot start bot {command!r}: {e.strerror or e}") from None
         self.pid = self.proc.pid
+        self._drain = threading.Thread(target=self._keep_output, name=f"bot-output-{self.pid}", daemon=True)
+        self._drain.start()
+
+    def _keep_output(self) -> None:
+        """Copy the bot's output to its file up to the limit; read and drop the rest."""
+        kept = 0
+        dropped = 0
+        pipe = self.proc.stdout
+        while chunk := pipe.read1(65536):
+            room = self.output_limit - kept
+            if room > 0:
+                self._out.write(chunk[:room])
+                self._out.flush()
+                kept += min(room, len(chunk))
+            dropped += max(0, len(chunk) - max(room, 0))
+        if dropped:
+            self._out.write(f"\n[arbiter: {dropped} more bytes of output were dropped]\n".encode())
+        pipe.close()
 
     def exit_code(self) -> int | None:
         return self.proc.poll()
@@ -93,6 +124,7 @@ class BotProcess:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             log.error("bot process %d did not die after SIGKILL", self.pid)
+        self._drain.join(timeout=5)  # every writer of the pipe is dead: it reaches end of file
         self._out.close()
 
 

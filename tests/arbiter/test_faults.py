@@ -61,6 +61,19 @@ def test_misbehaving_bot(tmp_path, case):
     assert leftover_processes(played) == []
 
 
+def test_a_chatty_bot_output_is_capped_not_buffered(tmp_path):
+    from arbiter.launcher import DEFAULT_OUTPUT_LIMIT
+
+    commands = [RANDOM, RANDOM, f"{PY} {BOTS / 'chatty_bot.py'}", RANDOM]
+    bots = [BotSpec(f"bot{s}", c) for s, c in enumerate(commands)]
+    played = play_bot_match(bots, MatchSetup(make_ruleset(), seed=12), tmp_path / "chatty.jsonl")
+    assert played.result.status == "complete" and played.result.faults == []
+    kept = played.outputs[2].read_bytes()
+    assert DEFAULT_OUTPUT_LIMIT <= len(kept) < DEFAULT_OUTPUT_LIMIT + 200
+    assert kept.rstrip().endswith(b"bytes of output were dropped]")
+    assert leftover_processes(played) == []
+
+
 def test_views_never_show_another_seats_unplayed_cards(tmp_path):
     spy_out = tmp_path / "views.jsonl"
     commands = [f"env BARBU_SPY_OUT={spy_out} {PY} {BOTS / 'spy_bot.py'}", RANDOM, RANDOM, RANDOM]
@@ -81,7 +94,9 @@ def test_views_never_show_another_seats_unplayed_cards(tmp_path):
     assert len(decision_views) > 100
     for view in decision_views:
         deal = view.get("deal", 0)
+        # cards on the table so far: Domino turns are in `plays`, trick play in `tricks`/`trick`
         n_played = sum(1 for p in view.get("plays", []) if p.get("card"))
+        n_played += sum(len(t.get("cards", [])) for t in view.get("tricks", [])) + len(view.get("trick", []))
         public = {card for _, card in plays[deal][:n_played]}
         mine = set(dealt[deal]) - {c for s, c in plays[deal][:n_played] if s == 0}
         assert set(view.get("hand", [])) == mine
