@@ -16,6 +16,7 @@ import typer
 
 from barbu.rules import BarbuError
 
+from .replay import replay_command
 from .tournament_cli import run_command, standings_command
 
 app = typer.Typer(
@@ -132,29 +133,7 @@ def _short_name(command: str) -> str:
     return Path(scripts[-1] if scripts else words[0] if words else "bot").stem
 
 
-@app.command()
-def replay(
-    log_file: Annotated[Path, typer.Argument(metavar="LOG", help="A match log (JSON Lines).")],
-    verify: Annotated[bool, typer.Option("--verify", help="Verify the log move by move and report.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the verification as one JSON object.")] = False,
-) -> None:
-    """Verify a match log (exit 0 valid, 1 invalid, 2 unreadable)."""
-    from barbu.matchlog import verify as verify_log
-
-    from .log import read_log_lines
-
-    report = verify_log(read_log_lines(log_file))
-    if as_json:
-        _print_json(report.to_json())
-    elif report.valid:
-        state = "complete" if report.complete else (report.status or "incomplete (cut short)")
-        typer.echo(f"valid: {state}, {report.deals} deals, totals {report.totals}, places {report.places}")
-    else:
-        typer.echo(f"invalid: line {report.line}: {report.error}")
-    if not report.valid:
-        raise typer.Exit(1)
-
-
+app.command("replay")(replay_command)
 app.command("run")(run_command)
 app.command("standings")(standings_command)
 

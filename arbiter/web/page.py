@@ -1,0 +1,311 @@
+"""Build the viewer's data (per-step snapshots) and write the page."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from html import escape
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from barbu.rules import Contract, MatchState, Phase, cards_of, parse_card
+from barbu.rules.cards import HEARTS_MASK, KING_OF_HEARTS, QUEENS, SUIT_SYMBOLS
+from barbu.rules.domino import ordinal
+
+from ..replay import (
+    REASONS,
+    Event,
+    Replay,
+    card_label,
+    contract_label,
+    double_words,
+    seat_label,
+)
+
+DATA_VERSION = 1
+_PLACEHOLDERS = ("/*__CSS__*/", "/*__JS__*/", "__DATA__", "__TITLE__")
+
+
+def _static(name: str) -> str:
+    return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
+
+
+def _scoring_mask(contract: Contract | None) -> int:
+    """The cards whose capture scores in this contract (shown beside each seat)."""
+    if contract is Contract.NO_HEARTS:
+        return HEARTS_MASK
+    if contract is Contract.NO_QUEENS:
+        return QUEENS
+    if contract is Contract.BARBU:
+        return KING_OF_HEARTS
+    if contract is Contract.SALAD:
+        return HEARTS_MASK | QUEENS | KING_OF_HEARTS
+    return 0
+
+
+def _levels(state: MatchState) -> list[list[int]]:
+    return [[a, b, state.levels[a][b]] for a in range(4) for b in range(a + 1, 4) if state.levels[a][b]]
+
+
+def _doubles(state: MatchState) -> list[list[Any]]:
+    """This deal's doubling actions so far: [seat, targets, redoubled targets]."""
+    out = []
+    doubled = [0, 0, 0, 0]
+    for seat, targets in state.double_actions:
+        redo = [t for t in targets if doubled[t] >> seat & 1]
+        for t in targets:
+            if t not in redo:
+                doubled[seat] |= 1 << t
+        out.append([seat, list(targets), redo])
+    return out
+
+
+def _legal(state: MatchState) -> list[int]:
+    if state.phase in (Phase.PLAY, Phase.DOMINO) and state.turn >= 0:
+        return list(cards_of(state.legal_mask()))
+    return []
+
+
+def _layout(state: MatchState, ace: str) -> list[list[list[int]]] | None:
+    if state.contract is not Contract.DOMINO:
+        return None
+    rows: list[list[list[int]]] = [[], [], [], []]
+    for c in cards_of(state.layout):
+        rows[c // 13].append([c, ordinal(c % 13, ace)])
+    return rows
+
+
+def _trick(event: Event) -> dict[str, Any] | None:
+    st, before = event.after, event.before
+    if st.contract is Contract.DOMINO or st.declaration is None:
+        return None
+    if st.trick:
+        return {"i": len(st.tricks), "ld": st.leader, "c": list(st.trick), "w": -1}
+    completed = (event.kind == "play" and len(st.tricks) > len(before.tricks)) or event.kind == "deal_end"
+    if completed and st.tricks:
+        t = st.tricks[-1]
+        return {"i": t.index, "ld": t.leader, "c": list(t.cards), "w": t.winner}
+    return None
+
+
+def _text(replay: Replay, event: Event) -> str:
+    e, st = event, event.after
+    who = seat_label(e.seat) if e.seat is not None else ""
+    if e.kind == "deal":
+        return f"Deal {e.deal} is dealt; {seat_label(st.declarer)} ({replay.entrant(st.declarer)}) declares"
+    if e.kind == "declare":
+        return f"{who} declares {contract_label(st.declaration)}"
+    if e.kind == "double":
+        text = f"{who} {double_words(e)}"
+        if st.phase is not Phase.DOUBLE:
+            text += " — doubling over"
+        return text
+    if e.kind == "play":
+        card = e.line.get("card")
+        if card is None:
+            return f"{who} passes"
+        text = f"{who} plays {card_label(parse_card(card))}"
+        if st.contract is Contract.DOMINO:
+            if e.seat in st.finished and e.seat not in e.before.finished:
+                text += f" and is out ({_place(st.finished.index(e.seat) + 1)})"
+        elif len(st.tricks) > len(e.before.tricks):
+            t = st.tricks[-1]
+            text += f" — {seat_label(t.winner)} wins trick {t.index + 1}"
+        return text
+    if e.kind == "deal_end":
+        return f"Deal {e.deal} ends: {REASONS.get(e.line.get('reason'), e.line.get('reason'))}"
+    if e.kind == "match_end":
+        status = e.line.get("status")
+        return f"Match {status}: totals {e.line.get('totals')}, places {e.line.get('places')}"
+    return e.kind
+
+
+def _place(n: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
+
+
+def build_data(replay: Replay, *, deal: int | None = None, seat: int | None = None) -> dict[str, Any]:
+    """Everything the page shows, as plain JSON: the log, the deals, one snapshot per step.
+
+    A step is a ``deal`` line, a decision (``declare``, ``double``, ``play``), a ``deal_end``
+    or the ``match_end``; its snapshot is the table just after that line. Fault lines go with
+    the step that follows them; ``trick`` lines are shown by the play that completes the trick.
+    Cards are integers 0..51 (suit = c // 13 in C D H S, rank = c % 13 from the 2).
+    """
+    rules = replay.rules
+    ace = rules.domino_ace if rules else "high"
+    steps: list[dict[str, Any]] = []
+    deals: dict[int, dict[str, Any]] = {}
+    faults: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    series: list[list[int]] = [[0, 0, 0, 0]]
+    for e in replay.events:
+        if e.kind == "fault":
+            f = dict(e.line)
+            f["line"] = e.number
+            f["step"] = len(steps)
+            pending.append(f)
+            faults.append(f)
+            continue
+        if e.kind == "trick":
+            continue
+        st = e.after
+        d = e.deal if e.deal is not None else (steps[-1]["d"] if steps else 0)
+        if e.kind == "deal":
+            deals[d] = {
+                "n": d,
+                "decl": st.declarer,
+                "label": "",
+                "contract": None,
+                "first": len(steps),
+                "last": len(steps),
+                "hands": [list(cards_of(h)) for h in st.dealt],
+                "end": None,
+            }
+        info = deals.get(d)
+        if info is not None:
+            info["last"] = len(steps)
+            if e.kind == "declare":
+                info["label"] = contract_label(st.declaration)
+                info["contract"] = st.declaration.contract.value
+        contract = st.contract
+        step: dict[str, Any] = {
+            "k": e.kind,
+            "d": d,
+            "l": e.number,
+            "s": -1 if e.seat is None else e.seat,
+            "t": _text(replay, e),
+            "h": [list(cards_of(h)) for h in st.hands],
+            "ph": st.phase.name.lower(),
+            "turn": st.turn if st.phase not in (Phase.DEAL, Phase.OVER) else -1,
+            "lg": _legal(st),
+            "tr": _trick(e),
+            "lay": _layout(st, ace) if e.kind != "deal" else None,
+            "fin": list(st.finished) if contract is Contract.DOMINO else [],
+            "tw": list(st.tricks_won),
+            "cap": [list(cards_of(st.won[s] & _scoring_mask(contract))) for s in range(4)],
+            "lv": _levels(st),
+            "db": _doubles(st),
+            "tot": list(st.totals),
+            "f": pending,
+        }
+        if e.ms is not None:
+            step["ms"] = e.ms
+        if e.auto:
+            step["a"] = 1
+        if e.kind == "play":
+            card = e.line.get("card")
+            step["pc"] = None if card is None else parse_card(card)
+        if e.kind == "deal_end":
+            end = {
+                "reason": REASONS.get(e.line.get("reason"), e.line.get("reason")),
+                "raw": e.line.get("raw"),
+                "sc": e.line.get("scores"),
+                "tot": e.line.get("totals"),
+            }
+            step["end"] = end
+            if info is not None:
+                info["end"] = end
+            series.append(list(e.line.get("totals")))
+        pending = []
+        steps.append(step)
+    if not replay.valid or pending or not replay.match_end:
+        # a last step that says where the log stops (and carries any fault lines left over)
+        last = steps[-1] if steps else None
+        step = dict(last) if last else _empty_step()
+        step.update(k="stop", s=-1, f=pending, l=replay.bad_line or replay.last_line, t=_stop_text(replay))
+        step["tr"] = last["tr"] if last else None
+        step.pop("ms", None)
+        step.pop("a", None)
+        step.pop("end", None)
+        steps.append(step)
+        if last and last["d"] in deals:
+            deals[last["d"]]["last"] = len(steps) - 1
+    header = replay.header or {}
+    seats = [replay.entrant(s) for s in range(4)]
+    rules_json = dict(header.get("rules") or {})
+    start = 0
+    if deal is not None and deal in deals:
+        start = deals[deal]["first"]
+    return {
+        "version": DATA_VERSION,
+        "match": {
+            "id": header.get("match_id", ""),
+            "seed": header.get("seed"),
+            "rules": rules_json,
+            "first_declarer": header.get("first_declarer", 0),
+            "deals_per_match": rules.deals_per_match if rules else 0,
+            "seats": seats,
+            "contracts": [c.value for c in rules.contracts] if rules else [],
+        },
+        "verdict": {
+            "valid": replay.valid,
+            "complete": replay.verification.complete,
+            "text": replay.verdict(),
+            "line": replay.bad_line,
+            "error": replay.error,
+        },
+        "suits": SUIT_SYMBOLS,
+        "deals": [deals[d] for d in sorted(deals)],
+        "series": series,
+        "faults": faults,
+        "steps": steps,
+        "log": [line.rstrip("\r\n") for line in replay.lines],
+        "start": {"step": start, "seat": -1 if seat is None else seat},
+    }
+
+
+def _empty_step() -> dict[str, Any]:
+    return {
+        "d": 0, "h": [[], [], [], []], "ph": "deal", "turn": -1, "lg": [], "tr": None, "lay": None, "fin": [],
+        "tw": [0, 0, 0, 0], "cap": [[], [], [], []], "lv": [], "db": [], "tot": [0, 0, 0, 0],
+    }  # fmt: skip
+
+
+def _stop_text(replay: Replay) -> str:
+    if not replay.valid:
+        return f"The log goes wrong at line {replay.bad_line}: {replay.error}"
+    v = replay.verification
+    if v.status == "aborted":
+        return "The match was aborted: " + replay.verdict()
+    return f"The log stops after line {replay.last_line}: the match is incomplete"
+
+
+def _json_for_script(obj: Any) -> str:
+    """JSON safe inside <script>: no "</script>", no "<!--", no line separators."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace(
+        "\u2028", "\\u2028"
+    ).replace("\u2029", "\\u2029")
+
+
+def render_html(replay: Replay, *, deal: int | None = None, seat: int | None = None) -> tuple[str, int]:
+    """The page's text and its number of steps."""
+    data = build_data(replay, deal=deal, seat=seat)
+    template = _static("viewer.html")
+    for p in _PLACEHOLDERS:
+        if template.count(p) != 1:
+            raise RuntimeError(f"viewer template: placeholder {p} must occur exactly once")
+    title = f"Barbu replay — {data['match']['id'] or 'match'}"
+    values = {
+        "/*__CSS__*/": _static("viewer.css"),
+        "/*__JS__*/": _static("viewer.js"),
+        "__DATA__": _json_for_script(data),
+        "__TITLE__": escape(title),
+    }
+    # one pass, so inserted text is never scanned for placeholders
+    page = re.sub("|".join(re.escape(p) for p in _PLACEHOLDERS), lambda m: values[m.group(0)], template)
+    return page, len(data["steps"])
+
+
+def write_html(replay: Replay, out: str | os.PathLike[str], *, deal: int | None = None, seat: int | None = None) -> int:
+    """Write the viewer page to ``out`` (atomically); returns its number of steps."""
+    page, steps = render_html(replay, deal=deal, seat=seat)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".part")
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, out)
+    return steps

@@ -1,0 +1,123 @@
+"""``arbiter replay``: replay_command registered on a typer app of our own (cli.py registers it too)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from arbiter.replay import replay_command
+
+from .conftest import FIXED_LOG, log_lines, with_bad_line
+
+app = typer.Typer(add_completion=False)
+app.command("replay")(replay_command)
+app.command("noop", hidden=True)(lambda: None)  # two commands, so "replay" is a subcommand as in cli.py
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, ["replay", *args], catch_exceptions=False, env={"COLUMNS": "100", "NO_COLOR": "1"})
+
+
+@pytest.fixture
+def bad_log(tmp_path):
+    lines, bad = with_bad_line(log_lines(), deal=1, nth_play=7, card="AS")
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    return path, bad
+
+
+def test_verify_valid():
+    r = run(str(FIXED_LOG), "--verify")
+    assert r.exit_code == 0
+    assert r.stdout == "valid: complete, 8 deals, totals [362, -286, 19, 69], places [1, 4, 3, 2]\n"
+
+
+def test_verify_json_valid():
+    r = run(str(FIXED_LOG), "--verify", "--json")
+    assert r.exit_code == 0
+    assert json.loads(r.stdout) == {
+        "valid": True, "complete": True, "deals": 8, "totals": [362, -286, 19, 69], "places": [1, 4, 3, 2],
+    }  # fmt: skip
+    assert json.loads(run(str(FIXED_LOG), "--json").stdout) == json.loads(r.stdout)
+
+
+def test_verify_invalid(bad_log):
+    path, bad = bad_log
+    r = run(str(path), "--verify")
+    assert r.exit_code == 1
+    assert r.stdout == f"invalid: line {bad}: AS is not in your hand\n"
+    r = run(str(path), "--json")
+    assert r.exit_code == 1
+    assert json.loads(r.stdout) == {"valid": False, "line": bad, "error": "AS is not in your hand"}
+
+
+def test_cut_short_log_is_valid_but_incomplete(tmp_path):
+    path = tmp_path / "cut.jsonl"
+    lines = log_lines()
+    path.write_text("".join(lines[:50]) + lines[50][:10], encoding="utf-8")
+    r = run(str(path), "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["complete"] is False
+    r = run(str(path), "--verify")
+    assert r.stdout.startswith("valid: incomplete (cut short), 0 deals")
+    r = run(str(path))
+    assert r.exit_code == 0
+    assert "✓ valid: incomplete (cut short after line 50)" in r.stdout
+
+
+@pytest.mark.parametrize("args", [(), ("--verify",), ("--json",), ("--html", "x.html")])
+def test_unreadable_log_exits_2(tmp_path, args):
+    r = run(str(tmp_path / "missing.jsonl"), *[str(tmp_path / a) if a.endswith(".html") else a for a in args])
+    assert r.exit_code == 2
+    assert "no such match log" in r.stderr
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    r = run(str(binary), *args)
+    assert r.exit_code == 2 and "not a UTF-8 text file" in r.stderr
+
+
+def test_render_default():
+    r = run(str(FIXED_LOG))
+    assert r.exit_code == 0
+    assert "Deal 7 · declarer S3 random-3" in r.stdout
+    assert r.stdout.rstrip().endswith("✓ valid: complete, 8 deals, totals [362, -286, 19, 69], places [1, 4, 3, 2]")
+    assert "\x1b[" not in r.stdout
+
+
+def test_render_deal_and_seat():
+    r = run(str(FIXED_LOG), "--deal", "3", "--seat", "1")
+    assert r.exit_code == 0
+    assert "Deal 3 · declarer S1 random-1 · No Queens" in r.stdout
+    assert "Deal 2 ·" not in r.stdout and "Deal 4 ·" not in r.stdout
+    assert "as seen by S1 (random-1)" in r.stdout
+
+
+def test_render_invalid_shows_up_to_the_bad_line(bad_log):
+    path, bad = bad_log
+    r = run(str(path))
+    assert r.exit_code == 1
+    assert "Deal 0 ·" in r.stdout and "Deal 1 ·" in r.stdout and "Deal 2 ·" not in r.stdout
+    assert f"✗ invalid: line {bad}: AS is not in your hand" in r.stdout
+
+
+def test_bad_options():
+    assert run(str(FIXED_LOG), "--deal", "8").exit_code == 2
+    assert "no deal 8 in this log (deals 0–7)" in run(str(FIXED_LOG), "--deal", "8").stderr
+    assert run(str(FIXED_LOG), "--seat", "4").exit_code == 2
+
+
+def test_html(tmp_path, bad_log):
+    out = tmp_path / "sub" / "match.html"
+    r = run(str(FIXED_LOG), "--html", str(out), "--deal", "2", "--seat", "3")
+    assert r.exit_code == 0, r.stdout
+    assert r.stdout.startswith(f"wrote {out}: 8 deals, ")
+    assert out.exists() and not out.with_name("match.html.part").exists()
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!doctype html>")
+    path, bad = bad_log
+    r = run(str(path), "--html", str(tmp_path / "bad.html"))
+    assert r.exit_code == 1 and "invalid: line" in r.stdout
+    assert (tmp_path / "bad.html").exists()
