@@ -16,6 +16,7 @@ import typer
 
 from barbu.rules import BarbuError
 
+from .checkbot import check_bot_command
 from .replay import replay_command
 from .tournament_cli import run_command, standings_command
 
@@ -62,7 +63,7 @@ def selfplay(
     setup = MatchSetup(_rules(rules, settings), seed=seed, first_declarer=first_declarer, match_id=f"selfplay-{seed}")
     players = [RandomPlayer(seed=f"{seed}/{s}", name=f"random-{s}") for s in range(4)]
     sink = AtomicLogFile(out)
-    result = Referee(setup, players, sink).run()
+    result = Referee(setup, players, sink, log_times=False).run()  # same seed, same bytes
     path = sink.commit()
     if as_json:
         _print_json({"totals": result.totals, "places": result.places, "log": str(path)})
@@ -134,6 +135,7 @@ def _short_name(command: str) -> str:
 
 
 app.command("replay")(replay_command)
+app.command("check-bot")(check_bot_command)
 app.command("run")(run_command)
 app.command("standings")(standings_command)
 

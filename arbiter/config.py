@@ -28,6 +28,7 @@ from barbu.rules import BarbuError, Ruleset, make_ruleset
 
 from .errors import ConfigError
 from .faults import FaultPolicy
+from .launcher import with_own_python
 from .timecontrol import TimeControl
 
 FORMATS = ("round_robin", "gauntlet", "duplicate")
@@ -381,9 +382,8 @@ class _Parser:
                 i += 1
             if i == len(argv):
                 raise self.fail(node, where, "'env' names no program to run")
+        argv = with_own_python(argv)
         program = argv[i]
-        if re.fullmatch(r"python3?", program):
-            argv[i] = program = sys.executable  # the arbiter's interpreter, which has the SDK
         if self.check_commands:
             self.check_program(program, node, where)
             for script in _scripts(argv[i:]):

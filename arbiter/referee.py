@@ -62,7 +62,10 @@ class Referee:
         time_control: TimeControl = TimeControl(),
         fault_policy: FaultPolicy = FaultPolicy(),
         clock: Callable[[], float] = time.perf_counter,
+        log_times: bool = True,
     ):
+        """``log_times=False`` leaves the ``ms`` keys out of the log, so that a match between
+        deterministic in-process players writes the same bytes every time."""
         if len(players) != 4:
             raise ValueError("a match needs exactly 4 players")
         self.setup = setup
@@ -70,6 +73,7 @@ class Referee:
         self.time_control = time_control
         self.policy = fault_policy
         self.clock = clock
+        self.log_times = log_times
         self.state: MatchState = new_match(setup.rules, setup.first_declarer)
         seats = seats or [{"seat": s, "entrant": p.name} for s, p in enumerate(players)]
         self.writer = MatchLogWriter(
@@ -148,11 +152,14 @@ class Referee:
             except IllegalActionError as e:
                 fault = PlayerFault(FaultKind.ILLEGAL, f"{_describe(action)}: {e}")
             else:
-                self.writer.acted(state, seat, action, ms=elapsed * 1000)
+                self.writer.acted(state, seat, action, ms=self._ms(elapsed))
                 return
         action = self._substitute(seat, fault)
         state.apply(action)
-        self.writer.acted(state, seat, action, ms=elapsed * 1000, auto=True)
+        self.writer.acted(state, seat, action, ms=self._ms(elapsed), auto=True)
+
+    def _ms(self, seconds: float) -> float | None:
+        return seconds * 1000 if self.log_times else None
 
     def _ask(self, seat: int) -> tuple[Any, float, PlayerFault | None]:
         """The seat's answer, the time it took, and the fault if it did not answer well."""

@@ -29,7 +29,7 @@ def test_four_random_bots_play_a_full_match_that_verifies(tmp_path):
     report = verify(read_log_lines(played.log_path))
     assert report.valid and report.complete
     assert report.totals == r.totals and report.places == r.places
-    assert not (tmp_path / f"standard-1.jsonl.part").exists()
+    assert not (tmp_path / "standard-1.jsonl.part").exists()
     assert leftover_processes(played) == []
 
 

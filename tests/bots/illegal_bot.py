@@ -3,7 +3,7 @@
 import random
 
 from barbu.bot import Bot
-from barbu.rules import Phase, cards_of
+from barbu.rules import Phase
 from barbu.runner import run
 
 

@@ -259,6 +259,15 @@ def verify(lines: Iterable[str]) -> Verification:
 
 
 
+def _same(value: Any, expected: Any) -> bool:
+    """JSON equality: unlike ``==`` in Python, ``true`` and ``1.0`` are not the integer 1."""
+    if type(value) is not type(expected):
+        return False
+    if isinstance(expected, list):
+        return len(value) == len(expected) and all(map(_same, value, expected))
+    return value == expected
+
+
 class _Verifier:
     GAME_TYPES = ("deal", "declare", "double", "play", "trick", "deal_end", "match_end")
 
@@ -307,7 +316,7 @@ class _Verifier:
         if obj["format"] != FORMAT:
             self.fail(f"format is {obj['format']!r}, expected {FORMAT!r}")
         version = obj["version"]
-        if version not in (1,):
+        if not _same(version, 1):
             self.fail(f"unsupported match-log version {version!r} (this reader knows version 1)")
         try:
             rules = ruleset_from_json(obj["rules"])
@@ -327,9 +336,9 @@ class _Verifier:
 
     # -- decisions
     def _check_deal_seat(self, obj: dict[str, Any], want_seat: bool = True) -> None:
-        if obj.get("deal") != self.state.deal_index:
+        if not _same(obj.get("deal"), self.state.deal_index):
             self.fail(f"expected deal {self.state.deal_index}, got {obj.get('deal')!r}")
-        if want_seat and obj.get("seat") != self.state.turn:
+        if want_seat and not _same(obj.get("seat"), self.state.turn):
             self.fail(f"it is seat {self.state.turn}'s turn, not seat {obj.get('seat')!r}'s")
 
     def _decision(self, kind: str, obj: dict[str, Any]) -> None:
@@ -348,7 +357,7 @@ class _Verifier:
             if kind == "deal":
                 self._check_deal_seat(obj, want_seat=False)
                 declarer = state.rules.declarer_of(state.first_declarer, state.deal_index)
-                if obj.get("declarer") != declarer:
+                if not _same(obj.get("declarer"), declarer):
                     self.fail(f"deal {state.deal_index}'s declarer is seat {declarer}, not {obj.get('declarer')!r}")
                 state.deal(hands_from_deal_line(obj))
                 self._deal = state.deal_index
@@ -424,7 +433,7 @@ class _Verifier:
         if kind != want["type"]:
             self.fail(f"expected the {want['type']!r} line here, got {kind!r}")
         for key, value in want.items():
-            if obj.get(key) != value:
+            if not _same(obj.get(key), value):
                 self.fail(f"{kind} {key!r} is {obj.get(key)!r}, but the rules give {value!r}")
 
     def _fault(self, obj: dict[str, Any]) -> None:
@@ -448,10 +457,10 @@ class _Verifier:
         else:
             self.fail(f"match_end status must be 'complete' or 'aborted', got {status!r}")
         totals = list(state.totals)
-        if obj.get("totals") != totals:
+        if not _same(obj.get("totals"), totals):
             self.fail(f"match_end totals are {obj.get('totals')!r}, but the deals add up to {totals}")
         if "places" in obj or status == "complete":
-            if obj.get("places") != places(totals):
+            if not _same(obj.get("places"), places(totals)):
                 self.fail(f"match_end places are {obj.get('places')!r}, but the totals give {places(totals)}")
         self.status = status
 

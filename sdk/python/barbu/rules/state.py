@@ -89,7 +89,7 @@ class MatchState:
         "doubled", "doubled_by", "redoubled", "startable", "levels", "double_actions",
         "double_step", "double_round",
         "leader", "trick", "trick_mask", "best", "tricks", "won", "tricks_won",
-        "captured", "hearts_broken", "plays", "frontier", "domino_steps", "layout", "finished",
+        "captured", "hearts_broken", "plays", "frontier", "domino_steps", "layout", "finished", "domino_passes",
         "results", "totals", "_legal", "_plain_follow",
     )  # fmt: skip
     # ``_legal`` caches the legal set of the decision at hand (-1: not computed yet): the card
@@ -139,6 +139,7 @@ class MatchState:
         self.domino_steps: tuple[int, ...] = ()  # Domino: per card, what it makes playable
         self.layout = 0
         self.finished: list[int] = []
+        self.domino_passes = 0  # Domino: passes in a row since the last card
         self._legal = -1
         self._plain_follow = False
 
@@ -268,7 +269,7 @@ class MatchState:
             cards = cards_of(self.legal_mask())
             if not cards:
                 return (PASS,)
-            return cards + (PASS,) if not self.rules.domino_must_play else cards
+            return cards if self._domino_must_play() else cards + (PASS,)
         if phase is _DOUBLE:
             return doubling.actions_for(*self.double_targets())
         if phase is Phase.DECLARE:
@@ -306,9 +307,15 @@ class MatchState:
             raise IllegalActionError(self._why_illegal(card))
         return card
 
+    def _domino_must_play(self) -> bool:
+        """F4; without it (domino_must_play=false) a pass is free until a whole round of
+        seats still in play has passed in a row: then a seat that can play must, or the
+        deal could stall forever (docs/rulings.md)."""
+        return self.rules.domino_must_play or self.domino_passes >= 4 - len(self.finished)
+
     def _checked_domino(self, card: Any) -> int | None:
         if card is PASS:
-            if self.rules.domino_must_play and self.legal_mask():
+            if self.legal_mask() and self._domino_must_play():
                 raise IllegalActionError("you may not pass while you hold a playable card")
             return PASS
         return self._checked_card(card)
@@ -523,6 +530,7 @@ class MatchState:
         self.plays.append((seat, card))
         self._legal = -1
         again = False
+        self.domino_passes = self.domino_passes + 1 if card is None else 0
         if card is not None:
             bit = 1 << card
             self.hands[seat] ^= bit

@@ -1,0 +1,712 @@
+"""``arbiter check-bot``: a conformance session for a bot program, before it enters a tournament.
+
+Like the tools that check a chess engine before a tournament, it runs the bot for real (a
+process started from its command line, speaking gRPC to a real arbiter) and reports each step
+of the protocol as passed or failed, with the reason:
+
+* it starts, connects and says hello within the connect limit;
+* it answers every kind of decision: each contract, the trump suit and the Domino start rank,
+  doubling with and without a chance to redouble, the double forced by the quota, trick play in
+  every trick contract, Domino plays and Domino passes;
+* it answers only with legal, well-formed actions and with the request id it was asked;
+* every decision keeps within the per-decision time limit (no reserve is granted here);
+* it stays in the session through MatchStart, every DealEnd and MatchEnd;
+* it exits with code 0 within a few seconds after MatchEnd.
+
+The bot sits in seat 0 of two matches against three in-process random players:
+
+1. **standard**: a full 28-deal match on standard rules with the bot first declarer, so it
+   declares all seven contracts; single-choice decisions are *not* made for it
+   (``auto_single=False``), so it is also asked its forced Domino passes and its pass as a
+   declarer nobody doubled. In the last block it doubles first, without redouble chances; in
+   the first, the quota makes every opponent double it at least twice, which gives it
+   redouble chances.
+2. **quota**: a short match (8 deals: Barbu and Domino only) with the tournament setting
+   ``auto_single=True`` (single choices are made for the bot and only show in its views).
+   With only two deals per block, the quota (2 doubles of each declarer per block) forces
+   every non-declarer to double the declarer in every deal, so the bot meets the forced
+   double whatever it does by itself.
+
+Coverage is read from what the bot was actually asked: a situation that never came up is a
+failed step ("never asked"), never a vacuous pass. Faults come from the referee's
+:class:`~arbiter.referee.MatchResult` and from the requests themselves, and each fails the step
+it belongs to with its detail.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+__all__ = ["STEPS", "CheckReport", "Step", "check_bot", "check_bot_command"]
+
+TRICK_CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "barbu", "no_last_two", "trumps")
+
+# Every step, in report order, with what it checks.
+STEPS: tuple[tuple[str, str], ...] = (
+    ("start", "the bot process starts"),
+    ("hello", "it connects and says hello (right token, protocol version 1) within the connect limit"),
+    ("declare-contracts", "as declarer it names each of the 7 contracts once"),
+    ("declare-trump-suit", "it names a trump suit with Trumps"),
+    ("declare-domino-start", "it names a start rank with Domino"),
+    ("double-no-redouble-chance", "it answers doubling requests where nobody has doubled it"),
+    ("double-redouble-chance", "it answers doubling requests where it may redouble"),
+    ("double-forced-by-quota", "it answers doubling requests where the quota forces it to double the declarer"),
+    *((f"play-{c}", f"it plays cards in {c}") for c in TRICK_CONTRACTS),
+    ("domino-play", "it plays cards in Domino"),
+    ("domino-pass", "it passes in Domino"),
+    ("legal-actions", "every answer is well-formed and one of the request's legal actions"),
+    ("request-ids", "every reply carries the request id it answers; nothing else is sent"),
+    ("time-limit", "every decision is answered within the per-decision time limit"),
+    ("informational-messages", "it stays in the session through MatchStart, every DealEnd and MatchEnd"),
+    ("clean-exit", "it exits with code 0 within a few seconds after MatchEnd"),
+)
+STEP_NAMES = tuple(name for name, _ in STEPS)
+
+
+@dataclass
+class Step:
+    name: str
+    ok: bool
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass
+class CheckReport:
+    command: str
+    steps: list[Step] = field(default_factory=list)
+    seconds: float = 0.0
+    logs: Path | None = None  # where the match logs and the bot's output were kept, if asked
+    pids: list[int] = field(default_factory=list)  # the bot processes started (all killed by now)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.steps) and all(s.ok for s in self.steps)
+
+    @property
+    def failed(self) -> list[Step]:
+        return [s for s in self.steps if not s.ok]
+
+    def step(self, name: str) -> Step:
+        for s in self.steps:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "steps": [s.to_json() for s in self.steps]}
+
+    def render(self) -> str:
+        width = max(len(n) for n in STEP_NAMES)
+        lines = [f"check-bot: {self.command}"]
+        for s in self.steps:
+            lines.append(f"  {'PASS' if s.ok else 'FAIL'}  {s.name:<{width}}  {s.detail}")
+        if self.ok:
+            lines.append(f"ok: all {len(self.steps)} steps passed in {self.seconds:.1f}s")
+        else:
+            names = ", ".join(s.name for s in self.failed)
+            lines.append(
+                f"FAILED: {len(self.failed)} of {len(self.steps)} steps failed ({names}) in {self.seconds:.1f}s"
+            )
+        if self.logs is not None:
+            lines.append(f"logs and the bot's output: {self.logs}")
+        return "\n".join(lines)
+
+
+# ---- what happened in one session ----------------------------------------------------------
+@dataclass
+class _Decision:
+    session: str
+    request_id: int
+    deal: int
+    phase: str
+    contract: str | None
+    tags: tuple[str, ...]
+    legal: tuple[Any, ...]
+    action: Any = None
+    answered: bool = False  # a well-formed answer arrived (legal or not)
+    legal_answer: bool = False
+    fault: Any = None  # the PlayerFault raised while asking, if any
+    elapsed: float = 0.0
+    doubled_by: frozenset[int] = frozenset()  # doubling: the seats that had doubled the bot
+
+    def where(self) -> str:
+        what = self.phase if self.contract is None or self.phase == "declare" else f"{self.phase} in {self.contract}"
+        return f"{self.session} match, deal {self.deal}, request {self.request_id} ({what})"
+
+
+@dataclass
+class _Session:
+    label: str
+    started: bool = False
+    start_error: str = ""
+    pid: int = 0
+    connected: bool = False
+    connect_seconds: float = 0.0
+    connect_error: str = ""
+    hello: str = ""
+    ran: bool = False
+    status: str = ""
+    deals: int = 0
+    deal_ends: int = 0  # DealEnd messages handed to the bot's stream
+    match_start_sent: bool = False
+    match_end_sent: bool = False
+    faults: list[Any] = field(default_factory=list)  # FaultRecords of the bot's seat
+    forfeit: bool = False
+    decisions: list[_Decision] = field(default_factory=list)
+    exit_code: int | None = None
+    exit_seconds: float | None = None
+    exit_detail: str = ""
+    log_path: Path | None = None
+
+
+def _tags(view: Any) -> tuple[str, ...]:
+    """The situations a decision request exercises."""
+    from barbu.rules import Phase
+
+    phase = view.phase
+    if phase is Phase.DECLARE:
+        return ("declare",)
+    if phase is Phase.DOUBLE:
+        seat, declarer = view.seat, view.declarer
+        doubled_me = {s for s, targets in view.doubles if seat in targets}
+        tags = []
+        if any(t in doubled_me for action in view.legal for t in action):
+            tags.append("double-redouble-chance")
+        else:
+            tags.append("double-no-redouble-chance")
+        if seat != declarer and all(declarer in action for action in view.legal):
+            tags.append("double-forced-by-quota")
+        return tuple(tags)
+    if phase is Phase.PLAY:
+        return (f"play-{view.contract.value}",)
+    if phase is Phase.DOMINO:
+        tags = []
+        if any(a is not None for a in view.legal):
+            tags.append("domino-play")
+        if None in view.legal:
+            tags.append("domino-pass")
+        return tuple(tags)
+    return ()
+
+
+def _recorder(inner: Any, outcome: _Session) -> Any:
+    """A Player that forwards to ``inner`` (the RemotePlayer) and records every exchange."""
+    from .faults import PlayerFault
+    from .players import Player
+
+    class Recorder(Player):
+        name = inner.name
+
+        def start(self, seat: int, view: Any) -> None:
+            inner.start(seat, view)
+            outcome.match_start_sent = True
+
+        def decide(self, view: Any, time_limit: float) -> Any:
+            contract = view.contract.value if view.contract is not None else None
+            record = _Decision(
+                outcome.label, inner.next_request_id, view.deal, view.phase.name.lower(), contract,
+                _tags(view), tuple(view.legal),
+                doubled_by=frozenset(s for s, targets in view.doubles if view.seat in targets),
+            )  # fmt: skip
+            outcome.decisions.append(record)
+            started = time.perf_counter()
+            try:
+                action = inner.decide(view, time_limit)
+            except PlayerFault as f:
+                record.elapsed = time.perf_counter() - started
+                record.fault = f
+                raise
+            record.elapsed = time.perf_counter() - started
+            record.answered = True
+            record.action = action
+            record.legal_answer = action in view.legal
+            return action
+
+        def deal_ended(self, view: Any) -> None:
+            inner.deal_ended(view)
+            outcome.deal_ends += 1
+
+        def match_ended(self, view: Any) -> None:
+            inner.match_ended(view)
+            outcome.match_end_sent = True
+
+        def close(self) -> None:
+            inner.close()
+
+    return Recorder()
+
+
+# ---- running one session ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Plan:
+    label: str
+    rules: Any
+    auto_single: bool
+    seed: int
+
+
+def _plans(seed: int) -> list[_Plan]:
+    from barbu.rules import make_ruleset
+
+    return [
+        _Plan("standard", make_ruleset("standard"), auto_single=False, seed=seed),
+        _Plan("quota", make_ruleset("standard", {"contracts": ["barbu", "domino"]}), auto_single=True, seed=seed + 1),
+    ]
+
+
+def _run_session(
+    plan: _Plan, command: str, *, time_limit: float, connect_timeout: float, exit_grace: float,
+    match_limit: float, folder: Path, cwd: str | None, env: dict[str, str] | None, listen: str | None,
+) -> _Session:  # fmt: skip
+    from .errors import ConfigError
+    from .faults import FaultKind, FaultPolicy
+    from .launcher import BotProcess, wait_until
+    from .log import AtomicLogFile
+    from .players import RandomPlayer
+    from .referee import MatchSetup, Referee
+    from .remote import ArbiterServer, RemotePlayer
+    from .timecontrol import TimeControl
+
+    out = _Session(plan.label)
+    control = TimeControl(per_decision=time_limit, reserve=0.0, connect=connect_timeout, match_limit=match_limit)
+    socket_dir = tempfile.mkdtemp(prefix="barbu-check-")
+    server = ArbiterServer(listen or f"unix:{socket_dir}/arbiter.sock").start()
+    process = None
+    try:
+        session = server.expect(0)
+        bot_env = {**(env or {}), "BARBU_ARBITER": server.address, "BARBU_TOKEN": session.token, "BARBU_SEAT": "0"}
+        try:
+            process = BotProcess(command, bot_env, folder / f"check-{plan.label}.seat0.stderr", cwd=cwd)
+        except ConfigError as e:
+            out.start_error = str(e)
+            return out
+        out.started, out.pid = True, process.pid
+        launched = time.perf_counter()
+        wait_until(
+            lambda: session.connected.is_set() or session.refusal is not None or process.exit_code() is not None,
+            connect_timeout,
+        )
+        out.connect_seconds = time.perf_counter() - launched
+        if not session.connected.is_set():
+            if session.refusal:
+                out.connect_error = session.refusal
+            elif process.exit_code() is not None:
+                out.connect_error = "never connected: " + process.describe_exit()
+            else:
+                out.connect_error = f"did not connect and say hello within {connect_timeout:g}s"
+            out.exit_detail = process.describe_exit()
+            return out
+        out.connected = True
+        hello = session.hello
+        out.hello = f"as {hello.bot_name or '(no name)'!r} version {hello.bot_version or '(none)'!r}"
+
+        name = hello.bot_name or "bot"
+        entrants = [name, "random-1", "random-2", "random-3"]
+        match_id = f"check-bot-{plan.label}"
+        remote = RemotePlayer(session, name, control, process=process, match_id=match_id, entrants=entrants)
+        players = [_recorder(remote, out)] + [
+            RandomPlayer(seed=f"check/{plan.seed}/{s}", name=entrants[s]) for s in (1, 2, 3)
+        ]
+        setup = MatchSetup(
+            plan.rules, seed=plan.seed, first_declarer=0, match_id=match_id, auto_single=plan.auto_single
+        )
+        out.log_path = folder / f"{match_id}.jsonl"
+        sink = AtomicLogFile(out.log_path)
+        try:
+            result = Referee(setup, players, sink, time_control=control, fault_policy=FaultPolicy(max_strikes=3)).run()
+        finally:
+            sink.commit()
+        ended = time.perf_counter()
+        out.ran = True
+        out.status = result.status if not result.reason else f"{result.status} ({result.reason})"
+        out.deals = result.deals
+        out.faults = [f for f in result.faults if f.seat == 0]
+        out.forfeit = 0 in result.forfeits
+        # Timeouts the referee measured but the recorder did not see as a fault.
+        for f in out.faults:
+            if f.kind is FaultKind.TIMEOUT:
+                for d in out.decisions:
+                    if d.deal == f.deal and d.fault is None and d.elapsed > time_limit and d.answered:
+                        d.fault = f
+                        break
+        # A clean exit: code 0 within the grace period after MatchEnd (the stream then ends).
+        # A bot that lost its seat got no MatchEnd: a short look at how it ended is enough.
+        grace = exit_grace if out.match_end_sent and not out.forfeit else min(exit_grace, 0.5)
+        wait_until(lambda: process.exit_code() is not None, grace)
+        out.exit_code = process.exit_code()
+        if out.exit_code is not None:
+            out.exit_seconds = time.perf_counter() - ended
+        out.exit_detail = process.describe_exit()
+        return out
+    finally:
+        if process is not None:
+            process.kill()
+        server.stop()
+        shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+# ---- judging ------------------------------------------------------------------------------------
+# Where a fault that cost the bot its seat is reported in full; other steps point there.
+_ROOT_STEP = {
+    "illegal": "legal-actions", "malformed": "legal-actions", "protocol": "request-ids",
+    "timeout": "time-limit", "crash": "informational-messages", "disconnect": "informational-messages",
+}  # fmt: skip
+_GONE_KINDS = ("crash", "disconnect")
+
+
+def _fault_text(fault: Any) -> str:
+    kind = getattr(fault, "kind", "")
+    return f"{getattr(kind, 'value', kind)}: {fault.detail}"
+
+
+def _action_text(action: Any) -> str:
+    from barbu.rules import Declaration, card_name
+
+    if action is None:
+        return "pass"
+    if isinstance(action, Declaration):
+        return str(action)
+    if isinstance(action, tuple):
+        return "double " + (",".join(map(str, action)) if action else "nobody (pass)")
+    if isinstance(action, int) and 0 <= action < 52:
+        return card_name(action)
+    return repr(action)
+
+
+def _not_reached(sessions: list[_Session]) -> str:
+    """Why the bot may never have been asked something: it did not start, join, or stay."""
+    for s in sessions:
+        if not s.started:
+            return "not reached: the bot did not start (see start)"
+        if not s.connected:
+            return f"not reached: the bot never joined the {s.label} match (see hello)"
+        if s.forfeit:
+            fatal = s.faults[-1] if s.faults else None
+            if fatal is None:
+                return f"not reached: the bot lost its seat in the {s.label} match"
+            step = _ROOT_STEP.get(fatal.kind.value, "informational-messages")
+            return f"not reached: the bot lost its seat in the {s.label} match at deal {fatal.deal} (see {step})"
+    return ""
+
+
+def _bad(d: _Decision) -> str | None:
+    """What went wrong with one decision, or None."""
+    if d.fault is not None:
+        return _fault_text(d.fault)
+    if d.answered and not d.legal_answer:
+        return f"illegal: {_action_text(d.action)} is not one of the {len(d.legal)} legal actions"
+    return None
+
+
+def _replied(d: _Decision) -> bool:
+    """A reply with the right request id arrived (well-formed or not)."""
+    return d.answered or (d.fault is not None and d.fault.kind.value == "malformed")
+
+
+def _situation_step(name: str, decisions: list[_Decision], sessions: list[_Session], extra: str = "") -> Step:
+    mine = [d for d in decisions if name in d.tags]
+    bad = [(d, why) for d in mine if (why := _bad(d)) is not None]
+    if bad:
+        d, why = bad[0]
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        return Step(name, False, f"{d.where()}: {why}{more}")
+    if not mine:
+        return Step(
+            name, False, _not_reached(sessions) or "never asked: the situation did not come up in the check's matches"
+        )
+    return Step(name, True, f"answered {len(mine)} request(s)" + (f"; {extra}" if extra else ""))
+
+
+def _judge(sessions: list[_Session], time_limit: float, exit_grace: float) -> list[Step]:
+    from barbu.rules import STANDARD_CONTRACTS, Contract, Declaration
+    from barbu.rules.cards import RANKS, SUITS
+
+    steps: list[Step] = []
+    first = sessions[0]
+    decisions = [d for s in sessions for d in s.decisions]
+    unreached = _not_reached(sessions)
+
+    # start, hello
+    if all(s.started for s in sessions):
+        steps.append(Step("start", True, "started (pid " + ", ".join(str(s.pid) for s in sessions if s.pid) + ")"))
+    else:
+        steps.append(Step("start", False, next(s.start_error for s in sessions if not s.started)))
+    failed = [s for s in sessions if s.started and not s.connected]
+    if not all(s.started for s in sessions):
+        steps.append(Step("hello", False, "not reached: the bot did not start (see start)"))
+    elif failed:
+        steps.append(Step("hello", False, f"{failed[0].label} match: {failed[0].connect_error}"))
+    else:
+        took = max(s.connect_seconds for s in sessions)
+        steps.append(Step("hello", True, f"connected {first.hello} (protocol v1) within {took:.2f}s"))
+
+    # declarations
+    decls = [d for d in decisions if "declare" in d.tags]
+    bad = [(d, why) for d in decls if (why := _bad(d)) is not None]
+    named = [d.action for d in decls if d.legal_answer and isinstance(d.action, Declaration)]
+    standard = [d for d in decls if d.session == first.label and d.legal_answer]
+    covered = {d.action.contract for d in standard}
+    missing = [c.value for c in STANDARD_CONTRACTS if c not in covered]
+    bad_text = f"{bad[0][0].where()}: {bad[0][1]}" if bad else ""
+    if bad:
+        steps.append(Step("declare-contracts", False, bad_text))
+    elif missing:
+        steps.append(
+            Step(
+                "declare-contracts",
+                False,
+                f"never declared {', '.join(missing)}" + (f"; {unreached}" if unreached else ""),
+            )
+        )
+    else:
+        order = ", ".join(str(d.action) for d in standard)
+        steps.append(Step("declare-contracts", True, f"declared all 7 contracts: {order}"))
+    for name, contract, show in (
+        ("declare-trump-suit", Contract.TRUMPS, lambda a: SUITS[a.trump]),
+        ("declare-domino-start", Contract.DOMINO, lambda a: RANKS[a.start_rank]),
+    ):
+        chosen = [a for a in named if a.contract is contract]
+        if bad:
+            steps.append(Step(name, False, bad_text))
+        elif chosen:
+            steps.append(Step(name, True, "named " + ", ".join(show(a) for a in chosen)))
+        else:
+            steps.append(Step(name, False, unreached or f"never declared {contract.value}"))
+
+    # doubling
+    redoubled = sum(1 for d in decisions if "double-redouble-chance" in d.tags and d.legal_answer and _is_redouble(d))
+    steps.append(_situation_step("double-no-redouble-chance", decisions, sessions))
+    steps.append(_situation_step("double-redouble-chance", decisions, sessions, f"redoubled in {redoubled}"))
+    steps.append(_situation_step("double-forced-by-quota", decisions, sessions))
+
+    # card play
+    for c in TRICK_CONTRACTS:
+        steps.append(_situation_step(f"play-{c}", decisions, sessions))
+    steps.append(_situation_step("domino-play", decisions, sessions))
+    offered = [d for d in decisions if "domino-pass" in d.tags]
+    passed = sum(1 for d in offered if d.legal_answer and d.action is None)
+    pass_step = _situation_step("domino-pass", decisions, sessions, f"passed {passed} times")
+    if pass_step.ok and passed == 0:
+        pass_step = Step(
+            "domino-pass", False, f"never passed: {len(offered)} request(s) offered a pass, none was answered with one"
+        )
+    steps.append(pass_step)
+
+    # every answer: legal, to the right request id, in time
+    judged = [d for d in decisions if _replied(d)]
+    wrong = [d for d in judged if _bad(d) is not None]
+    if wrong:
+        d = wrong[0]
+        steps.append(Step("legal-actions", False, f"{len(wrong)} bad answer(s); first: {d.where()}: {_bad(d)}"))
+    elif not judged:
+        steps.append(Step("legal-actions", False, unreached or "not reached: no answer was read"))
+    else:
+        steps.append(Step("legal-actions", True, f"{len(judged)} answers, all legal"))
+
+    protocol = [(s, f) for s in sessions for f in s.faults if f.kind.value == "protocol"]
+    if protocol:
+        s, f = protocol[0]
+        steps.append(Step("request-ids", False, f"{s.label} match, deal {f.deal}: {_fault_text(f)}"))
+    elif not judged:
+        steps.append(Step("request-ids", False, unreached or "not reached: no reply arrived"))
+    else:
+        steps.append(Step("request-ids", True, f"{len(judged)} replies, each to its request"))
+
+    slow = [d for d in decisions if (d.fault is not None and d.fault.kind.value == "timeout") or d.elapsed > time_limit]
+    timeouts = [(s, f) for s in sessions for f in s.faults if f.kind.value == "timeout"]
+    timed = sorted(
+        d.elapsed for d in decisions if _replied(d) or (d.fault is not None and d.fault.kind.value == "protocol")
+    )
+    if slow:
+        d = slow[0]
+        why = _fault_text(d.fault) if d.fault is not None else f"took {d.elapsed:.3f}s"
+        steps.append(Step("time-limit", False, f"{d.where()}: {why} (limit {time_limit:g}s per decision)"))
+    elif timeouts:
+        s, f = timeouts[0]
+        steps.append(Step("time-limit", False, f"{s.label} match, deal {f.deal}: {_fault_text(f)}"))
+    elif not timed:
+        steps.append(Step("time-limit", False, unreached or "not reached: no reply arrived"))
+    else:
+        median = timed[len(timed) // 2]
+        steps.append(
+            Step(
+                "time-limit",
+                True,
+                f"slowest {timed[-1] * 1000:.1f} ms, median {median * 1000:.1f} ms (limit {time_limit:g}s)",
+            )
+        )
+
+    # the session as a whole
+    problems = []
+    for s in sessions:
+        if not s.connected:
+            problems.append(unreached)
+            continue
+        gone = [f for f in s.faults if f.kind.value in _GONE_KINDS]
+        lost = [f for f in s.faults if f.action == "forfeit"]
+        if gone:
+            problems.append(f"{s.label} match, deal {gone[0].deal}: {_fault_text(gone[0])}")
+        elif lost:
+            problems.append(unreached)
+        elif not s.match_end_sent or s.status != "complete":
+            problems.append(f"{s.label} match ended {s.status or 'early'} before MatchEnd reached the bot")
+    if problems:
+        steps.append(Step("informational-messages", False, problems[0]))
+    else:
+        ends = " and ".join(f"{s.deal_ends} DealEnd ({s.label})" for s in sessions)
+        steps.append(
+            Step("informational-messages", True, f"received MatchStart, {ends} and MatchEnd, answering throughout")
+        )
+
+    exits = []
+    for s in sessions:
+        if not s.connected or s.forfeit or not s.match_end_sent:
+            exits.append(
+                f"{unreached or 'not reached: MatchEnd was not sent'}; {s.exit_detail or 'the process was killed'}"
+            )
+        elif s.exit_code is None:
+            exits.append(f"{s.label} match: still running {exit_grace:g}s after MatchEnd (killed)")
+        elif s.exit_code != 0:
+            exits.append(f"{s.label} match: {s.exit_detail}")
+    if exits:
+        steps.append(Step("clean-exit", False, exits[0]))
+    else:
+        took = max(s.exit_seconds or 0.0 for s in sessions)
+        steps.append(Step("clean-exit", True, f"exit code 0 within {took:.2f}s after MatchEnd"))
+    assert [s.name for s in steps] == list(STEP_NAMES)
+    return steps
+
+
+def _is_redouble(d: _Decision) -> bool:
+    """Whether the answer redoubled someone: it targets a seat that had doubled the bot."""
+    return isinstance(d.action, tuple) and any(t in d.doubled_by for t in d.action)
+
+
+# ---- the entry points ---------------------------------------------------------------------------
+def check_bot(
+    command: list[str] | str,
+    time_limit: float = 2.0,
+    *,
+    connect_timeout: float = 10.0,
+    exit_grace: float = 5.0,
+    match_limit: float = 300.0,
+    seed: int = 1,
+    listen: str | None = None,
+    logs: str | Path | None = None,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+) -> CheckReport:
+    """Run the bot ``command`` through the conformance sessions; returns the report.
+
+    ``command`` is an argument list or a shell-style string (split with ``shlex``, no shell);
+    a bare ``python`` or ``python3`` runs the arbiter's own interpreter, as in tournament files.
+    ``time_limit`` is the per-decision limit in seconds (no reserve); ``connect_timeout`` the
+    time to start, connect and say hello; ``exit_grace`` the time to exit after MatchEnd;
+    ``match_limit`` a wall-clock watchdog per match; ``logs`` a folder where the match logs and
+    the bot's output are kept (a temporary folder, removed, otherwise); ``cwd`` and ``env`` the
+    bot's working folder and extra environment; ``listen`` a ``host:port`` for the arbiter
+    (port 0: any free port) instead of a private Unix socket.
+    """
+    if not time_limit > 0:
+        raise ValueError(f"the time limit must be positive, got {time_limit!r}")
+    text = shlex.join(command) if isinstance(command, (list, tuple)) else str(command)
+    report = CheckReport(command=text)
+    launch = text  # the launcher resolves a bare `python` to the arbiter's interpreter
+    started = time.perf_counter()
+    keep = logs is not None
+    folder = Path(logs) if keep else Path(tempfile.mkdtemp(prefix="barbu-checkbot-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    sessions: list[_Session] = []
+    # The referee warns about every fault; here the report says it, once, in its place.
+    referee_log = logging.getLogger("arbiter.referee")
+    level = referee_log.level
+    referee_log.setLevel(logging.ERROR)
+    try:
+        for plan in _plans(seed):
+            s = _run_session(
+                plan, launch, time_limit=time_limit, connect_timeout=connect_timeout, exit_grace=exit_grace,
+                match_limit=match_limit, folder=folder, cwd=cwd, env=env, listen=listen,
+            )  # fmt: skip
+            sessions.append(s)
+            if not s.connected:
+                # Starting again will not help; report the rest as not reached.
+                for later in _plans(seed)[len(sessions) :]:
+                    sessions.append(
+                        _Session(
+                            later.label, started=s.started, start_error=s.start_error, connect_error=s.connect_error
+                        )
+                    )
+                break
+        report.steps = _judge(sessions, time_limit, exit_grace)
+        report.pids = [s.pid for s in sessions if s.pid]
+    finally:
+        referee_log.setLevel(level)
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    report.seconds = time.perf_counter() - started
+    report.logs = folder if keep else None
+    return report
+
+
+def check_bot_command(
+    command: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="CMD",
+            help="The bot's command line, after `--`, e.g. `-- python sample_bots/random_bot.py`.",
+            show_default=False,
+        ),
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help='Print {"ok": bool, "steps": [{"name", "ok", "detail"}]} on stdout.')
+    ] = False,
+    time_per_decision: Annotated[
+        float, typer.Option("--time-per-decision", help="Seconds allowed for each decision (no reserve).")
+    ] = 2.0,
+    connect_timeout: Annotated[
+        float, typer.Option("--connect-timeout", help="Seconds for the bot to start, connect and say hello.")
+    ] = 10.0,
+    seed: Annotated[int, typer.Option(help="Seed for the deals and the three random opponents.")] = 1,
+    logs: Annotated[
+        Optional[Path], typer.Option("--logs", help="Keep the match logs and the bot's output in this folder.")
+    ] = None,
+    listen: Annotated[
+        Optional[str],
+        typer.Option(help="Listen on host:port (e.g. 127.0.0.1:0, any free port) instead of a private Unix socket."),
+    ] = None,
+) -> None:
+    """Check that a bot program speaks the protocol and plays every kind of decision.
+
+    Usage: arbiter check-bot [--json] -- CMD [ARGS]...  Exit code 0: every step passed; 1: a step failed.
+    """
+    if not command:
+        typer.echo("error: no bot command: give it after --, e.g. arbiter check-bot -- python mybot.py", err=True)
+        raise typer.Exit(2)
+    if not time_per_decision > 0 or not connect_timeout > 0:
+        typer.echo("error: --time-per-decision and --connect-timeout must be positive", err=True)
+        raise typer.Exit(2)
+    try:
+        report = check_bot(
+            command, time_per_decision, connect_timeout=connect_timeout, seed=seed, logs=logs, listen=listen
+        )
+    except (RuntimeError, OSError, ValueError) as e:  # e.g. a --listen address that cannot be bound
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2)
+    if as_json:
+        typer.echo(json.dumps(report.to_json()))
+    else:
+        typer.echo(report.render())
+    raise typer.Exit(0 if report.ok else 1)

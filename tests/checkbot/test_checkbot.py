@@ -1,0 +1,175 @@
+"""`arbiter check-bot`: real bot processes through the conformance sessions.
+
+The sample bots pass every step; each misbehaving bot of tests/bots/ fails, and the report
+names the step that failed with the reason. No process outlives a check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from arbiter.checkbot import STEP_NAMES, check_bot, check_bot_command
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = ROOT / "tests" / "bots"
+PY = sys.executable
+RANDOM = [PY, str(ROOT / "sample_bots" / "random_bot.py")]
+HEURISTIC = [PY, str(ROOT / "sample_bots" / "heuristic_bot.py")]
+
+
+def _alive(pids: list[int]) -> list[int]:
+    alive = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if not f.read().rsplit(") ", 1)[1].startswith("Z"):
+                    alive.append(pid)
+        except OSError:
+            continue
+    return alive
+
+
+def _assert_complete(report) -> None:
+    assert [s.name for s in report.steps] == list(STEP_NAMES)
+    assert all(s.detail for s in report.steps)
+    assert _alive(report.pids) == []
+
+
+def test_the_random_bot_passes_every_step():
+    report = check_bot(RANDOM, seed=3)
+    _assert_complete(report)
+    assert report.ok, report.render()
+    # Coverage was observed, not assumed: the details say what the bot was asked.
+    assert "declared all 7 contracts" in report.step("declare-contracts").detail
+    assert report.step("double-forced-by-quota").detail.startswith("answered")
+    assert "passed" in report.step("domino-pass").detail
+    assert report.seconds < 30
+
+
+@pytest.mark.skipif(not Path(HEURISTIC[1]).exists(), reason="sample_bots/heuristic_bot.py is not there yet")
+def test_the_heuristic_bot_passes_every_step(tmp_path):
+    report = check_bot(HEURISTIC, logs=tmp_path)
+    _assert_complete(report)
+    assert report.ok, report.render()
+    # --logs keeps both matches' logs and the bot's output, and the logs verify.
+    from arbiter.log import read_log_lines
+    from barbu.matchlog import verify
+
+    for name in ("check-bot-standard.jsonl", "check-bot-quota.jsonl"):
+        verification = verify(read_log_lines(tmp_path / name))
+        assert verification.valid and verification.complete, verification
+    assert (tmp_path / "check-standard.seat0.stderr").exists()
+
+
+# name: (command, keyword arguments, the step that must fail, words its detail must contain)
+MISBEHAVING = {
+    "slow": ([PY, str(BOTS / "slow_bot.py")], {"time_limit": 0.4}, "time-limit", "timeout"),
+    "crash": ([PY, str(BOTS / "crash_bot.py")], {}, "informational-messages", "exited with code 3"),
+    "illegal": ([PY, str(BOTS / "illegal_bot.py")], {}, "legal-actions", "not one of the"),
+    "garbage": (["env", "BARBU_MODE=garbage", PY, str(BOTS / "raw_bot.py")], {}, "legal-actions", "malformed"),
+    "wrong_id": (["env", "BARBU_MODE=wrong_id", PY, str(BOTS / "raw_bot.py")], {}, "request-ids", "unknown request id"),
+    "flood": (["env", "BARBU_MODE=flood", PY, str(BOTS / "raw_bot.py")], {}, "request-ids", "protocol"),
+    "never_connects": ([PY, str(BOTS / "never_connects_bot.py")], {"connect_timeout": 1.5}, "hello", "within 1.5s"),
+    "wrong_token": ([PY, str(BOTS / "wrong_token_bot.py")], {}, "hello", "token"),
+    "wrong_version": (["env", "BARBU_WRONG=version", PY, str(BOTS / "wrong_token_bot.py")], {}, "hello", "version 99"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISBEHAVING))
+def test_a_misbehaving_bot_fails_the_step_it_breaks(case):
+    command, kwargs, step, words = MISBEHAVING[case]
+    report = check_bot(command, **kwargs)
+    _assert_complete(report)
+    assert not report.ok
+    failed = report.step(step)
+    assert not failed.ok, report.render()
+    assert words in failed.detail, failed.detail
+    # The text report names the failed step and says why.
+    text = report.render()
+    assert f"FAIL  {step}" in text and "FAILED:" in text
+
+
+def test_a_bot_that_cannot_start_fails_the_start_step():
+    report = check_bot(["/no/such/bot"])
+    assert not report.ok
+    assert not report.step("start").ok and "No such file" in report.step("start").detail
+    assert report.step("hello").detail.startswith("not reached")
+
+
+def test_a_bot_that_never_exits_after_match_end_fails_clean_exit(tmp_path):
+    lingerer = tmp_path / "lingerer.py"
+    lingerer.write_text(
+        "import random, time\n"
+        "from barbu.bot import Bot\n"
+        "from barbu.runner import run\n"
+        "class B(Bot):\n"
+        "    def decide(self, view):\n"
+        "        return random.choice(view.legal)\n"
+        "run(B())\n"
+        "time.sleep(60)\n"
+    )
+    report = check_bot([PY, str(lingerer)], exit_grace=0.5)
+    _assert_complete(report)
+    exit_step = report.step("clean-exit")
+    assert not exit_step.ok and "still running" in exit_step.detail
+    assert [s.name for s in report.failed] == ["clean-exit"]
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+    app.command("check-bot")(check_bot_command)  # the registration arbiter/cli.py uses
+
+    @app.command("other")
+    def other() -> None:  # a second command keeps "check-bot" a subcommand, as in the real CLI
+        pass
+
+    return app
+
+
+def test_cli_json_passes_with_exit_0():
+    result = CliRunner().invoke(_app(), ["check-bot", "--json", "--time-per-decision", "1", "--", *RANDOM])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert set(out) == {"ok", "steps"} and out["ok"] is True
+    assert [s["name"] for s in out["steps"]] == list(STEP_NAMES)
+    assert all(set(s) == {"name", "ok", "detail"} and s["ok"] for s in out["steps"])
+
+
+def test_cli_text_names_the_failed_step_with_exit_1():
+    command = [PY, str(BOTS / "wrong_token_bot.py")]
+    result = CliRunner().invoke(_app(), ["check-bot", "--", *command])
+    assert result.exit_code == 1
+    assert "FAIL  hello" in result.stdout and "unknown or already used token" in result.stdout
+    json_result = CliRunner().invoke(_app(), ["check-bot", "--json", "--", *command])
+    assert json_result.exit_code == 1
+    out = json.loads(json_result.stdout)
+    assert out["ok"] is False
+    assert {s["name"]: s["ok"] for s in out["steps"]}["hello"] is False
+
+
+def test_cli_without_a_command_is_a_usage_error():
+    result = CliRunner().invoke(_app(), ["check-bot", "--json"])
+    assert result.exit_code == 2
+
+
+def test_the_arbiter_cli_runs_check_bot_if_registered():
+    import subprocess
+
+    from arbiter.cli import app
+
+    names = {c.name for c in app.registered_commands}
+    if "check-bot" not in names:
+        pytest.skip("arbiter/cli.py does not register check-bot yet")
+    out = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "arbiter"), "check-bot", "--json", "--", *RANDOM],
+        capture_output=True, text=True, timeout=120, env={**os.environ},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["ok"] is True
