@@ -28,9 +28,8 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from barbu.matchlog import Verification, hands_from_deal_line, read_lines, verify
+from barbu.matchlog import Verification, verify
 from barbu.rules import (
-    BarbuError,
     Contract,
     Declaration,
     MatchState,
@@ -40,8 +39,6 @@ from barbu.rules import (
     new_match,
     observe,
     parse_card,
-    parse_rank,
-    parse_suit,
     ruleset_from_json,
 )
 from barbu.rules.cards import RANKS, SUIT_SYMBOLS
@@ -195,64 +192,34 @@ class Replay:
         return f"valid: {state}, {v.deals} deals, totals {v.totals}, places {v.places}"
 
 
-def action_of(line: dict[str, Any], state: MatchState) -> Any:
-    """The engine action a decision line stands for (the line has passed the verifier)."""
-    kind = line["type"]
-    if kind == "declare":
-        trump, start = line.get("trump"), line.get("start_rank")
-        return Declaration(
-            Contract(line["contract"]),
-            parse_suit(trump) if trump is not None else None,
-            parse_rank(start) if start is not None else None,
-        )
-    if kind == "double":
-        return tuple(line["targets"])
-    card = line.get("card")
-    return None if card is None else parse_card(card)
-
-
 def load_replay(lines: Iterable[str]) -> Replay:
-    """Verify the log, then rebuild its states line by line up to its end or first bad line.
-
-    The verifier is the judge (:func:`barbu.matchlog.verify`); this only re-applies the lines
-    it accepted, so the engine's rules are not restated here.
-    """
+    """Verify the log and keep the state after every line it accepts, up to its end or its
+    first bad line. The verifier is the judge (:func:`barbu.matchlog.verify`): its single
+    pass builds the states, so the rules are not restated here."""
     lines = list(lines)
-    verification = verify(lines)
-    stop = None if verification.valid else verification.line
     header: dict[str, Any] | None = None
-    rules: Ruleset | None = None
-    state: MatchState | None = None
     events: list[Event] = []
     last = 0
-    cut = False
-    for number, obj, is_cut in read_lines(lines):
-        if stop is not None and number >= stop:
-            break
-        if obj is None:  # only a cut last line can be unparseable in a log that verifies this far
-            cut = is_cut
-            break
-        kind = obj.get("type")
-        try:
-            if header is None:
-                header = obj
-                rules = ruleset_from_json(obj["rules"])
-                state = new_match(rules, obj["first_declarer"])
-                last = number
-                continue
-            before = state
-            if kind == "deal":
-                state = state.clone()
-                state.deal(hands_from_deal_line(obj))
-            elif kind in DECISIONS:
-                state = state.clone()
-                state.apply(action_of(obj, before))
-        except (BarbuError, KeyError, ValueError, TypeError) as e:  # the verifier accepted it: a bug
-            verification = Verification(valid=False, line=number, error=f"replay disagrees with the verifier: {e}")
-            break
-        events.append(Event(number, kind, obj, before, state))
+
+    def keep(number: int, obj: dict[str, Any], state: MatchState) -> None:
+        nonlocal header, last
         last = number
+        if header is None:
+            header = obj
+            return
+        kind = obj.get("type")
+        before = events[-1].after if events else _initial(header)
+        after = state.clone() if kind in DECISIONS or kind == "deal" else before
+        events.append(Event(number, kind, obj, before, after))
+
+    verification = verify(lines, on_line=keep)
+    cut = verification.valid and last < len(lines)  # a cut last line was left unread
+    rules = ruleset_from_json(header["rules"]) if header is not None else None
     return Replay(header, rules, events, verification, last, cut, lines)
+
+
+def _initial(header: dict[str, Any]) -> MatchState:
+    return new_match(ruleset_from_json(header["rules"]), header["first_declarer"])
 
 
 def load_replay_file(path: str | Path) -> Replay:

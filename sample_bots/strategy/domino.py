@@ -16,6 +16,15 @@ from barbu.rules.domino import ordinal
 from .knowledge import highest
 
 
+# Play weights (tuned by duplicate A/B runs).
+W_BEYOND = 2.0  # per own card further along the row
+W_MINE = 1.5  # the card exposed next is mine
+W_OTHER = 1.6  # the card exposed next is someone else's
+W_GAPS = 0.4  # per foreign card between this one and my farthest card in that direction
+W_BLOCKER = 1.0  # releasing a pure blocker (nothing of mine behind it)
+W_RELEASED = 0.3  # per foreign card a released blocker opens the way to
+
+
 def _suit_ordinals(mask: int, suit: int, ace: str) -> list[int]:
     return [ordinal(r, ace) for r in range(13) if mask >> (suit * 13 + r) & 1]
 
@@ -108,9 +117,9 @@ def domino_play(view):
                     exposes_mine += 1
                 elif unplayed_by_others >> card & 1:
                     exposes_other += 1
-        value = 2.0 * beyond + 1.5 * exposes_mine - 1.6 * exposes_other - 0.4 * gaps
+        value = W_BEYOND * beyond + W_MINE * exposes_mine - W_OTHER * exposes_other - W_GAPS * gaps
         if exposes_other and not beyond:
-            value -= 1.0 + 0.3 * others_beyond  # a pure blocker: release the one that helps least
+            value -= W_BLOCKER + W_RELEASED * others_beyond  # a pure blocker: release the one that helps least
         # near the end, prefer keeping a follow-up move so as not to pass
         value += 0.01 * (c % 13)
         if value > best_value:

@@ -241,8 +241,14 @@ def _parse(number: int, text: str, cut: bool) -> tuple[int, dict[str, Any] | Non
     return number, (obj if isinstance(obj, dict) else None), cut
 
 
-def verify(lines: Iterable[str]) -> Verification:
-    """Rebuild the match from the log and check every line (spec: "What a verifier checks")."""
+def verify(
+    lines: Iterable[str], on_line: Callable[[int, dict[str, Any], MatchState], None] | None = None
+) -> Verification:
+    """Rebuild the match from the log and check every line (spec: "What a verifier checks").
+
+    ``on_line(number, line, state)`` is called after each accepted line with the match state
+    it leads to (the verifier's own: clone it to keep it); replays step through logs with it.
+    """
     verifier = _Verifier()
     try:
         for number, obj, cut in read_lines(lines):
@@ -251,6 +257,8 @@ def verify(lines: Iterable[str]) -> Verification:
                     break
                 raise LogError(number, "not a JSON object")
             verifier.feed(number, obj)
+            if on_line is not None:
+                on_line(number, obj, verifier.state)
     except LogError as e:
         return Verification(valid=False, line=e.line, error=e.message)
     return verifier.result()
