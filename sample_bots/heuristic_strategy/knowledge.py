@@ -10,10 +10,6 @@ ABOVE = tuple(SUIT_MASKS[c // 13] & ~((2 << c) - 1) for c in range(52))
 BELOW = tuple(SUIT_MASKS[c // 13] & ((1 << c) - 1) for c in range(52))
 
 
-def suit_cards(mask: int, suit: int) -> int:
-    return mask & SUIT_MASKS[suit]
-
-
 def highest(mask: int) -> int:
     return mask.bit_length() - 1
 
@@ -26,8 +22,20 @@ class Knowledge:
     """Everything the bot derives from one view of trick play."""
 
     __slots__ = (
-        "view", "me", "hand", "played", "unseen", "voids", "trick", "leader", "led", "best",
-        "winner", "after", "trick_no", "trump", "trumped",
+        "after",
+        "best",
+        "hand",
+        "leader",
+        "led",
+        "me",
+        "played",
+        "trick",
+        "trick_no",
+        "trump",
+        "unseen",
+        "view",
+        "voids",
+        "winner",
     )  # fmt: skip
 
     def __init__(self, view: View):
@@ -49,23 +57,22 @@ class Knowledge:
         self.led = self.trick[0] // 13 if self.trick else -1
         best = -1
         winner = -1
-        trumped = False
         for i, c in enumerate(self.trick):
             played |= 1 << c
             seat = (self.leader + i) % 4
             if c // 13 != self.led:
                 voids[seat] |= 1 << self.led
-            if best < 0 or (c // 13 == best // 13 and c > best) or (
-                self.trump is not None and c // 13 == self.trump and best // 13 != self.trump
+            if (
+                best < 0
+                or (c // 13 == best // 13 and c > best)
+                or (self.trump is not None and c // 13 == self.trump and best // 13 != self.trump)
             ):
                 best, winner = c, seat
-        trumped = self.trump is not None and best >= 0 and best // 13 == self.trump and self.led != self.trump
         self.played = played
         self.unseen = FULL_DECK & ~played & ~self.hand
         self.voids = voids
         self.best = best
         self.winner = winner
-        self.trumped = trumped
         self.trick_no = len(view.tricks)
         # the seats still to play to this trick after me
         n = len(self.trick)
@@ -78,6 +85,25 @@ class Knowledge:
     def can_follow(self, seat: int, suit: int) -> bool:
         """False when the seat is known void in the suit (or nobody else holds any)."""
         return not self.voids[seat] >> suit & 1 and bool(self.unseen & SUIT_MASKS[suit])
+
+    def p_void(self, seat: int, suit: int) -> float:
+        """Chance that the seat holds no card of the suit (a uniform guess over the unseen cards)."""
+        if self.voids[seat] >> suit & 1:
+            return 1.0
+        u = (self.unseen & SUIT_MASKS[suit]).bit_count()
+        if not u:
+            return 1.0
+        n = self.unseen.bit_count()
+        for s in range(4):
+            if self.voids[seat] >> s & 1:
+                n -= (self.unseen & SUIT_MASKS[s]).bit_count()
+        h = self.view.hand_sizes[seat]
+        p = 1.0
+        for i in range(h):
+            if n - i <= 0:
+                break
+            p *= max(0.0, (n - u - i) / (n - i))
+        return p
 
     def followers(self, suit: int, seats) -> int:
         return sum(1 for s in seats if self.can_follow(s, suit))

@@ -6,12 +6,12 @@
 * :mod:`.domino` — Domino play and the choice of a start rank.
 """
 
-from .domino import best_start_rank, domino_play
+from .domino import domino_play
 from .evaluate import choose_declaration, choose_double, estimate
 from .knowledge import Knowledge
 from .tricks import negative_play, trumps_play
 
 __all__ = [
-    "Knowledge", "best_start_rank", "choose_declaration", "choose_double", "domino_play", "estimate",
+    "Knowledge", "choose_declaration", "choose_double", "domino_play", "estimate",
     "negative_play", "trumps_play",
 ]  # fmt: skip

@@ -5,22 +5,20 @@ when the card it exposes is mine (nobody else gains a move). A card that exposes
 players' cards, with nothing of mine behind it, is a blocker: hold it while I have anything
 else to play.
 
-Start rank: the rank where the fewest of other players' cards stand between the start card and
-my own cards (those are the moves I must wait for).
+For the start rank, :func:`blocking_count` measures the other players' cards standing between
+the start card and mine (the moves I must wait for); the Domino model of :mod:`.evaluate` turns
+it and a few other counts into an expected payout for each rank.
 """
 
 from __future__ import annotations
 
 from barbu.rules.domino import ordinal
 
-from .knowledge import highest
-
-
-# Play weights (tuned by duplicate A/B runs).
-W_BEYOND = 2.0  # per own card further along the row
+# Play weights, set by duplicate A/B runs (same deals, one seat changed). Weighing the gaps
+# between a card and my farthest card in its direction only lost.
+W_BEYOND = 3.5  # per own card further along the row
 W_MINE = 1.5  # the card exposed next is mine
 W_OTHER = 1.6  # the card exposed next is someone else's
-W_GAPS = 0.4  # per foreign card between this one and my farthest card in that direction
 W_BLOCKER = 1.0  # releasing a pure blocker (nothing of mine behind it)
 W_RELEASED = 0.3  # per foreign card a released blocker opens the way to
 
@@ -60,18 +58,6 @@ def blocking_count(hand: int, start_rank: int, ace: str) -> tuple[int, int]:
     return waits, waiting
 
 
-def start_rank_score(hand: int, start_rank: int, ace: str) -> float:
-    """Lower is better: the moves I depend on others for, with a bonus for holding start cards."""
-    waits, waiting = blocking_count(hand, start_rank, ace)
-    starts = sum(1 for s in range(4) if hand >> (s * 13 + start_rank) & 1)
-    return waits + 0.35 * waiting - 0.8 * starts
-
-
-def best_start_rank(hand: int, ace: str, ranks=range(13)) -> tuple[int, float]:
-    """The start rank with the lowest score, and that score."""
-    return min(((r, start_rank_score(hand, r, ace)) for r in ranks), key=lambda x: x[1])
-
-
 def domino_play(view):
     legal = view.legal
     cards = [c for c in legal if c is not None]
@@ -86,6 +72,7 @@ def domino_play(view):
     unplayed_by_others = ~(hand | view.layout)
     best, best_value = cards[0], float("-inf")
     n_hand = hand.bit_count()
+    replay = view.rules.domino_ace_replay
     for c in cards:
         suit = c // 13
         o = ordinal(c % 13, ace)
@@ -95,16 +82,11 @@ def domino_play(view):
         else:
             directions = (1,) if o > so else (-1,)
         beyond = 0
-        gaps = 0
         exposes_mine = 0
         exposes_other = 0
         others_beyond = 0
         for d in directions:
-            ahead = [m for m in mine if (m - o) * d > 0]
-            beyond += len(ahead)
-            if ahead:
-                far = max(ahead) if d > 0 else min(ahead)
-                gaps += sum(1 for x in range(o + d, far, d) if x not in mine)
+            beyond += sum(1 for m in mine if (m - o) * d > 0)
             x = o + d
             while 0 <= x <= 12:
                 if unplayed_by_others >> _card_at(suit, x, ace) & 1:
@@ -117,11 +99,13 @@ def domino_play(view):
                     exposes_mine += 1
                 elif unplayed_by_others >> card & 1:
                     exposes_other += 1
-        value = W_BEYOND * beyond + W_MINE * exposes_mine - W_OTHER * exposes_other - W_GAPS * gaps
+        value = W_BEYOND * beyond + W_MINE * exposes_mine - W_OTHER * exposes_other
         if exposes_other and not beyond:
-            value -= W_BLOCKER + W_RELEASED * others_beyond  # a pure blocker: release the one that helps least
-        # near the end, prefer keeping a follow-up move so as not to pass
-        value += 0.01 * (c % 13)
+            # a pure blocker: if one must go, the one that opens the fewest cards for others
+            value -= W_BLOCKER + W_RELEASED * others_beyond
+        if replay and c % 13 == 12:
+            value += W_BEYOND  # an ace moves again at once
+        value += 0.01 * (c % 13)  # tie-break: the higher card
         if value > best_value:
             best, best_value = c, value
     if None in legal and n_hand > 1 and best_value < -2.5:
@@ -129,4 +113,4 @@ def domino_play(view):
     return best
 
 
-__all__ = ["best_start_rank", "blocking_count", "domino_play", "highest", "start_rank_score"]
+__all__ = ["blocking_count", "domino_play"]
