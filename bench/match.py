@@ -55,26 +55,33 @@ def match_requests(seed: int) -> list[pb.DecisionRequest]:
     return requests
 
 
-def bare_round_trip(requests: list[pb.DecisionRequest], workdir: Path) -> float:
-    """Median seconds per request/reply on an open stream, over the given (prebuilt) requests."""
+def bare_round_trip(requests: list[pb.DecisionRequest], workdir: Path, bots: int = 1) -> float:
+    """Median seconds per request/reply on open streams, over the given (prebuilt) requests,
+    asking ``bots`` echo bot processes in turn (a match asks four)."""
     server = ArbiterServer(f"unix:{workdir}/bare.sock").start()
-    session = server.expect(0)
-    bot = BotProcess(ECHO, {"BARBU_ARBITER": server.address, "BARBU_TOKEN": session.token}, workdir / "bare.out")
+    sessions = [server.expect(seat) for seat in range(bots)]
+    processes = [
+        BotProcess(ECHO, {"BARBU_ARBITER": server.address, "BARBU_TOKEN": s.token}, workdir / f"bare{i}.out")
+        for i, s in enumerate(sessions)
+    ]
     try:
-        assert wait_until(session.connected.is_set, 10), "echo bot did not connect"
+        assert wait_until(lambda: all(s.connected.is_set() for s in sessions), 10), "echo bots did not connect"
         messages = [pb.ArbiterMessage(request=r) for r in requests]
         times = []
         for rid, message in enumerate(messages, start=1):
+            session = sessions[rid % bots]
             message.request.request_id = rid
             start = time.perf_counter()
             session.send(message)
             reply = session.inbound.get(timeout=5)
             times.append(time.perf_counter() - start)
             assert reply.reply.request_id == rid
-        session.send(pb.ArbiterMessage(match_end=pb.MatchEnd(status="complete")))
+        for session in sessions:
+            session.send(pb.ArbiterMessage(match_end=pb.MatchEnd(status="complete")))
         return statistics.median(times[len(times) // 10 :])  # skip warm-up
     finally:
-        bot.kill()
+        for p in processes:
+            p.kill()
         server.stop()
 
 
@@ -92,6 +99,8 @@ def main() -> None:
         size = statistics.median(r.ByteSize() for r in realistic)
         bare = bare_round_trip(realistic * max(1, args.exchanges // len(realistic)), workdir)
         print(f"bare stream round trip, match-sized requests (median {size:.0f} bytes): {bare * 1000:.3f} ms")
+        bare_four = bare_round_trip(realistic * max(1, args.exchanges // len(realistic)), workdir, bots=4)
+        print(f"bare stream round trip, match-sized requests to 4 bots in turn: {bare_four * 1000:.3f} ms")
         per_decision, loop_ms, wall, connect, rates = [], [], [], [], []
         for i in range(args.matches):
             played = play_bot_match(
@@ -121,6 +130,7 @@ def main() -> None:
         )
     z = statistics.median(per_decision) / bare
     print(f"overhead against the minimal message: {statistics.median(per_decision) / bare_minimal:.2f} x")
+    print(f"overhead against the same requests to 4 bots in turn: {statistics.median(per_decision) / bare_four:.2f} x")
     print(
         f"match: {statistics.median(loop_ms):.0f} ms/match, {statistics.median(rates):.0f} decisions/s, "
         f"overhead {z:.2f} x bare stream"

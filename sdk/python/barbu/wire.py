@@ -16,6 +16,7 @@ converted faithfully and left to the referee, which says why it is illegal.
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Any, Iterable, Sequence
 
@@ -113,6 +114,7 @@ def _seat(value: int, what: str) -> int:
 
 
 # ---- declarations ---------------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
 def _declare_to_proto(decl: Declaration) -> pb.Declare:
     try:
         contract = Contract(decl.contract)
@@ -145,13 +147,14 @@ def _declare_from_proto(msg: pb.Declare) -> Declaration:
 
 
 # ---- levels ---------------------------------------------------------------------------------
-def _levels_to_proto(levels: Sequence[Sequence[int]]) -> list[pb.PairLevel]:
-    return [
+@functools.lru_cache(maxsize=1024)
+def _levels_to_proto(levels: tuple[tuple[int, ...], ...]) -> tuple[pb.PairLevel, ...]:
+    return tuple(
         pb.PairLevel(a=a, b=b, level=levels[a][b])
         for a in range(4)
         for b in range(a + 1, 4)
         if levels[a][b] > 0
-    ]
+    )
 
 
 def _levels_from_proto(pairs: Iterable[pb.PairLevel]) -> tuple[tuple[int, ...], ...]:
@@ -177,25 +180,39 @@ def view_to_proto(view: View) -> pb.View:
         hand=_names(view.hand),
         hand_sizes=view.hand_sizes,
         declaration=_declare_to_proto(view.declaration) if view.declaration is not None else None,
-        declared=[pb.SeatContracts(contracts=[_CONTRACT_TO_PB[c] for c in cs]) for cs in view.declared],
+        declared=[_seat_contracts_to_proto(cs) for cs in view.declared],
         quota_doubles=view.quota_doubles,
         declarations_left=view.declarations_left,
-        doubles=[pb.DoubleAction(seat=s, targets=t) for s, t in view.doubles],
+        doubles=[_double_to_proto(d) for d in view.doubles],
         levels=_levels_to_proto(view.levels),
         # Trick play is already in `tricks` and `trick`; only Domino turns (passes) need `plays`.
         plays=[_played_to_proto(s, c) for s, c in view.plays] if _is_domino(view.declaration) else (),
         trick_leader=view.trick_leader,
         trick=[CARD_NAMES[c] for c in view.trick],
-        tricks=[
-            pb.Trick(index=t.index, leader=t.leader, cards=[CARD_NAMES[c] for c in t.cards], winner=t.winner)
-            for t in view.tricks
-        ],
+        tricks=[_trick_to_proto(t) for t in view.tricks],
         tricks_won=view.tricks_won,
         layout=_names(view.layout),
         finished=view.finished,
         results=[_result_to_proto(r) for r in view.results],
         totals=view.totals,
     )
+
+
+# The parts of a view that never change once made (a completed trick, a doubling action, a
+# declaration) are encoded once: a match re-sends each of them in many views.
+@functools.lru_cache(maxsize=4096)
+def _trick_to_proto(t: Trick) -> pb.Trick:
+    return pb.Trick(index=t.index, leader=t.leader, cards=[CARD_NAMES[c] for c in t.cards], winner=t.winner)
+
+
+@functools.lru_cache(maxsize=256)
+def _double_to_proto(action: tuple[int, tuple[int, ...]]) -> pb.DoubleAction:
+    return pb.DoubleAction(seat=action[0], targets=action[1])
+
+
+@functools.lru_cache(maxsize=1024)
+def _seat_contracts_to_proto(contracts: tuple[Contract, ...]) -> pb.SeatContracts:
+    return pb.SeatContracts(contracts=[_CONTRACT_TO_PB[c] for c in contracts])
 
 
 def _played_to_proto(seat: int, card: int | None) -> pb.PlayedCard:
