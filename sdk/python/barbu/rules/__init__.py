@@ -27,6 +27,7 @@ from .state import (
     deal,
     legal_actions,
     new_match,
+    random_playout,
     shuffle_hands,
 )
 from .view import View, observe
@@ -36,6 +37,6 @@ __all__ = [
     "BarbuError", "Contract", "DealResult", "Declaration", "IllegalActionError", "MatchState",
     "NotationError", "Phase", "Ruleset", "RulesError", "Trick", "View",
     "apply", "card_name", "cards_of", "deal", "hand_names", "legal_actions", "make_ruleset",
-    "new_match", "observe", "parse_card", "parse_hand", "parse_rank", "parse_suit",
+    "new_match", "observe", "random_playout", "parse_card", "parse_hand", "parse_rank", "parse_suit",
     "parse_switch_assignments", "ruleset_from_json", "shuffle_hands",
 ]  # fmt: skip

@@ -208,26 +208,30 @@ class MatchState:
     def legal_mask(self) -> int:
         """The legal cards (trick play or Domino) as a mask; cached until the next action."""
         if self._legal < 0:
-            hand = self.hands[self.turn]
             if self.phase is _PLAY:
-                trick = self.trick
-                if trick and self._plain_follow:
-                    # the common case, inlined: follow suit if able, else anything
-                    self._legal = hand & SUIT_MASKS[trick[0] // 13] or hand
-                elif trick:
-                    self._legal = tricks.legal_follow(
-                        self.rules, self.contract, self.trump, hand, self.trick[0] // 13, self.best, self.trick_mask
-                    )
-                else:
-                    self._legal = tricks.legal_lead(self.rules, self.contract, hand, self.hearts_broken)
-            elif self.phase is _DOMINO:
-                legal = hand & self.frontier
-                if not self.layout and self.rules.domino_start == "seven_of_diamonds":
-                    legal &= 1 << SEVEN_OF_DIAMONDS
-                self._legal = legal
-            else:
+                return self._trick_legal()
+            if self.phase is not _DOMINO:
                 raise IllegalActionError("no card is played in this phase")
+            legal = self.hands[self.turn] & self.frontier
+            if not self.layout and self.rules.domino_start == "seven_of_diamonds":
+                legal &= 1 << SEVEN_OF_DIAMONDS
+            self._legal = legal
         return self._legal
+
+    def _trick_legal(self) -> int:
+        """The legal cards in trick play, computed and cached (the hot path of every playout)."""
+        hand = self.hands[self.turn]
+        trick = self.trick
+        if not trick:
+            legal = tricks.legal_lead(self.rules, self.contract, hand, self.hearts_broken)
+        elif self._plain_follow:  # the common case, inlined: follow suit if able, else anything
+            legal = hand & SUIT_MASKS[trick[0] // 13] or hand
+        else:
+            legal = tricks.legal_follow(
+                self.rules, self.contract, self.trump, hand, trick[0] // 13, self.best, self.trick_mask
+            )
+        self._legal = legal
+        return legal
 
     def legal_declarations(self) -> list[Declaration]:
         fixed = self.rules.fixed_domino_rank()
@@ -264,7 +268,7 @@ class MatchState:
         phase = self.phase
         if phase is _PLAY:
             legal = self._legal
-            return cards_of(legal if legal >= 0 else self.legal_mask())
+            return cards_of(legal if legal >= 0 else self._trick_legal())
         if phase is _DOMINO:
             cards = cards_of(self.legal_mask())
             if not cards:
@@ -283,7 +287,7 @@ class MatchState:
         if phase is _PLAY:
             legal = self._legal
             if legal < 0:
-                legal = self.legal_mask()
+                legal = self._trick_legal()
             if type(action) is int and 0 <= action < 52 and legal >> action & 1:
                 self._play_card(action)
             else:
@@ -470,19 +474,20 @@ class MatchState:
         self.hands[seat] ^= bit
         self._legal = -1
         trick = self.trick
-        if not trick:
-            self.leader = seat
-            self.best = card
-        else:
-            # P3: a higher card of the winning card's suit, or the first trump, takes the lead
-            best = self.best
-            if card // 13 == best // 13:
-                if card > best:
-                    self.best = card
-            elif card // 13 == self.trump:
-                self.best = card
         trick.append(card)
         self.trick_mask |= bit
+        if len(trick) == 1:
+            self.leader = seat
+            self.best = card
+            self.turn = (seat + 1) % 4
+            return
+        # P3: a higher card of the winning card's suit, or the first trump, takes the lead
+        best = self.best
+        if card // 13 == best // 13:
+            if card > best:
+                self.best = card
+        elif card // 13 == self.trump:
+            self.best = card
         if len(trick) < 4:
             self.turn = (seat + 1) % 4
             return
@@ -578,14 +583,78 @@ def new_match(rules: Ruleset, first_declarer: int = 0) -> MatchState:
 
 
 def shuffle_hands(rng: random.Random) -> list[int]:
-    """A uniformly shuffled deal as 4 hand masks; the RNG is the only source of chance."""
+    """A uniformly shuffled deal as 4 hand masks; the RNG is the only source of chance.
+
+    The shuffle is ``random.shuffle``'s own Fisher-Yates with its exact draws, inlined (the
+    same seed gives the same deal), which saves a Python call per card.
+    """
     deck = list(_CARD_BITS)
-    rng.shuffle(deck)
+    getrandbits = rng.getrandbits
+    for i in range(51, 0, -1):
+        k = (i + 1).bit_length()
+        j = getrandbits(k)
+        while j > i:
+            j = getrandbits(k)
+        deck[i], deck[j] = deck[j], deck[i]
     return [sum(deck[0:13]), sum(deck[13:26]), sum(deck[26:39]), sum(deck[39:52])]
 
 
 def deal(state: MatchState, hands: Sequence[int]) -> None:
     state.deal(hands)
+
+
+def random_playout(state: MatchState, rng: random.Random, *, to_deal_end: bool = False) -> int:
+    """Play uniformly random legal actions until the match ends (or, with ``to_deal_end``,
+    until the current deal is scored); new deals are shuffled from ``rng``. Returns the number
+    of decisions made.
+
+    This is the inner loop of Monte-Carlo bots: card choices are drawn straight from the
+    legal mask (a uniformly random set bit), with no action lists built, so it runs several
+    times faster than ``apply(state, rng.choice(legal_actions(state)))``, with the same
+    distribution over legal actions.
+    """
+    decisions = 0
+    deals = len(state.results)
+    getrandbits = rng.getrandbits
+
+    def below(n: int) -> int:  # uniform in range(n), exactly as Random._randbelow draws it
+        k = n.bit_length()
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return r
+
+    while True:
+        phase = state.phase
+        if phase is _PLAY or phase is _DOMINO:
+            legal = state._legal
+            if legal < 0:
+                legal = state._trick_legal() if phase is _PLAY else state.legal_mask()
+            if not legal or (phase is _DOMINO and not state._domino_must_play() and not below(legal.bit_count() + 1)):
+                state._domino_turn(PASS)
+            else:
+                n = legal.bit_count()
+                if n > 1:
+                    for _ in range(below(n)):
+                        legal &= legal - 1  # drop the lowest card: pick the k-th legal card
+                card = (legal & -legal).bit_length() - 1
+                if phase is _PLAY:
+                    state._play_card(card)
+                else:
+                    state._domino_turn(card)
+        elif phase is Phase.OVER:
+            return decisions
+        elif phase is Phase.DEAL:
+            if to_deal_end and len(state.results) > deals:
+                return decisions
+            state.deal(shuffle_hands(rng))
+            continue
+        else:
+            actions = state.legal_actions()
+            state.apply(actions[below(len(actions))])
+        decisions += 1
+        if to_deal_end and len(state.results) > deals:
+            return decisions
 
 
 # The functional names are the methods themselves: no extra call on the hot path.
