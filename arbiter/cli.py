@@ -19,6 +19,7 @@ from barbu.rules import BarbuError
 from .checkbot import check_bot_command
 from .replay import replay_command
 from .tournament_cli import run_command, standings_command
+from .web.report import report_command
 
 app = typer.Typer(
     name="arbiter",
@@ -136,6 +137,7 @@ def _short_name(command: str) -> str:
 
 app.command("replay")(replay_command)
 app.command("check-bot")(check_bot_command)
+app.command("report")(report_command)
 app.command("run")(run_command)
 app.command("standings")(standings_command)
 

@@ -1,0 +1,113 @@
+"""The report in a real headless Chromium (playwright), as tests/replay/test_browser.py runs it:
+it loads from file:// with no network request and no console error, draws one rating line per
+entrant, and its match links open the replay pages. Writes test-artifacts/report.png.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ..replay.test_browser import CHROMIUM, CHROMIUM_ARGS, SETUP
+from .conftest import ARTIFACTS
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """One persistent Chromium context (fresh profile) for the module."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail(f"the report browser tests need the Python package 'playwright': {SETUP}", pytrace=False)
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"the report browser tests need Chromium at {CHROMIUM}: {SETUP}", pytrace=False)
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as p:
+        try:
+            context = p.chromium.launch_persistent_context(
+                str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+                viewport={"width": 1400, "height": 1000}, device_scale_factor=1,
+            )  # fmt: skip
+        except Exception as e:  # noqa: BLE001 - any launch failure means the setup is missing
+            pytest.fail(f"cannot start Chromium ({CHROMIUM}): {e}\n{SETUP}", pytrace=False)
+        yield context
+        context.close()
+
+
+@pytest.fixture
+def opened(browser, report):
+    """The report opened from its file:// URL, with every request and console message recorded."""
+    requests: list[str] = []
+    errors: list[str] = []
+
+    def on_request(r):
+        requests.append(r.url)
+
+    browser.on("request", on_request)
+    page = browser.new_page()
+    page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    url = report.out.resolve().as_uri()
+    page.goto(url)
+    page.wait_for_function("() => window.barbuReport !== undefined")
+    yield page, url, requests, errors
+    page.close()
+    browser.remove_listener("request", on_request)
+
+
+def test_the_report_in_a_browser(opened, report):
+    page, url, requests, errors = opened
+    data = report.data
+    assert page.title() == "Barbu tournament report — mini"
+
+    # for the eye, as it first shows
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "report.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 50_000
+    # one line per entrant in the rating chart, visible, in the entrant's colour
+    lines = page.locator("#rating-chart polyline.mu")
+    assert lines.count() == len(data["entrants"]) == 5
+    assert sorted(lines.evaluate_all("els => els.map(e => e.dataset.entrant)")) == sorted(data["entrants"])
+    for name in data["entrants"]:
+        line = page.locator(f"#rating-chart polyline.mu[data-entrant='{name}']")
+        assert line.is_visible() and line.get_attribute("stroke") == data["colours"][name]
+        box = line.bounding_box()
+        assert box["width"] > 200  # spans the chart
+    # the standings in the page's order
+    names = page.locator("#standings tbody tr").evaluate_all("rows => rows.map(r => r.dataset.entrant)")
+    assert names == [s["name"] for s in data["standings"]]
+    # hovering a legend entry picks out that entrant's line
+    page.hover("#chart .legend .key[data-entrant='dave']")
+    assert page.locator("#rating-chart.focusing polyline.mu.on[data-entrant='dave']").count() == 1
+    page.mouse.move(0, 0)
+    assert page.locator("#rating-chart.focusing").count() == 0
+    # the contract table's two views
+    assert page.locator("#contracts-all").is_visible() and not page.locator("#contracts-declarer").is_visible()
+    page.click("#contracts .tabs button[data-view='declarer']")
+    assert page.locator("#contracts-declarer").is_visible() and not page.locator("#contracts-all").is_visible()
+    page.click("#contracts .tabs button[data-view='all']")
+    # the match filter
+    page.fill("#filter", "dave")
+    with_dave = sum(1 for m in data["matches"] if "dave" in m["seats"])
+    assert page.locator("#match-table tbody tr:visible").count() == with_dave == 16
+    assert page.inner_text("#shown") == "16 of 20 matches"
+    page.fill("#filter", "")
+    assert page.locator("#match-table tbody tr:visible").count() == 20
+    assert requests == [url], "the report made requests of its own"
+    assert errors == []
+
+    # a match link opens that match's replay page
+    link = page.locator("#match-table a.replay").nth(2)
+    key = data["matches"][2]["key"]
+    link.click()
+    page.wait_for_function("() => window.barbuReplay && document.body.dataset.step !== undefined")
+    assert page.title() == f"Barbu replay — mini/{key}"
+    replay_url = page.url
+    assert replay_url == (report.out.parent / "mini_replays" / f"{key}.html").resolve().as_uri()
+    assert page.evaluate("barbuReplay.data.match.seats") == data["matches"][2]["seats"]
+    page.go_back()
+    page.wait_for_function("() => window.barbuReport !== undefined")
+    assert requests == [url, replay_url, url]
+    assert errors == []
