@@ -28,17 +28,24 @@ from barbu.rules import BarbuError, Ruleset, make_ruleset
 
 from .errors import ConfigError
 from .faults import FaultPolicy
-from .launcher import with_own_python
+from .launcher import ISOLATIONS, Limits, bubblewrap_problem, resolve_user, with_own_python
 from .timecontrol import TimeControl
 
 FORMATS = ("round_robin", "gauntlet", "duplicate")
 TOP_KEYS = (
     "name", "description", "entrants", "rules", "format", "challenger", "copies", "rounds", "seed",
     "deals", "time_control", "faults", "parallelism", "database", "log_folder", "standings_every",
+    "limits", "isolation",
 )  # fmt: skip
 ENTRANT_KEYS = ("name", "command", "remote")
 TIME_KEYS = ("per_decision", "reserve", "connect", "match_limit")
 FAULT_KEYS = ("max_strikes",)
+LIMIT_KEYS = ("memory", "cpu", "processes", "open_files", "file_size", "output", "user")
+SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|kB|KB|MB|GB|TB)?\s*$")
+SIZE_UNITS = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+              "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}  # fmt: skip
+# The smallest sensible values: below them no bot starts (or a unit was forgotten).
+LIMIT_MINIMUMS = {"memory": 16 << 20, "file_size": 1 << 10, "cpu": 1, "processes": 4, "open_files": 16, "output": 0}
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 # Interpreters whose first non-option argument is a script file that must exist.
 INTERPRETERS = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|bash|sh|Rscript|lua)$")
@@ -75,6 +82,8 @@ class TournamentConfig:
     database: str | None = None  # a URL or an SQLite path; None: the default database
     log_folder: Path = Path(DEFAULT_LOG_ROOT)
     standings_every: int = 0  # 0: every max(4, total // 8) matches
+    limits: Limits = Limits()  # resource limits of every launched bot (docs/security.md)
+    isolation: str = "none"  # "none" or "bubblewrap"
     description: str = ""
     path: Path | None = None
     source: str = ""  # the file's text, kept in the database
@@ -138,11 +147,59 @@ def parse_config(
         line = mark.line + 1 if mark else 1
         problem = e.problem or e.context or "not valid YAML"
         raise ConfigError(f"{display}:{line}: not valid YAML: {problem}") from None
+    except yaml.reader.ReaderError as e:  # a character YAML does not allow
+        line = text[: e.position].count("\n") + 1
+        raise ConfigError(f"{display}:{line}: not valid YAML: character {e.character!r} is not allowed") from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"{display}: not valid YAML: {e}") from None
+        raise ConfigError(f"{display}: not valid YAML: {' '.join(str(e).split())}") from None
+    except RecursionError:
+        raise ConfigError(f"{display}: nested too deeply to be a tournament file") from None
     if root is None:
         raise ConfigError(f"{display}:1: the file is empty; it needs at least 'entrants'")
+    _check_shape(root, display)
     return _Parser(display, base_dir, check_commands).tournament(root, text)
+
+
+MAX_YAML_VALUES = 100_000  # values a file may expand to, YAML aliases counted at every use
+MAX_YAML_DEPTH = 64
+
+
+def _check_shape(root: Node, display: str) -> None:
+    """Refuse, before anything is built from it, a document PyYAML would choke on: a value that
+    contains itself (``&a [*a]``), aliases that multiply into millions of values (a "billion
+    laughs"), or nesting deeper than any tournament file needs."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Node, int, bool]] = [(root, 0, False)]
+
+    def children(node: Node) -> list[Node]:
+        if isinstance(node, MappingNode):
+            return [n for pair in node.value for n in pair]
+        return list(node.value) if isinstance(node, SequenceNode) else []
+
+    def fail(node: Node, message: str) -> ConfigError:
+        return ConfigError(f"{display}:{node.start_mark.line + 1}: {message}")
+
+    while stack:
+        node, depth, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in children(node))
+            if sizes[key] > MAX_YAML_VALUES:
+                raise fail(node, f"this value expands to more than {MAX_YAML_VALUES} values (YAML aliases): not a tournament file")
+            continue
+        if key in sizes:
+            continue
+        if depth > MAX_YAML_DEPTH:
+            raise fail(node, f"nested more than {MAX_YAML_DEPTH} levels deep: not a tournament file")
+        on_path.add(key)
+        stack.append((node, depth, True))
+        for child in children(node):
+            if id(child) in on_path:
+                raise fail(child, "a value that contains itself (a recursive YAML alias)")
+            if id(child) not in sizes:
+                stack.append((child, depth + 1, False))
 
 
 class _Parser:
@@ -257,6 +314,10 @@ class _Parser:
             kw["log_folder"] = Path(DEFAULT_LOG_ROOT) / name
         if "standings_every" in top:
             kw["standings_every"] = self.integer(top["standings_every"][1], "standings_every", minimum=0)
+        if "limits" in top:
+            kw["limits"] = self.limits(top["limits"][1])
+        if "isolation" in top:
+            kw["isolation"] = self.isolation(top["isolation"][1], kw.get("limits", Limits()))
 
         entrants_key, entrants_node = top["entrants"]
         kw["entrants"] = entrants = self.entrants(entrants_node)
@@ -326,6 +387,83 @@ class _Parser:
             if not values[key] > 0:
                 raise self.fail(value_node, f"time_control.{key}", f"must be more than 0 seconds, got {values[key]:g}")
         return TimeControl(**values)
+
+    def limits(self, node: Node) -> Limits:
+        entries = self.mapping(node, "limits", LIMIT_KEYS)
+        values: dict[str, Any] = {}
+        for key, (_, value_node) in entries.items():
+            where = f"limits.{key}"
+            if key == "user":
+                values[key] = self.user(value_node, where)
+                continue
+            if (
+                key != "output"
+                and isinstance(value_node, ScalarNode)
+                and value_node.tag == "tag:yaml.org,2002:str"
+                and value_node.value == "unlimited"
+            ):
+                values[key] = None
+                continue
+            if key in ("memory", "file_size", "output"):
+                value = self.size(value_node, where, allow_unlimited=key != "output")
+            elif key == "cpu":
+                value = self.limit_integer(value_node, where, "a whole number of CPU seconds")
+            else:
+                value = self.limit_integer(value_node, where, "a whole number")
+            minimum = LIMIT_MINIMUMS[key]
+            if value < minimum:
+                shown = f"{minimum >> 20} MiB" if key == "memory" else f"{minimum >> 10} KiB" if key == "file_size" else str(minimum)
+                unitless = value_node.tag == "tag:yaml.org,2002:int"
+                hint = "; sizes are in bytes unless a unit is given, e.g. 2GiB" if key in ("memory", "file_size") and unitless else ""
+                raise self.fail(value_node, where, f"must be at least {shown}, got {value_node.value}{hint}")
+            values[key] = value
+        return Limits(**values)
+
+    def limit_integer(self, node: Node, where: str, what: str) -> int:
+        if not isinstance(node, ScalarNode) or node.tag != "tag:yaml.org,2002:int":
+            raise self.fail(node, where, f"expected {what} or 'unlimited', got {_kind(node)}")
+        return self.value(node)
+
+    def size(self, node: Node, where: str, allow_unlimited: bool = True) -> int:
+        """A number of bytes: a whole number, or text with a unit (512MiB, 2GiB, 1.5GB)."""
+        unlimited = " or 'unlimited'" if allow_unlimited else ""
+        if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:int":
+            return self.value(node)
+        match = SIZE_RE.match(node.value) if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:str" else None
+        if match is None:
+            raise self.fail(
+                node, where, f"expected a size in bytes, e.g. 2GiB, 512MiB or 1048576{unlimited}, got {_kind(node)}"
+            )
+        return int(float(match.group(1)) * SIZE_UNITS[match.group(2)])
+
+    def user(self, node: Node, where: str) -> str:
+        if not isinstance(node, ScalarNode) or node.tag not in ("tag:yaml.org,2002:str", "tag:yaml.org,2002:int"):
+            raise self.fail(node, where, f"expected a user name or a numeric user id, got {_kind(node)}")
+        text = str(node.value).strip()
+        if not text or (node.tag == "tag:yaml.org,2002:int" and not text.isdigit()):
+            raise self.fail(node, where, f"expected a user name or a numeric user id, got {_kind(node)}")
+        if self.check_commands:
+            try:
+                user = resolve_user(text)
+            except ConfigError as e:
+                raise self.fail(node, where, str(e)) from None
+            if user.is_other and os.geteuid() != 0:
+                raise self.fail(node, where, f"running bots as user {user.name} needs the arbiter to run as root")
+        return text
+
+    def isolation(self, node: Node, limits: Limits) -> str:
+        value = self.string(node, "isolation")
+        if value not in ISOLATIONS:
+            raise self.fail(node, "isolation", f"{value!r} is not an isolation; use one of {', '.join(ISOLATIONS)}")
+        if value == "bubblewrap" and self.check_commands:
+            problem = bubblewrap_problem(resolve_user(limits.user))
+            if problem:
+                raise self.fail(
+                    node, "isolation",
+                    f"bubblewrap cannot run here ({problem}); bots would not be isolated: install the 'bubblewrap' "
+                    "package and allow user namespaces, or remove this key",
+                )  # fmt: skip
+        return value
 
     def database(self, text: str, node: Node) -> str:
         if "://" not in text:

@@ -5,20 +5,29 @@ seat is registered with a fresh secret token; a bot's stream is accepted only wi
 unused token and the right protocol version. ``RemotePlayer`` turns a session into a
 :class:`~arbiter.players.Player`: it sends the seat's view with the legal actions and waits,
 bounded by the time control, for a reply carrying the same request id.
+
+What a bot cannot do to the arbiter (docs/security.md): send a message over
+``max_message_bytes`` (gRPC refuses it without buffering it; the seat gets a ``protocol``
+fault), keep more than ``max_inbound`` messages waiting, send more than ``unsolicited_limit``
+messages nobody asked for, hold a stream open without a hello for more than ``hello_seconds``,
+open a connection once every seat is taken, or take a seat with a used, guessed or another
+seat's token. A refused connection never disturbs a connected session, and is charged to no
+connected seat: whoever presents a token cannot be told from whoever stole it.
 """
 
 from __future__ import annotations
 
 import hmac
-from dataclasses import replace
 import json
 import logging
 import queue
 import secrets
 import threading
 import time
+from collections.abc import Iterator
 from concurrent import futures
-from typing import Any, Iterator
+from dataclasses import replace
+from typing import Any
 
 import grpc
 
@@ -38,15 +47,89 @@ log = logging.getLogger(__name__)
 _CLOSE = object()  # ends an outbound stream
 _GONE = object()  # the bot's side of the stream ended
 
+MAX_MESSAGE_BYTES = 1 << 20  # the largest message a bot may send
+MAX_INBOUND = 64  # messages waiting to be read, per seat
+UNSOLICITED_LIMIT = 16  # messages per match beyond one reply per decision request
+HELLO_SECONDS = 5.0  # from opening a stream to its hello
+
+
+def _install_receive_hook() -> bool:
+    """Let a stream's reader tell *why* gRPC ended it.
+
+    grpc's synchronous server gives a servicer no reason when it cuts a stream: a message over
+    ``grpc.max_receive_message_length`` (refused from its length prefix, never buffered) and a
+    bot cancelling its own stream both surface as a bare ``RpcError``. The one difference is
+    the receive operation's outcome: it fails for a refused message and ends empty for a
+    cancel. This hook marks the failure on the call's state. grpc is pinned (pyproject.toml);
+    if its internals move, the hook is skipped and the fault's detail is less precise.
+    """
+    try:
+        from grpc import _server
+    except ImportError:  # pragma: no cover
+        return False
+    original = getattr(_server, "_receive_message", None)
+    if original is None:  # pragma: no cover - a grpc release without it
+        return False
+    if getattr(original, "_barbu_hook", False):
+        return True
+
+    def _receive_message(state, call, request_deserializer):
+        callback = original(state, call, request_deserializer)
+
+        def receive_message(event):
+            if not getattr(event, "success", True):
+                state.barbu_receive_failed = True
+            return callback(event)
+
+        return receive_message
+
+    _receive_message._barbu_hook = True  # type: ignore[attr-defined]
+    _server._receive_message = _receive_message
+    return True
+
+
+_RECEIVE_HOOK = _install_receive_hook()
+
+
+def _receive_failed(context: Any, wait: float = 0.1) -> bool:
+    """Whether gRPC refused a message on this stream (see :func:`_install_receive_hook`)."""
+    state = getattr(context, "_state", None)
+    deadline = time.monotonic() + wait
+    while True:
+        if getattr(state, "barbu_receive_failed", False):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.005)
+
+
+def _refused_message(max_message_bytes: int) -> str:
+    return (
+        f"sent a message larger than {_size(max_message_bytes)} (or one gRPC could not read): "
+        "gRPC refused it without reading it and ended the stream"
+    )
+
+
+def _size(n: int) -> str:
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return f"{n >> 20} MiB"
+    if n >= 1 << 10 and n % (1 << 10) == 0:
+        return f"{n >> 10} KiB"
+    return f"{n} bytes"
+
 
 class Session:
     """One seat's connection: the token it must present and its message queues."""
 
-    def __init__(self, seat: int, max_inbound: int):
+    def __init__(self, seat: int, max_inbound: int = MAX_INBOUND, unsolicited_limit: int = UNSOLICITED_LIMIT):
         self.seat = seat
         # The seat number prefix lets a refused hello be charged to the seat it claims.
-        self.token = f"{seat}.{secrets.token_urlsafe(24)}"
+        self.secret = secrets.token_urlsafe(24)
+        self.token = f"{seat}.{self.secret}"
         self.refusal: str | None = None  # why a connection claiming this seat was refused
+        self.unsolicited_limit = unsolicited_limit
+        self.requests = 0  # decision requests sent: each may be answered once
+        self.received = 0  # messages received after the hello
         self.connected = threading.Event()
         self.used = False
         self.hello: pb.Hello | None = None
@@ -65,20 +148,39 @@ class Session:
 
 
 class _Servicer(pb_grpc.ArbiterServicer):
-    def __init__(self, server: "ArbiterServer"):
+    def __init__(self, server: ArbiterServer):
         self.server = server
 
     def Play(self, request_iterator: Iterator[pb.BotMessage], context: grpc.ServicerContext):
+        server = self.server
+        if server.full():
+            server.refuse("", "a connection came when every seat was already connected")
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "every seat of this match is already connected")
+        # A stream that says nothing holds a server thread: cut it if no hello comes in time.
+        late = threading.Event()
+
+        def cut() -> None:
+            late.set()
+            context.cancel()
+
+        timer = threading.Timer(server.hello_seconds, cut)
+        timer.daemon = True
+        timer.start()
         try:
             first = next(request_iterator)
-        except StopIteration:
+        except (StopIteration, grpc.RpcError):  # the bot closed the stream, or we cut it
+            if late.is_set():
+                server.refuse("", f"a connection sent no hello within {server.hello_seconds:g}s")
             return
+        finally:
+            timer.cancel()
         if first.WhichOneof("msg") != "hello":
+            server.refuse("", "a connection sent something else than a hello first")
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the first message of a session must be a Hello")
         hello = first.hello
-        session = self.server.claim(hello.token)
+        session = server.claim(hello.token)
         if session is None:
-            self.server.refuse(hello.token, "it presented an unknown or already used token")
+            server.refuse(hello.token, server.why_refused(hello.token))
             context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown or already used token")
         if hello.protocol_version != wire.PROTOCOL_VERSION:
             reason = (
@@ -89,7 +191,9 @@ class _Servicer(pb_grpc.ArbiterServicer):
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, reason)
         session.hello = hello
         session.context = context
-        reader = threading.Thread(target=self._read, args=(session, request_iterator), daemon=True)
+        reader = threading.Thread(
+            target=self._read, args=(session, request_iterator, server.max_message_bytes), daemon=True
+        )
         reader.start()
         session.connected.set()
         log.debug("seat %d connected: %s %s", session.seat, hello.bot_name, hello.bot_version)
@@ -101,9 +205,18 @@ class _Servicer(pb_grpc.ArbiterServicer):
         session.ended.set()
 
     @staticmethod
-    def _read(session: Session, request_iterator: Iterator[pb.BotMessage]) -> None:
+    def _read(session: Session, request_iterator: Iterator[pb.BotMessage], max_message_bytes: int) -> None:
         try:
             for message in request_iterator:
+                session.received += 1
+                unsolicited = session.received - session.requests
+                if unsolicited > session.unsolicited_limit:
+                    session.violation = (
+                        f"sent {unsolicited} messages nobody asked for (at most {session.unsolicited_limit} "
+                        "a match beyond one reply per decision request)"
+                    )
+                    session.context.cancel()
+                    break
                 try:
                     session.inbound.put_nowait(message)
                 except queue.Full:
@@ -112,8 +225,12 @@ class _Servicer(pb_grpc.ArbiterServicer):
                     )
                     session.context.cancel()
                     break
+            else:  # the stream ended: by the bot, or because gRPC refused a message
+                if session.violation is None and _receive_failed(session.context, wait=0):
+                    session.violation = _refused_message(max_message_bytes)
         except grpc.RpcError:
-            pass
+            if session.violation is None and not session.ended.is_set() and _receive_failed(session.context):
+                session.violation = _refused_message(max_message_bytes)
         except Exception:  # a stream torn down under us
             log.debug("reader for seat %d stopped", session.seat, exc_info=True)
         session.ended.set()
@@ -124,19 +241,54 @@ class _Servicer(pb_grpc.ArbiterServicer):
 
 
 class ArbiterServer:
-    """A gRPC server bots connect to; ``address`` is ``unix:/path`` or ``host:port``."""
+    """A gRPC server bots connect to; ``address`` is ``unix:/path`` or ``host:port``.
 
-    def __init__(self, address: str, max_message_bytes: int = 1 << 20, max_inbound: int = 64):
+    ``keepalive_seconds``: how long a connection may stay silent before the server pings it;
+    a ping unanswered for ``keepalive_timeout`` seconds drops the connection (a vanished remote
+    bot). Keep it above the longest a bot may think (per decision + reserve): a bot whose
+    runtime cannot answer pings while it computes (one JavaScript thread) is not cut off.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
+        max_inbound: int = MAX_INBOUND,
+        *,
+        unsolicited_limit: int = UNSOLICITED_LIMIT,
+        hello_seconds: float = HELLO_SECONDS,
+        keepalive_seconds: float = 60.0,
+        keepalive_timeout: float = 20.0,
+        idle_seconds: float = 15.0,
+    ):
         self.max_inbound = max_inbound
+        self.max_message_bytes = max_message_bytes
+        self.unsolicited_limit = unsolicited_limit
+        self.hello_seconds = hello_seconds
         self._lock = threading.Lock()
         self._sessions: list[Session] = []
-        self.refused: list[str] = []  # reasons of every refused hello
+        self.refused: list[str] = []  # reasons of every refused connection (never a token)
         self._grpc = grpc.server(
             futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="arbiter-grpc"),
             options=[
+                # gRPC refuses a larger message from its length prefix: it is never buffered.
                 ("grpc.max_receive_message_length", max_message_bytes),
                 ("grpc.max_send_message_length", 16 << 20),
                 ("grpc.so_reuseport", 0),
+                # One bot needs one stream; a connection may not open many.
+                ("grpc.max_concurrent_streams", 4),
+                # A silent connection is pinged; a dead one is dropped.
+                ("grpc.keepalive_time_ms", int(keepalive_seconds * 1000)),
+                ("grpc.keepalive_timeout_ms", int(keepalive_timeout * 1000)),
+                ("grpc.http2.ping_timeout_ms", int(keepalive_timeout * 1000)),  # what this grpc waits for an ack
+                ("grpc.http2.max_pings_without_data", 0),
+                ("grpc.keepalive_permit_without_calls", 0),
+                # A client may ping at most every 10 s while no data flows; more often is a
+                # strike, and 2 strikes close its connection (a ping flood costs us nothing).
+                ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+                ("grpc.http2.max_ping_strikes", 2),
+                # A connection without any stream is closed.
+                ("grpc.max_connection_idle_ms", int(idle_seconds * 1000)),
             ],
             maximum_concurrent_rpcs=64,
         )
@@ -148,7 +300,7 @@ class ArbiterServer:
             host = address.rsplit(":", 1)[0]
             self.address = f"{host}:{port}"
 
-    def start(self) -> "ArbiterServer":
+    def start(self) -> ArbiterServer:
         self._grpc.start()
         return self
 
@@ -159,19 +311,47 @@ class ArbiterServer:
 
     def expect(self, seat: int) -> Session:
         """Register a seat and return its session (with the token to hand to the bot)."""
-        session = Session(seat, self.max_inbound)
+        session = Session(seat, self.max_inbound, self.unsolicited_limit)
         with self._lock:
             self._sessions.append(session)
         return session
 
+    def full(self) -> bool:
+        """Every registered seat has been claimed: no connection can be accepted any more."""
+        with self._lock:
+            return bool(self._sessions) and all(s.used for s in self._sessions)
+
+    def why_refused(self, token: str) -> str:
+        """Why a hello with this token is refused, in words that never repeat the token."""
+        seat_text, _, secret = token.partition(".")
+        with self._lock:
+            for s in self._sessions:
+                if hmac.compare_digest(s.token.encode(), token.encode()):
+                    return f"it presented an unknown or already used token (seat {s.seat}'s, already used)"
+            for s in self._sessions:
+                if secret and hmac.compare_digest(s.secret.encode(), secret.encode()):
+                    return (
+                        f"it presented an unknown or already used token (seat {s.seat}'s secret "
+                        f"with the seat number {seat_text[:8]!r})"
+                    )
+        return "it presented an unknown or already used token (no seat of this match has it)"
+
     def refuse(self, token: str, reason: str) -> None:
-        """Note a refused hello against the seat its token claims, if it names one."""
-        seat_text = token.split(".", 1)[0]
+        """Note a refused connection. Only a seat not yet connected is told about it (it
+        explains the fault if that seat never connects): a connected seat is never charged,
+        since whoever presents a token cannot be told from whoever stole it."""
+        seat_text, _, secret = token.partition(".")
         with self._lock:
             self.refused.append(reason)
             for s in self._sessions:
-                if seat_text == str(s.seat) and not s.connected.is_set():
+                if s.connected.is_set():
+                    continue
+                if seat_text == str(s.seat):
                     s.refusal = f"a connection claiming seat {s.seat} was refused: {reason}"
+                elif secret and hmac.compare_digest(s.secret.encode(), secret.encode()):
+                    # its own secret under another seat's number: it tried to take another seat
+                    s.refusal = f"its hello was refused: {reason} (a bot may only connect for its own seat)"
+        log.warning("refused a connection: %s", reason)
 
     def claim(self, token: str) -> Session | None:
         """The session of ``token`` if it is known and unused (compared in constant time)."""
@@ -217,9 +397,11 @@ class RemotePlayer(Player):
                 time.sleep(0.01)
             if self.process.exit_code() is not None:
                 return PlayerFault(FaultKind.CRASH, self.process.describe_exit())
-        return PlayerFault(FaultKind.DISCONNECT, "the bot closed its stream")
+        return PlayerFault(FaultKind.DISCONNECT, "the bot closed its stream, or its connection was lost")
 
     def _ensure_connected(self) -> None:
+        if self.session.violation:  # cut off: whatever it queued before is not read
+            raise PlayerFault(FaultKind.PROTOCOL, self.session.violation, fatal=True)
         if not self.session.connected.is_set():
             if self.session.refusal:
                 raise PlayerFault(FaultKind.PROTOCOL, self.session.refusal, fatal=True)
@@ -252,6 +434,7 @@ class RemotePlayer(Player):
         self._ensure_connected()
         request_id = self.next_request_id
         self.next_request_id += 1
+        self.session.requests += 1  # before sending: the reply may come at once
         self.session.send(
             pb.ArbiterMessage(
                 request=pb.DecisionRequest(

@@ -78,6 +78,8 @@ class MatchTask:
     log_path: str
     time_control: tuple[float, float, float, float]  # per_decision, reserve, connect, match_limit
     max_strikes: int
+    limits: Any = None  # arbiter.launcher.Limits of the bots; None: the defaults
+    isolation: str = "none"  # "none" or "bubblewrap"
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,8 @@ def play_match(task: MatchTask) -> MatchOutcome:
 
     setup, control, policy = task_setup(task)
     bots = [BotSpec(b.name, b.command, b.cwd) for b in task.bots]
-    played = play_bot_match(bots, setup, Path(task.log_path), time_control=control, fault_policy=policy)
+    sandbox = {"isolation": task.isolation} | ({"limits": task.limits} if task.limits is not None else {})
+    played = play_bot_match(bots, setup, Path(task.log_path), time_control=control, fault_policy=policy, **sandbox)
     return outcome_from_result(task, played.result, played.log_path, played.wall_seconds)
 
 
@@ -327,6 +330,8 @@ def make_task(config: TournamentConfig, m: ScheduledMatch, log_folder: Path) -> 
         log_path=str(log_folder / f"{config.name}-{m.key}.jsonl"),
         time_control=(tc.per_decision, tc.reserve, tc.connect, tc.match_limit),
         max_strikes=config.fault_policy.max_strikes,
+        limits=config.limits,
+        isolation=config.isolation,
     )
 
 

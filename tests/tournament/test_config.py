@@ -235,3 +235,87 @@ def test_fingerprint_ignores_how_not_what(folder):
     d = load_config(write(folder, GOOD + "time_control: {per_decision: 2}\n"))
     assert a.fingerprint() == b.fingerprint()
     assert len({a.fingerprint(), c.fingerprint(), d.fingerprint()}) == 3
+
+
+def test_limits_and_isolation(folder):
+    from arbiter.launcher import Limits
+
+    config = load_config(write(folder, GOOD))
+    assert config.limits == Limits() and config.isolation == "none"  # the safe defaults
+    config = load_config(
+        write(
+            folder,
+            GOOD
+            + """
+            limits:
+              memory: 512MiB
+              cpu: 600
+              processes: 64
+              open_files: unlimited
+              file_size: 1.5GB
+              output: 65536
+              user: nobody
+            isolation: none
+            """.replace("\n            ", "\n"),
+        )
+    )
+    assert config.limits == Limits(
+        memory=512 << 20, cpu=600, processes=64, open_files=None, file_size=1_500_000_000, output=65536, user="nobody"
+    )
+    assert load_config(write(folder, GOOD + "limits: {user: 2100000000-2100009999}\n")).limits.user == "2100000000-2100009999"
+    assert load_config(write(folder, GOOD + "limits: {user: 65534}\n")).limits.user == "65534"
+
+
+def test_limits_reach_every_match(folder):
+    from arbiter.schedule import build_schedule
+    from arbiter.tournament import make_task
+
+    config = load_config(write(folder, GOOD + "limits: {memory: 1GiB, user: nobody}\nisolation: none\n"))
+    m = build_schedule(config.format, config.entrant_names, 1, 0, None)[0]
+    task = make_task(config, m, folder)
+    assert task.limits == config.limits and task.limits.memory == 1 << 30 and task.isolation == "none"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (GOOD + "limits: {memry: 1GiB}\n", "league.yaml:7: limits.memry: unknown key; did you mean 'memory'?"),
+        (GOOD + "limits: 3\n", "league.yaml:7: limits: expected a mapping of keys (memory, cpu,"),
+        (GOOD + "limits: {memory: lots}\n", "league.yaml:7: limits.memory: expected a size in bytes, e.g. 2GiB, 512MiB or 1048576 or 'unlimited', got text 'lots'"),
+        (GOOD + "limits: {memory: 2048}\n", "league.yaml:7: limits.memory: must be at least 16 MiB, got 2048; sizes are in bytes unless a unit is given"),
+        (GOOD + "limits: {memory: 2 GB per bot}\n", "league.yaml:7: limits.memory: expected a size in bytes"),
+        (GOOD + "limits: {file_size: 10}\n", "league.yaml:7: limits.file_size: must be at least 1 KiB, got 10"),
+        (GOOD + "limits: {cpu: 1.5}\n", "league.yaml:7: limits.cpu: expected a whole number of CPU seconds or 'unlimited', got a number '1.5'"),
+        (GOOD + "limits: {cpu: 0}\n", "league.yaml:7: limits.cpu: must be at least 1, got 0"),
+        (GOOD + "limits: {processes: 2}\n", "league.yaml:7: limits.processes: must be at least 4, got 2"),
+        (GOOD + "limits: {open_files: many}\n", "league.yaml:7: limits.open_files: expected a whole number or 'unlimited'"),
+        (GOOD + "limits: {output: unlimited}\n", "league.yaml:7: limits.output: expected a size in bytes, e.g. 2GiB, 512MiB or 1048576, got text 'unlimited'"),
+        (GOOD + "limits: {user: nosuchuser}\n", "league.yaml:7: limits.user: no such user: 'nosuchuser'"),
+        (GOOD + "limits: {user: [a, b]}\n", "league.yaml:7: limits.user: expected a user name or a numeric user id, got a list"),
+        (GOOD + "limits: {user: 900-100}\n", "league.yaml:7: limits.user: user id range '900-100': give FIRST-LAST"),
+        (GOOD + "limits: {user: 0-100}\n", "league.yaml:7: limits.user: user id range '0-100': give FIRST-LAST"),
+        (GOOD + "limits:\n  memory: 1GiB\n  memory: 2GiB\n", "league.yaml:9: limits.memory: this key is given twice"),
+        (GOOD + "isolation: docker\n", "league.yaml:7: isolation: 'docker' is not an isolation; use one of none, bubblewrap"),
+        (GOOD + "isolation: [bubblewrap]\n", "league.yaml:7: isolation: expected text, got a list"),
+    ],
+)  # fmt: skip
+def test_limit_mistakes(folder, text, expected):
+    message = error(folder, text)
+    assert message.startswith(str(folder / "league.yaml")), message
+    assert expected in message, message
+
+
+def test_a_uid_range_that_holds_a_real_user_is_refused(folder):
+    message = error(folder, GOOD + "limits: {user: 65000-65534}\n")  # nobody is 65534 on Debian
+    assert "league.yaml:7: limits.user: user id range '65000-65534' includes the user nobody (uid 65534)" in message
+
+
+def test_isolation_that_cannot_run_here_is_refused_on_load(folder, monkeypatch):
+    import arbiter.launcher as launcher
+
+    monkeypatch.setattr(launcher, "_bwrap", lambda: None)
+    monkeypatch.setattr(launcher, "_bwrap_checks", {})
+    message = error(folder, GOOD + "isolation: bubblewrap\n")
+    assert "league.yaml:7: isolation: bubblewrap cannot run here (bwrap cannot build a sandbox as user" in message
+    assert "the bwrap program is not installed" in message and "bots would not be isolated" in message
+    assert load_config(write(folder, GOOD + "isolation: bubblewrap\n"), check_commands=False).isolation == "bubblewrap"
