@@ -71,6 +71,7 @@ def bare_round_trip(requests: list[pb.DecisionRequest], workdir: Path, bots: int
         for rid, message in enumerate(messages, start=1):
             session = sessions[rid % bots]
             message.request.request_id = rid
+            session.requests += 1  # as RemotePlayer counts them: the reply is solicited
             start = time.perf_counter()
             session.send(message)
             reply = session.inbound.get(timeout=5)
