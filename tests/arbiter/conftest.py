@@ -31,8 +31,13 @@ def leftover_processes(played) -> list[int]:
     suspects = set(played.pids)
     for token in played.tokens:
         suspects.update(processes_with_token(token))
+    return live(suspects)
+
+
+def live(pids) -> list[int]:
+    """The pids among ``pids`` of processes still running (zombies count as gone)."""
     alive = []
-    for pid in suspects:
+    for pid in pids:
         try:
             with open(f"/proc/{pid}/stat") as f:
                 if not f.read().rsplit(") ", 1)[1].startswith("Z"):

@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 
 from arbiter.checkbot import STEP_NAMES, check_bot, check_bot_command
 
+from ..arbiter.conftest import live
+
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "tests" / "bots"
 PY = sys.executable
@@ -24,22 +26,10 @@ RANDOM = [PY, str(ROOT / "sample_bots" / "random_bot.py")]
 HEURISTIC = [PY, str(ROOT / "sample_bots" / "heuristic_bot.py")]
 
 
-def _alive(pids: list[int]) -> list[int]:
-    alive = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if not f.read().rsplit(") ", 1)[1].startswith("Z"):
-                    alive.append(pid)
-        except OSError:
-            continue
-    return alive
-
-
 def _assert_complete(report) -> None:
     assert [s.name for s in report.steps] == list(STEP_NAMES)
     assert all(s.detail for s in report.steps)
-    assert _alive(report.pids) == []
+    assert live(report.pids) == []
 
 
 def test_the_random_bot_passes_every_step():

@@ -5,34 +5,11 @@ entrant, and its match links open the replay pages. Writes test-artifacts/report
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
-from ..replay.test_browser import CHROMIUM, CHROMIUM_ARGS, SETUP
+from ..replay.test_browser import browser  # noqa: F401 - the one Chromium fixture, shared
 from .conftest import ARTIFACTS
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    """One persistent Chromium context (fresh profile) for the module."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail(f"the report browser tests need the Python package 'playwright': {SETUP}", pytrace=False)
-    if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"the report browser tests need Chromium at {CHROMIUM}: {SETUP}", pytrace=False)
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_playwright() as p:
-        try:
-            context = p.chromium.launch_persistent_context(
-                str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-                viewport={"width": 1400, "height": 1000}, device_scale_factor=1,
-            )  # fmt: skip
-        except Exception as e:  # noqa: BLE001 - any launch failure means the setup is missing
-            pytest.fail(f"cannot start Chromium ({CHROMIUM}): {e}\n{SETUP}", pytrace=False)
-        yield context
-        context.close()
 
 
 @pytest.fixture
