@@ -45,6 +45,7 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -737,30 +738,11 @@ class BotProcess:
         except (ProcessLookupError, PermissionError):
             pass
         if self.token:
-            # A fork storm may still be forking while we look: sweep until nothing is left.
-            for _ in range(50):
-                found = [p for p in processes_with_token(self.token) if p != os.getpid()]
-                if not found:
-                    break
-                for pid in found:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
-                time.sleep(0.01)
+            _sweep(lambda: [p for p in processes_with_token(self.token) if p != os.getpid()], rounds=50)
         if self._lease is not None:
             # The uid is this bot's alone: whatever still runs under it is the bot's, even a
             # process that left the group and cleared its environment.
-            for _ in range(100):
-                found = processes_of_uid(self.user.uid)
-                if not found:
-                    break
-                for pid in found:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
-                time.sleep(0.01)
+            _sweep(lambda: processes_of_uid(self.user.uid), rounds=100)
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -833,6 +815,21 @@ def make_reachable(path: str, user: BotUser) -> None:
             f"bots running as user {user.name} cannot reach {path}: they may not enter {folder}; "
             "set TMPDIR to a folder other users can enter"
         )
+
+
+def _sweep(find: Callable[[], list[int]], rounds: int) -> None:
+    """SIGKILL whatever ``find`` names until it names nothing: a fork storm may still be
+    forking while we look."""
+    for _ in range(rounds):
+        found = find()
+        if not found:
+            return
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.01)
 
 
 def processes_with_token(token: str) -> list[int]:

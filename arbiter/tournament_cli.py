@@ -220,14 +220,7 @@ def standings_command(
         engine = open_database(db, create=False)
         try:
             repo = Repo(engine)
-            try:
-                t = repo.tournament(tournament)
-            except Exception as e:  # an empty or foreign database: no tournaments table
-                raise BarbuError(f"the database holds no tournament results ({type(e).__name__})") from None
-            if t is None:
-                known = ", ".join(x.name for x in repo.tournaments())
-                what = f"no tournament named {tournament!r}" + (f" (known: {known})" if known else "")
-                raise BarbuError(what if tournament else "the database holds no tournament yet")
+            t = repo.require_tournament(tournament)
             rows = standings(repo.entrant_names(t.id), repo.matches(t.id), t.format == "duplicate")
             recorded = repo.count_matches(t.id)
         finally:

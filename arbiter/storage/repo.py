@@ -41,6 +41,19 @@ class Repo:
                 return s.exec(select(Tournament).where(Tournament.name == name)).first()
             return s.exec(select(Tournament).order_by(Tournament.created_at.desc(), Tournament.id.desc())).first()
 
+    def require_tournament(self, name: str | None = None) -> Tournament:
+        """:meth:`tournament`, or a ConfigError saying why there is none (for the commands)."""
+        try:
+            t = self.tournament(name)
+        except SQLAlchemyError as e:  # an empty or foreign database: no tournaments table
+            raise ConfigError(f"the database holds no tournament results ({_first_line(e)})") from None
+        if t is None:
+            if name is None:
+                raise ConfigError("the database holds no tournament yet")
+            known = ", ".join(x.name for x in self.tournaments())
+            raise ConfigError(f"no tournament named {name!r}" + (f" (known: {known})" if known else ""))
+        return t
+
     def tournaments(self) -> list[Tournament]:
         with self.session() as s:
             return list(s.exec(select(Tournament).order_by(Tournament.id)))

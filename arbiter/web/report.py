@@ -207,15 +207,7 @@ def gather(db: str | None, tournament: str | None) -> Gathered:
     engine = open_database(db, create=False)
     try:
         repo = Repo(engine)
-        try:
-            t = repo.tournament(tournament)
-        except SQLAlchemyError as e:  # an empty or foreign database: no tournaments table
-            raise ReportError(f"the database holds no tournament results ({_first_line(e)})") from None
-        if t is None:
-            known = ", ".join(x.name for x in repo.tournaments())
-            if tournament:
-                raise ReportError(f"no tournament named {tournament!r}" + (f" (known: {known})" if known else ""))
-            raise ReportError("the database holds no tournament yet")
+        t = repo.require_tournament(tournament)
         try:
             entrants = repo.entrant_names(t.id)
             records = repo.matches(t.id)
