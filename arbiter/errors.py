@@ -1,10 +1,22 @@
-"""Errors a user can act on. The CLI prints their message as one line and exits non-zero."""
+"""Errors a user can act on. The CLI prints their message as one line and exits with their code.
+
+Every error the arbiter raises for a user's mistake (a bad tournament file, an unreadable log, a
+database it cannot use) derives from :class:`ArbiterError`, whose ``exit_code`` is what the
+command line exits with; :func:`arbiter.cli.common.user_errors` is the one place that turns them
+into an ``error:`` line.
+"""
 
 from barbu.rules.errors import BarbuError
+
+USAGE = 2  # the input cannot be used as given: fix it and run again
+FAILED = 1  # the work itself failed (a tournament's matches, a database)
+INTERRUPTED = 130  # Ctrl-C, or SIGTERM/SIGHUP treated alike
 
 
 class ArbiterError(BarbuError):
     """Base of the arbiter's own user-facing errors."""
+
+    exit_code = USAGE
 
 
 class ConfigError(ArbiterError):
@@ -13,3 +25,30 @@ class ConfigError(ArbiterError):
 
 class LogFileError(ArbiterError):
     """A match log that cannot be read or written (missing, unreadable, not UTF-8)."""
+
+
+class StorageError(ArbiterError):
+    """A results database that cannot be used: not ours, newer, a conflicting tournament."""
+
+
+class ReportError(ArbiterError):
+    """A report that cannot be written (no tournament, an unwritable path)."""
+
+
+class TournamentError(ArbiterError):
+    """A tournament that could not be completed (e.g. its workers died)."""
+
+    exit_code = FAILED
+
+
+class TournamentInterrupted(ArbiterError):
+    """A tournament stopped by Ctrl-C or SIGTERM; what was recorded stays, a rerun resumes."""
+
+    exit_code = INTERRUPTED
+
+    def __init__(self, recorded: int, total: int):
+        super().__init__(
+            f"interrupted: {recorded} of {total} matches are recorded; run the same command again to finish"
+        )
+        self.recorded = recorded
+        self.total = total

@@ -21,10 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from arbiter.launcher import BotProcess, wait_until
-from arbiter.match import BotSpec, play_bot_match
-from arbiter.referee import MatchSetup
-from arbiter.remote import ArbiterServer
+from arbiter.process.bot import BotProcess, wait_until
+from arbiter.match.play import BotSpec, play_bot_match
+from arbiter.referee.loop import MatchSetup
+from arbiter.transport.server import ArbiterServer
 from dataclasses import replace
 
 from barbu import wire

@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from arbiter.config import load_config, override
-from arbiter.tournament import run_tournament
+from arbiter.tournament.config import load_config, override
+from arbiter.tournament.runner import run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import signal
-import sys
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -24,24 +23,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.table import Table
 from rich.text import Text
 
-from barbu.rules import BarbuError
-
-from .ratings import Standing
-
-
-def _database_error(e: BaseException) -> str | None:
-    """One line for an unexpected database failure (SQLAlchemy is not imported just for this)."""
-    exc = sys.modules.get("sqlalchemy.exc")
-    if exc is None or not isinstance(e, exc.SQLAlchemyError):
-        return None
-    from .storage.db import _first_line
-
-    return f"database error: {_first_line(e)}"
-
-
-def _fail(message: str, code: int = 2) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
+from arbiter.cli.common import user_errors
+from arbiter.errors import INTERRUPTED
+from arbiter.tournament.ratings import Standing
 
 
 def _fmt(x: float | None, digits: int = 1) -> str:
@@ -151,33 +135,20 @@ def run_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result and standings as JSON, no progress.")] = False,
 ) -> None:
     """Run (or resume) a tournament: play every match not yet recorded, then print the standings."""
-    from .config import load_config
-    from .tournament import Reporter, TournamentError, TournamentInterrupted, run_tournament
+    from arbiter.tournament.config import load_config
+    from arbiter.tournament.runner import Reporter, run_tournament
 
     # `kill` and a closed terminal stop as cleanly as Ctrl-C
     previous = {sig: signal.signal(sig, _raise_keyboard_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
     console = Console(stderr=False, highlight=False)
     try:
-        cfg = load_config(config)
-        reporter = Reporter() if as_json else RichReporter(console)
-        summary = run_tournament(cfg, database=db, jobs=jobs, reporter=reporter)
-    except TournamentInterrupted as e:
-        typer.echo(str(e), err=True)
-        raise typer.Exit(130)
+        with user_errors():
+            cfg = load_config(config)
+            reporter = Reporter() if as_json else RichReporter(console)
+            summary = run_tournament(cfg, database=db, jobs=jobs, reporter=reporter)
     except KeyboardInterrupt:
         typer.echo("interrupted before any match started", err=True)
-        raise typer.Exit(130)
-    except TournamentError as e:
-        _fail(str(e), 1)
-    except BarbuError as e:
-        _fail(str(e))
-    except OSError as e:
-        _fail(f"{e.strerror or e}: {e.filename}" if e.filename else str(e), 1)
-    except Exception as e:
-        message = _database_error(e)
-        if message is None:
-            raise
-        _fail(message, 1)
+        raise typer.Exit(INTERRUPTED) from None
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -213,10 +184,10 @@ def standings_command(
     ] = None,
 ) -> None:
     """Print the standings of a tournament from the results database."""
-    from .ratings import standings
-    from .storage import Repo, open_database
+    from arbiter.tournament.ratings import standings
+    from arbiter.tournament.storage import Repo, open_database
 
-    try:
+    with user_errors():
         engine = open_database(db, create=False)
         try:
             repo = Repo(engine)
@@ -225,13 +196,6 @@ def standings_command(
             recorded = repo.count_matches(t.id)
         finally:
             engine.dispose()
-    except BarbuError as e:
-        _fail(str(e))
-    except Exception as e:
-        message = _database_error(e)
-        if message is None:
-            raise
-        _fail(message, 1)
     duplicate = t.format == "duplicate"
     if as_json:
         typer.echo(json.dumps([r.to_json(duplicate) for r in rows]))
@@ -241,14 +205,3 @@ def standings_command(
     console.print(f"[bold]{t.name}[/bold]: {t.format.replace('_', ' ')}, {recorded}/{t.total_matches} matches ({state})")
     console.print(standings_table(rows, duplicate))
 
-
-def register(app: typer.Typer) -> None:
-    """Add ``run`` and ``standings`` to a typer app (what arbiter/cli.py does)."""
-    app.command("run")(run_command)
-    app.command("standings")(standings_command)
-
-
-if __name__ == "__main__":  # pragma: no cover - ``python -m arbiter.tournament_cli run ...`` before cli.py wiring
-    _app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True)
-    register(_app)
-    sys.exit(_app())

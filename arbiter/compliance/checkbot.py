@@ -35,7 +35,6 @@ it belongs to with its detail.
 
 from __future__ import annotations
 
-import json
 import logging
 import shlex
 import shutil
@@ -43,11 +42,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Any
 
-import typer
+from arbiter.referee.faults import TERMINAL, FaultKind
 
-__all__ = ["STEPS", "CheckReport", "Step", "check_bot", "check_bot_command"]
+__all__ = ["STEPS", "CheckReport", "Step", "check_bot"]
 
 TRICK_CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "barbu", "no_last_two", "trumps")
 
@@ -204,8 +203,8 @@ def _tags(view: Any) -> tuple[str, ...]:
 
 def _recorder(inner: Any, outcome: _Session) -> Any:
     """A Player that forwards to ``inner`` (the RemotePlayer) and records every exchange."""
-    from .faults import PlayerFault
-    from .players import Player
+    from arbiter.referee.faults import PlayerFault
+    from arbiter.referee.players import Player
 
     class Recorder(Player):
         name = inner.name
@@ -271,14 +270,14 @@ def _run_session(
     plan: _Plan, command: str, *, time_limit: float, connect_timeout: float, exit_grace: float,
     match_limit: float, folder: Path, cwd: str | None, env: dict[str, str] | None, listen: str | None,
 ) -> _Session:  # fmt: skip
-    from .errors import ConfigError
-    from .faults import FaultKind, FaultPolicy
-    from .launcher import BotProcess, wait_until
-    from .log import AtomicLogFile
-    from .players import RandomPlayer
-    from .referee import MatchSetup, Referee
-    from .remote import ArbiterServer, RemotePlayer
-    from .timecontrol import TimeControl
+    from arbiter.errors import ConfigError
+    from arbiter.process.bot import BotProcess, wait_until
+    from arbiter.referee.faults import FaultPolicy
+    from arbiter.referee.logfile import AtomicLogFile
+    from arbiter.referee.loop import MatchSetup, Referee
+    from arbiter.referee.players import RandomPlayer
+    from arbiter.referee.timecontrol import TimeControl
+    from arbiter.transport.server import ArbiterServer, RemotePlayer
 
     out = _Session(plan.label)
     control = TimeControl(per_decision=time_limit, reserve=0.0, connect=connect_timeout, match_limit=match_limit)
@@ -364,7 +363,6 @@ _ROOT_STEP = {
     "illegal": "legal-actions", "malformed": "legal-actions", "protocol": "request-ids",
     "timeout": "time-limit", "crash": "informational-messages", "disconnect": "informational-messages",
 }  # fmt: skip
-_GONE_KINDS = ("crash", "disconnect")
 
 
 def _fault_text(fault: Any) -> str:
@@ -413,7 +411,7 @@ def _bad(d: _Decision) -> str | None:
 
 def _replied(d: _Decision) -> bool:
     """A reply with the right request id arrived (well-formed or not)."""
-    return d.answered or (d.fault is not None and d.fault.kind.value == "malformed")
+    return d.answered or (d.fault is not None and d.fault.kind is FaultKind.MALFORMED)
 
 
 def _situation_step(name: str, decisions: list[_Decision], sessions: list[_Session], extra: str = "") -> Step:
@@ -516,7 +514,7 @@ def _judge(sessions: list[_Session], time_limit: float, exit_grace: float) -> li
     else:
         steps.append(Step("legal-actions", True, f"{len(judged)} answers, all legal"))
 
-    protocol = [(s, f) for s in sessions for f in s.faults if f.kind.value == "protocol"]
+    protocol = [(s, f) for s in sessions for f in s.faults if f.kind is FaultKind.PROTOCOL]
     if protocol:
         s, f = protocol[0]
         steps.append(Step("request-ids", False, f"{s.label} match, deal {f.deal}: {_fault_text(f)}"))
@@ -525,10 +523,10 @@ def _judge(sessions: list[_Session], time_limit: float, exit_grace: float) -> li
     else:
         steps.append(Step("request-ids", True, f"{len(judged)} replies, each to its request"))
 
-    slow = [d for d in decisions if (d.fault is not None and d.fault.kind.value == "timeout") or d.elapsed > time_limit]
-    timeouts = [(s, f) for s in sessions for f in s.faults if f.kind.value == "timeout"]
+    slow = [d for d in decisions if (d.fault is not None and d.fault.kind is FaultKind.TIMEOUT) or d.elapsed > time_limit]
+    timeouts = [(s, f) for s in sessions for f in s.faults if f.kind is FaultKind.TIMEOUT]
     timed = sorted(
-        d.elapsed for d in decisions if _replied(d) or (d.fault is not None and d.fault.kind.value == "protocol")
+        d.elapsed for d in decisions if _replied(d) or (d.fault is not None and d.fault.kind is FaultKind.PROTOCOL)
     )
     if slow:
         d = slow[0]
@@ -555,7 +553,7 @@ def _judge(sessions: list[_Session], time_limit: float, exit_grace: float) -> li
         if not s.connected:
             problems.append(unreached)
             continue
-        gone = [f for f in s.faults if f.kind.value in _GONE_KINDS]
+        gone = [f for f in s.faults if f.kind in TERMINAL]
         lost = [f for f in s.faults if f.action == "forfeit"]
         if gone:
             problems.append(f"{s.label} match, deal {gone[0].deal}: {_fault_text(gone[0])}")
@@ -661,52 +659,3 @@ def check_bot(
     return report
 
 
-def check_bot_command(
-    command: Annotated[
-        list[str],
-        typer.Argument(
-            metavar="CMD",
-            help="The bot's command line, after `--`, e.g. `-- python sample_bots/random_bot.py`.",
-            show_default=False,
-        ),
-    ],
-    as_json: Annotated[
-        bool, typer.Option("--json", help='Print {"ok": bool, "steps": [{"name", "ok", "detail"}]} on stdout.')
-    ] = False,
-    time_per_decision: Annotated[
-        float, typer.Option("--time-per-decision", help="Seconds allowed for each decision (no reserve).")
-    ] = 2.0,
-    connect_timeout: Annotated[
-        float, typer.Option("--connect-timeout", help="Seconds for the bot to start, connect and say hello.")
-    ] = 10.0,
-    seed: Annotated[int, typer.Option(help="Seed for the deals and the three random opponents.")] = 1,
-    logs: Annotated[
-        Optional[Path], typer.Option("--logs", help="Keep the match logs and the bot's output in this folder.")
-    ] = None,
-    listen: Annotated[
-        Optional[str],
-        typer.Option(help="Listen on host:port (e.g. 127.0.0.1:0, any free port) instead of a private Unix socket."),
-    ] = None,
-) -> None:
-    """Check that a bot program speaks the protocol and plays every kind of decision.
-
-    Usage: arbiter check-bot [--json] -- CMD [ARGS]...  Exit code 0: every step passed; 1: a step failed.
-    """
-    if not command:
-        typer.echo("error: no bot command: give it after --, e.g. arbiter check-bot -- python mybot.py", err=True)
-        raise typer.Exit(2)
-    if not time_per_decision > 0 or not connect_timeout > 0:
-        typer.echo("error: --time-per-decision and --connect-timeout must be positive", err=True)
-        raise typer.Exit(2)
-    try:
-        report = check_bot(
-            command, time_per_decision, connect_timeout=connect_timeout, seed=seed, logs=logs, listen=listen
-        )
-    except (RuntimeError, OSError, ValueError) as e:  # e.g. a --listen address that cannot be bound
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(2)
-    if as_json:
-        typer.echo(json.dumps(report.to_json()))
-    else:
-        typer.echo(report.render())
-    raise typer.Exit(0 if report.ok else 1)

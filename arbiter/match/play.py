@@ -23,13 +23,16 @@ from pathlib import Path
 
 from barbu.matchlog import dumps
 
-from .errors import ConfigError
-from .faults import FaultPolicy
-from .launcher import BotProcess, Limits, bubblewrap_problem, make_reachable, resolve_user, wait_until
-from .log import AtomicLogFile
-from .referee import MatchResult, MatchSetup, Referee
-from .remote import ArbiterServer, RemotePlayer
-from .timecontrol import TimeControl
+from arbiter.errors import ConfigError
+from arbiter.process.bot import BotProcess, wait_until
+from arbiter.process.limits import Limits
+from arbiter.process.sandbox import bubblewrap_problem
+from arbiter.process.users import make_reachable, resolve_user
+from arbiter.referee.faults import FaultPolicy
+from arbiter.referee.logfile import AtomicLogFile
+from arbiter.referee.loop import MatchResult, MatchSetup, Referee
+from arbiter.referee.timecontrol import TimeControl
+from arbiter.transport.server import ArbiterServer, RemotePlayer
 
 log = logging.getLogger(__name__)
 

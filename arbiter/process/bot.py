@@ -30,432 +30,28 @@ namespace. The seat's scratch folder (its ``TMPDIR``) is removed.
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
-import pwd
 import re
 import resource
-import shlex
 import shutil
 import signal
-import stat
 import subprocess
-import sys
 import tempfile
 import threading
 import time
-from typing import Callable
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .errors import ConfigError
+from arbiter.errors import ConfigError
+from arbiter.process.command import split_command
+from arbiter.process.limits import CPU_GRACE, Limits, human_bytes, prlimit_argv, prlimit_program, rlimit_values
+from arbiter.process.procfs import processes_of_uid, processes_with_token, sweep
+from arbiter.process.sandbox import ISOLATIONS, Isolation, bubblewrap_argv, bubblewrap_problem
+from arbiter.process.users import BotUser, UidLease, make_reachable, path_problem, resolve_user, setpriv_program
 
 log = logging.getLogger(__name__)
 
 
-def split_command(command: str) -> list[str]:
-    """A bot command's argv, with a bare ``python`` resolved by :func:`with_own_python`."""
-    try:
-        argv = shlex.split(command)
-    except ValueError as e:
-        raise ConfigError(f"bad bot command {command!r}: {e}") from None
-    if not argv:
-        raise ConfigError("a bot command is empty")
-    return with_own_python(argv)
-
-
-def with_own_python(argv: list[str]) -> list[str]:
-    """A bare ``python``/``python3`` program (after any ``env NAME=value``) becomes the
-    arbiter's own interpreter, which has the SDK installed; anything else is left alone."""
-    i = 0
-    if argv[:1] == ["env"]:
-        i = 1
-        while i < len(argv) and "=" in argv[i] and not argv[i].startswith("-"):
-            i += 1
-    if i < len(argv) and re.fullmatch(r"python3?", argv[i]):
-        return [*argv[:i], sys.executable, *argv[i + 1 :]]
-    return argv
-
-
-# ---- limits ----------------------------------------------------------------------------------
-DEFAULT_OUTPUT_LIMIT = 1 << 20  # bytes of a bot's stdout+stderr kept per match
-CPU_GRACE = 2  # seconds between the CPU soft limit (SIGXCPU) and the hard one (SIGKILL)
-ISOLATIONS = ("none", "bubblewrap")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-process resource limits of a launched bot (``None``: not limited).
-
-    Every process of the bot gets them (children inherit them); a bot process lives for one
-    match, so ``cpu`` is CPU seconds per match and process. ``processes`` counts every process
-    and thread of the bots' *user* (that is how the kernel counts RLIMIT_NPROC), so it is only
-    applied when ``user`` names another user than the arbiter's; root ignores it anyway.
-    """
-
-    memory: int | None = 2 << 30  # bytes of address space per process (RLIMIT_AS)
-    cpu: int | None = 1800  # CPU seconds per process (RLIMIT_CPU: SIGXCPU, then SIGKILL)
-    processes: int | None = 256  # processes + threads of the bots' user (RLIMIT_NPROC)
-    open_files: int | None = 1024  # file descriptors per process (RLIMIT_NOFILE)
-    file_size: int | None = 64 << 20  # bytes: the largest file it may write (RLIMIT_FSIZE); sizes the sandbox's /tmp
-    output: int = DEFAULT_OUTPUT_LIMIT  # bytes of stdout+stderr kept per seat and match
-    user: str | None = None  # a user name, a uid, or a uid range FIRST-LAST (one each); None: the arbiter's
-
-    def __post_init__(self) -> None:
-        for name in ("memory", "cpu", "processes", "open_files", "file_size"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"limit {name!r} must be a positive whole number or None, got {value!r}")
-        if isinstance(self.output, bool) or not isinstance(self.output, int) or self.output < 0:
-            raise ValueError(f"limit 'output' must be a whole number of bytes >= 0, got {self.output!r}")
-        if self.user is not None and (not isinstance(self.user, str) or not self.user):
-            raise ValueError(f"limit 'user' must be a user name or uid as text, got {self.user!r}")
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class BotUser:
-    uid: int
-    gid: int
-    name: str
-    pool: tuple[int, int] | None = None  # a range of uids: each bot gets one of its own
-
-    @property
-    def is_other(self) -> bool:
-        """Another user than the arbiter's (what makes the process limit mean something)."""
-        return self.pool is not None or self.uid != os.geteuid()
-
-
-UID_RANGE_RE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
-MAX_UID = 2**32 - 2
-
-
-def resolve_user(user: str | int | None) -> BotUser:
-    """The uid/gid the bots run as: a user name, a numeric uid (it need not exist in
-    /etc/passwd; its group is then the same number), a range ``FIRST-LAST`` of unused uids
-    (every bot gets one of its own, see :class:`UidLease`), or None for the arbiter's own user."""
-    if user is None:
-        uid = os.geteuid()
-        try:
-            name = pwd.getpwuid(uid).pw_name
-        except KeyError:
-            name = str(uid)
-        return BotUser(uid, os.getegid(), name)
-    text = str(user).strip()
-    if m := UID_RANGE_RE.match(text):
-        first, last = int(m.group(1)), int(m.group(2))
-        if not 1 <= first <= last <= MAX_UID:
-            raise ConfigError(f"user id range {text!r}: give FIRST-LAST with 1 <= FIRST <= LAST <= {MAX_UID}")
-        taken = [e for e in pwd.getpwall() if first <= e.pw_uid <= last]
-        if taken:
-            raise ConfigError(
-                f"user id range {text!r} includes the user {taken[0].pw_name} (uid {taken[0].pw_uid}): "
-                "give uids that belong to nobody"
-            )
-        return BotUser(first, first, f"uids {first}-{last}", pool=(first, last))
-    if text.isdigit():
-        uid = int(text)
-        if uid > MAX_UID:
-            raise ConfigError(f"user id {uid} is out of range")
-        try:
-            entry = pwd.getpwuid(uid)
-            return BotUser(uid, entry.pw_gid, entry.pw_name)
-        except KeyError:
-            return BotUser(uid, uid, text)
-    try:
-        entry = pwd.getpwnam(text)
-    except KeyError:
-        raise ConfigError(
-            f"no such user: {text!r} (give a user name from /etc/passwd, a numeric uid, or a range FIRST-LAST of unused uids)"
-        ) from None
-    return BotUser(entry.pw_uid, entry.pw_gid, entry.pw_name)
-
-
-UID_LOCKS = "/tmp/barbu-uids"  # one lock file per uid in use, shared by every arbiter process
-
-
-class UidLease:
-    """A uid of a range, held by one bot while it runs: no other bot (of this or any other
-    match, in any process of this machine) gets it, nor a uid some process still uses.
-
-    The lease is an flock on ``/tmp/barbu-uids/UID``; the kernel releases it when the holder
-    dies, so a killed arbiter leaks nothing but an empty file. A released lease removes its file
-    while still holding the lock; whoever opened the old file meanwhile sees, once it gets the
-    lock, that the name no longer leads to it, and tries again.
-    """
-
-    def __init__(self, pool: tuple[int, int]):
-        import fcntl
-        import random as _random
-
-        first, last = pool
-        _lock_dir()
-        in_use = _uids_in_use()
-        rng = _random.SystemRandom()
-        self._fd: int | None = None
-        for _ in range(200):
-            uid = rng.randint(first, last)
-            if uid in in_use:
-                continue
-            path = os.path.join(UID_LOCKS, str(uid))
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                mine, named = os.fstat(fd), os.stat(path, follow_symlinks=False)
-                if (mine.st_dev, mine.st_ino) != (named.st_dev, named.st_ino):
-                    raise OSError("the lock file was replaced")
-            except OSError:
-                os.close(fd)
-                continue
-            self.uid, self._fd, self._path = uid, fd, path
-            return
-        raise ConfigError(f"no free user id in the range {first}-{last}: make it larger")
-
-    def release(self) -> None:
-        if self._fd is not None:
-            try:
-                os.unlink(self._path)
-            except OSError:
-                pass
-            os.close(self._fd)  # drops the flock
-            self._fd = None
-
-
-def _lock_dir() -> None:
-    try:
-        os.mkdir(UID_LOCKS, 0o700)
-    except FileExistsError:
-        pass
-    st = os.lstat(UID_LOCKS)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
-        raise ConfigError(f"{UID_LOCKS} must be a folder of the arbiter's user that only it may write")
-
-
-def _uid_of(pid: str, live: bool = False) -> int | None:
-    """The real uid of a process (None if it is gone, or a zombie when ``live``)."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as f:
-            for line in f:
-                if live and line.startswith(b"State:") and line.split()[1] in (b"Z", b"X"):
-                    return None
-                if line.startswith(b"Uid:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def _uids_in_use() -> set[int]:
-    return {u for e in os.scandir("/proc") if e.name.isdigit() and (u := _uid_of(e.name)) is not None}
-
-
-def processes_of_uid(uid: int) -> list[int]:
-    """Pids of live (not zombie) processes whose real uid is ``uid``."""
-    return [int(e.name) for e in os.scandir("/proc") if e.name.isdigit() and _uid_of(e.name, live=True) == uid]
-
-
-def human_bytes(n: int) -> str:
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.4g} {unit}"
-    return f"{n} bytes"
-
-
-_RLIMITS = {  # Limits field -> (prlimit option, resource constant)
-    "memory": ("--as", resource.RLIMIT_AS),
-    "open_files": ("--nofile", resource.RLIMIT_NOFILE),
-    "file_size": ("--fsize", resource.RLIMIT_FSIZE),
-    "processes": ("--nproc", resource.RLIMIT_NPROC),
-}
-
-
-def rlimit_values(limits: Limits, user: BotUser) -> dict[int, tuple[int, int]]:
-    """The kernel limits to set: resource constant -> (soft, hard)."""
-    values: dict[int, tuple[int, int]] = {resource.RLIMIT_CORE: (0, 0)}  # no core dumps on the disk
-    for field, (_, res) in _RLIMITS.items():
-        value = getattr(limits, field)
-        if value is None or (field == "processes" and not user.is_other):
-            continue
-        values[res] = (value, value)
-    if limits.cpu is not None:
-        values[resource.RLIMIT_CPU] = (limits.cpu, limits.cpu + CPU_GRACE)
-    return values
-
-
-def prlimit_argv(values: dict[int, tuple[int, int]]) -> list[str]:
-    """``prlimit --as=… … --`` for these limits (util-linux)."""
-    options = {res: option for option, res in _RLIMITS.values()}
-    options[resource.RLIMIT_CORE] = "--core"
-    options[resource.RLIMIT_CPU] = "--cpu"
-    argv = [_prlimit()]
-    for res, (soft, hard) in values.items():
-        argv.append(f"{options[res]}={soft}:{hard}")
-    return [*argv, "--"]
-
-
-@functools.cache
-def _prlimit() -> str | None:
-    return shutil.which("prlimit")
-
-
-@functools.cache
-def _setpriv() -> str | None:
-    return shutil.which("setpriv")
-
-
-# ---- isolation -----------------------------------------------------------------------------
-_PROTO_DIR = Path(__file__).resolve().parent.parent / "proto"
-_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-_ETC_FILES = (
-    "/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
-    "/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/ssl", "/etc/ca-certificates",
-    "/etc/mime.types", "/etc/os-release",
-)  # fmt: skip
-
-
-@functools.cache
-def _bwrap() -> str | None:
-    return shutil.which("bwrap")
-
-
-_bwrap_checks: dict[int, str | None] = {}
-_bwrap_lock = threading.Lock()
-
-
-def bubblewrap_problem(user: BotUser | None = None) -> str | None:
-    """None if ``bwrap`` can build the sandbox here for ``user``; else why not (one line)."""
-    user = user or resolve_user(None)
-    with _bwrap_lock:
-        if user.uid in _bwrap_checks:
-            return _bwrap_checks[user.uid]
-        bwrap = _bwrap()
-        if bwrap is None:
-            problem = "the bwrap program is not installed (Debian: apt-get install bubblewrap)"
-        else:
-            argv = [
-                bwrap,
-                *_bwrap_namespace_options(user),
-                "--ro-bind",
-                "/",
-                "/",
-                "--proc",
-                "/proc",
-                "--dev",
-                "/dev",
-                "--",
-                "true",
-            ]
-            kw: dict = {}
-            if user.is_other and _setpriv() is not None:
-                argv = [
-                    _setpriv(),
-                    f"--reuid={user.uid}",
-                    f"--regid={user.gid}",
-                    "--clear-groups",
-                    "--no-new-privs",
-                    "--",
-                    *argv,
-                ]
-            elif user.is_other:
-                kw = {"user": user.uid, "group": user.gid, "extra_groups": []}
-            try:
-                r = subprocess.run(
-                    argv, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL, check=False, **kw
-                )
-                problem = (
-                    None if r.returncode == 0 else (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
-                )
-            except (OSError, subprocess.TimeoutExpired) as e:
-                problem = str(e)
-        if problem is not None:
-            problem = f"bwrap cannot build a sandbox as user {user.name}: {problem}"
-        _bwrap_checks[user.uid] = problem
-        return problem
-
-
-def _bwrap_namespace_options(user: BotUser) -> list[str]:
-    # A user namespace even for root: the sandbox then holds no capability of the real system
-    # (it cannot lift its limits), and --disable-userns stops it from nesting more namespaces.
-    options = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session"]
-    if user.uid == 0:
-        options += ["--cap-drop", "ALL"]
-    return options
-
-
-def _python_dirs() -> list[str]:
-    """What a Python bot started with the arbiter's interpreter needs to see: the interpreter,
-    its standard library, the virtual environment and the SDK's source (editable installs)."""
-    dirs = {
-        sys.prefix,
-        sys.base_prefix,
-        sys.exec_prefix,
-        os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
-    }
-    try:
-        import barbu
-
-        dirs.add(os.path.dirname(os.path.dirname(os.path.realpath(barbu.__file__))))
-    except ImportError:  # pragma: no cover - the arbiter always has the SDK
-        pass
-    return sorted(d for d in dirs if d and os.path.isdir(d))
-
-
-def _bot_dirs(argv: list[str], cwd: str) -> list[str]:
-    """The folders of the bot's own files: every argument that names an existing file."""
-    dirs = set()
-    for arg in argv:
-        if "/" not in arg and not arg.endswith(".py"):
-            continue
-        path = os.path.join(cwd, os.path.expanduser(arg.split("=", 1)[-1]))
-        if os.path.isfile(path):
-            dirs.add(os.path.dirname(os.path.realpath(path)))
-    return sorted(dirs)
-
-
-def bubblewrap_argv(
-    argv: list[str], *, cwd: str, socket_dir: str | None, user: BotUser, tmp_size: int | None
-) -> list[str]:
-    """The bwrap command line that runs ``argv`` in the sandbox."""
-    bw = [_bwrap() or "bwrap", *_bwrap_namespace_options(user)]
-    for d in _SYSTEM_DIRS:
-        if os.path.islink(d):
-            bw += ["--symlink", os.readlink(d), d]
-        elif os.path.isdir(d):
-            bw += ["--ro-bind", d, d]
-    for f in _ETC_FILES:
-        bw += ["--ro-bind-try", f, f]
-    bw += ["--proc", "/proc", "--dev", "/dev"]
-    if tmp_size is not None:
-        bw += ["--size", str(tmp_size)]
-    bw += ["--tmpfs", "/tmp"]
-    bound: list[str] = []
-    own = _bot_dirs(argv, cwd)
-    for d in own:
-        problem = path_problem(d, user, "x")
-        if problem:
-            raise ConfigError(f"the bot's folder cannot be shown in its sandbox as user {user.name}: {problem}")
-    shared = [*_python_dirs(), *([str(_PROTO_DIR)] if _PROTO_DIR.is_dir() else [])]
-    # The arbiter's Python and the protocol files, where the bots' user may read them.
-    shared = [d for d in shared if path_problem(d, user, "x") is None]
-    for d in [*shared, *own]:
-        real = os.path.realpath(d)
-        if any(real == b or real.startswith(b + "/") for b in bound):
-            continue
-        bound.append(real)
-        bw += ["--ro-bind", real, real]
-    real_cwd = os.path.realpath(cwd)
-    if not any(real_cwd == b or real_cwd.startswith(b + "/") for b in bound):
-        bw += ["--dir", real_cwd]  # the bot runs there, but sees none of it
-    if socket_dir:
-        bw += ["--bind", socket_dir, socket_dir]
-    bw += ["--chdir", real_cwd, "--"]
-    return [*bw, *argv]
-
-
-# ---- the bot process -----------------------------------------------------------------------
 _ENV_KEEP = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM", "BARBU_LOG_LEVEL")
 _warned_prlimit = False
 
@@ -470,7 +66,7 @@ class BotProcess:
         output_limit: int | None = None,
         *,
         limits: Limits | None = None,
-        isolation: str = "none",
+        isolation: str = Isolation.NONE,
         socket_dir: str | None = None,
     ):
         self.command = command
@@ -492,9 +88,9 @@ class BotProcess:
         if user.is_other and os.geteuid() != 0:
             raise ConfigError(f"running bots as user {user.name} needs the arbiter to run as root")
         self._check_program()
-        if user.is_other and isolation == "none":
+        if user.is_other and isolation == Isolation.NONE:
             self._check_reachable(user)
-        if isolation == "bubblewrap" and (problem := bubblewrap_problem(user)):
+        if isolation == Isolation.BUBBLEWRAP and (problem := bubblewrap_problem(user)):
             raise ConfigError(f"isolation: bubblewrap was asked for, but {problem}: bots are not isolated")
         try:
             self._start(env, user, socket_dir)
@@ -511,7 +107,7 @@ class BotProcess:
         self.user = user
         self.rlimits = rlimit_values(self.limits, user)
         child_env = self._environment(env)
-        if self.isolation == "bubblewrap":
+        if self.isolation == Isolation.BUBBLEWRAP:
             child_env.update(HOME="/tmp", TMPDIR="/tmp")
             # Its /tmp is memory: as large as one file may be (and a little), not more.
             size = self.limits.file_size
@@ -535,9 +131,9 @@ class BotProcess:
             # util-linux setpriv switches user in the exec chain, which keeps subprocess on its
             # vfork path (user= forces a fork() of this multi-threaded, gRPC-serving process) and
             # sets no_new_privs (no set-user-ID program can give the bot privileges back).
-            if _setpriv() is not None:
+            if setpriv_program() is not None:
                 argv = [
-                    _setpriv(),
+                    setpriv_program(),
                     f"--reuid={user.uid}",
                     f"--regid={user.gid}",
                     "--clear-groups",
@@ -547,7 +143,7 @@ class BotProcess:
                 ]
             else:
                 kw = {"user": user.uid, "group": user.gid, "extra_groups": []}
-        if _prlimit() is not None:
+        if prlimit_program() is not None:
             argv = [*prlimit_argv(self.rlimits), *argv]
         self.output.parent.mkdir(parents=True, exist_ok=True)
         self._out = open(self.output, "wb")
@@ -566,7 +162,7 @@ class BotProcess:
             as_user = f" as user {user.name}" if user.is_other else ""
             raise ConfigError(f"cannot start bot {self.command!r}{as_user}: {e.strerror or e}") from None
         self.pid = self.proc.pid
-        if _prlimit() is None:
+        if prlimit_program() is None:
             self._set_limits_after_start()
 
     def _release(self) -> None:
@@ -581,7 +177,7 @@ class BotProcess:
         """The bot's environment. A bot of the arbiter's own user, unsandboxed, inherits the
         arbiter's environment (as it always has); any other gets only the basics, so no
         secret of the arbiter's (a database URL, say) reaches an untrusted bot."""
-        if self.isolation == "none" and not self.user.is_other:
+        if self.isolation == Isolation.NONE and not self.user.is_other:
             return {**os.environ, **env}
         base = {k: os.environ[k] for k in _ENV_KEEP if k in os.environ}
         base.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
@@ -663,7 +259,7 @@ class BotProcess:
             return None
         if code < 0:
             return -code
-        if self.isolation == "bubblewrap" and 128 < code < 128 + 65:
+        if self.isolation == Isolation.BUBBLEWRAP and 128 < code < 128 + 65:
             return code - 128
         return None
 
@@ -714,7 +310,7 @@ class BotProcess:
             return f"memory limit: {human_bytes(limits.memory)} of address space"
         if limits.file_size is not None and re.search(r"File too large|EFBIG|\[Errno 27\]", last):
             return f"file size limit: {human_bytes(limits.file_size)}"
-        if self.isolation == "bubblewrap" and re.search(r"No space left on device|ENOSPC|\[Errno 28\]", last):
+        if self.isolation == Isolation.BUBBLEWRAP and re.search(r"No space left on device|ENOSPC|\[Errno 28\]", last):
             size = f" ({human_bytes(limits.file_size + (1 << 20))})" if limits.file_size is not None else ""
             return f"its private /tmp is full{size}"
         if limits.open_files is not None and re.search(r"Too many open files|EMFILE|\[Errno 24\]", last):
@@ -738,11 +334,11 @@ class BotProcess:
         except (ProcessLookupError, PermissionError):
             pass
         if self.token:
-            _sweep(lambda: [p for p in processes_with_token(self.token) if p != os.getpid()], rounds=50)
+            sweep(lambda: [p for p in processes_with_token(self.token) if p != os.getpid()], rounds=50)
         if self._lease is not None:
             # The uid is this bot's alone: whatever still runs under it is the bot's, even a
             # process that left the group and cleared its environment.
-            _sweep(lambda: processes_of_uid(self.user.uid), rounds=100)
+            sweep(lambda: processes_of_uid(self.user.uid), rounds=100)
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -766,86 +362,6 @@ def _signal_name(sig: int) -> str:
         return f"signal {sig}"
 
 
-# ---- permissions for another user ------------------------------------------------------------
-def _may(st: os.stat_result, user: BotUser, want: int) -> bool:
-    """Whether ``user`` has ``want`` (4 read, 2 write, 1 search/execute) on a file with ``st``."""
-    if user.uid == 0:
-        return True
-    if st.st_uid == user.uid:
-        return bool((st.st_mode >> 6) & want == want)
-    if st.st_gid == user.gid:
-        return bool((st.st_mode >> 3) & want == want)
-    return bool(st.st_mode & want == want)
-
-
-def path_problem(path: str, user: BotUser, need: str) -> str | None:
-    """Why ``user`` cannot reach ``path`` (search every folder above it, then ``need``:
-    ``r`` read, ``x`` execute or search), or None."""
-    real = os.path.realpath(path)
-    parts = Path(real).parents
-    for folder in reversed(list(parts)):
-        try:
-            st = os.stat(folder)
-        except OSError as e:
-            return f"{folder}: {e.strerror}"
-        if not _may(st, user, 1):
-            return f"it cannot enter the folder {folder} (mode {stat.filemode(st.st_mode)})"
-    try:
-        st = os.stat(real)
-    except OSError as e:
-        return f"{real}: {e.strerror}"
-    want = 1 if need == "x" else 4
-    if not _may(st, user, want):
-        what = "run" if need == "x" and not stat.S_ISDIR(st.st_mode) else "enter" if need == "x" else "read"
-        return f"it cannot {what} {real} (mode {stat.filemode(st.st_mode)})"
-    return None
-
-
-def make_reachable(path: str, user: BotUser) -> None:
-    """Let ``user`` reach ``path``: folders above it that are the arbiter's own temporary
-    folders (``barbu-…``) get search permission for others; anything else must already allow it."""
-    for folder in reversed(list(Path(os.path.realpath(path)).parents)):
-        st = os.stat(folder)
-        if _may(st, user, 1):
-            continue
-        if folder.name.startswith("barbu-") and st.st_uid == os.geteuid():
-            os.chmod(folder, stat.S_IMODE(st.st_mode) | 0o011)
-            continue
-        raise ConfigError(
-            f"bots running as user {user.name} cannot reach {path}: they may not enter {folder}; "
-            "set TMPDIR to a folder other users can enter"
-        )
-
-
-def _sweep(find: Callable[[], list[int]], rounds: int) -> None:
-    """SIGKILL whatever ``find`` names until it names nothing: a fork storm may still be
-    forking while we look."""
-    for _ in range(rounds):
-        found = find()
-        if not found:
-            return
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        time.sleep(0.01)
-
-
-def processes_with_token(token: str) -> list[int]:
-    """Pids of live processes whose environment holds ``BARBU_TOKEN=token``."""
-    needle = f"BARBU_TOKEN={token}".encode()
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/environ", "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
 
 
 def wait_until(predicate, timeout: float, interval: float = 0.01) -> bool:

@@ -1,6 +1,6 @@
 """The fault taxonomy and what the referee does about each fault.
 
-Every failure of a seat has a name (DESIGN.md "Time, faults, fairness"). The default policy:
+Every failure of a seat has a name (:class:`barbu.matchlog.FaultKind`, docs/match-log.md). The default policy:
 substitute a legal move from the seat's fallback player and count a strike; at ``max_strikes``
 the fallback plays the seat for the rest of the match and the entrant forfeits. A seat whose
 bot is gone (``crash``, ``disconnect``) cannot answer again, so it goes to the fallback at
@@ -10,17 +10,8 @@ once and forfeits.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
-
-class FaultKind(StrEnum):
-    TIMEOUT = "timeout"  # no answer within the decision limit plus the reserve
-    ILLEGAL = "illegal"  # a well-formed action the rules do not allow now
-    MALFORMED = "malformed"  # an answer that is not an action at all
-    DISCONNECT = "disconnect"  # the bot never connected, or its stream closed
-    CRASH = "crash"  # the bot process died (or an in-process player raised)
-    PROTOCOL = "protocol"  # a wrong token or version, an unknown request id, a flood
-
+from barbu.matchlog import FaultKind  # the log format's vocabulary: one source for both
 
 TERMINAL = (FaultKind.CRASH, FaultKind.DISCONNECT)
 

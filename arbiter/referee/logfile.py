@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from .errors import LogFileError
+from arbiter.errors import LogFileError
 
 
 class AtomicLogFile:

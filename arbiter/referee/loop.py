@@ -15,13 +15,20 @@ from typing import Any, Callable, Sequence
 
 from barbu.matchlog import MatchLogWriter
 from barbu.rules import (
-    IllegalActionError, MatchState, Phase, Ruleset, card_name, new_match, observe, shuffle_hands,
+    IllegalActionError,
+    MatchState,
+    Phase,
+    Ruleset,
+    card_name,
+    new_match,
+    observe,
+    shuffle_hands,
 )  # fmt: skip
 from barbu.rules.scoring import places
 
-from .faults import FaultKind, FaultPolicy, FaultRecord, PlayerFault
-from .players import Player, RandomPlayer
-from .timecontrol import SeatClock, TimeControl
+from arbiter.referee.faults import FaultKind, FaultPolicy, FaultRecord, PlayerFault
+from arbiter.referee.players import Player, RandomPlayer
+from arbiter.referee.timecontrol import SeatClock, TimeControl
 
 log = logging.getLogger(__name__)
 

@@ -22,14 +22,16 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from barbu.rules import BarbuError, Ruleset, make_ruleset
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from barbu.rules import BarbuError, Ruleset, make_ruleset
-
-from .errors import ConfigError
-from .faults import FaultPolicy
-from .launcher import ISOLATIONS, Limits, bubblewrap_problem, resolve_user, with_own_python
-from .timecontrol import TimeControl
+from arbiter.errors import ConfigError
+from arbiter.process.command import with_own_python
+from arbiter.process.limits import Limits
+from arbiter.process.sandbox import ISOLATIONS, Isolation, bubblewrap_problem
+from arbiter.process.users import resolve_user
+from arbiter.referee.faults import FaultPolicy
+from arbiter.referee.timecontrol import TimeControl
 
 FORMATS = ("round_robin", "gauntlet", "duplicate")
 TOP_KEYS = (
@@ -83,7 +85,7 @@ class TournamentConfig:
     log_folder: Path = Path(DEFAULT_LOG_ROOT)
     standings_every: int = 0  # 0: every max(4, total // 8) matches
     limits: Limits = Limits()  # resource limits of every launched bot (docs/security.md)
-    isolation: str = "none"  # "none" or "bubblewrap"
+    isolation: str = Isolation.NONE
     description: str = ""
     path: Path | None = None
     source: str = ""  # the file's text, kept in the database
@@ -455,7 +457,7 @@ class _Parser:
         value = self.string(node, "isolation")
         if value not in ISOLATIONS:
             raise self.fail(node, "isolation", f"{value!r} is not an isolation; use one of {', '.join(ISOLATIONS)}")
-        if value == "bubblewrap" and self.check_commands:
+        if value == Isolation.BUBBLEWRAP and self.check_commands:
             problem = bubblewrap_problem(resolve_user(limits.user))
             if problem:
                 raise self.fail(

@@ -31,30 +31,26 @@ from typing import Any, Callable, Sequence
 
 from barbu.rules import ruleset_from_json
 
-from .config import TournamentConfig
-from .errors import ArbiterError, ConfigError
-from .ratings import GameOutcome, MatchRecord, RatingBook, RatingRow, SeatRecord, Standing, game_outcome, standings
-from .schedule import ScheduledMatch, block_deals, build_schedule, games
+from arbiter.errors import ArbiterError, ConfigError, TournamentError, TournamentInterrupted
+from arbiter.process.procfs import children_of
+from arbiter.process.sandbox import Isolation
+from arbiter.tournament.config import TournamentConfig
+from arbiter.tournament.ratings import (
+    GameOutcome,
+    MatchRecord,
+    RatingBook,
+    RatingRow,
+    SeatRecord,
+    Standing,
+    game_outcome,
+    standings,
+)
+from arbiter.tournament.schedule import ScheduledMatch, block_deals, build_schedule, games
 
 # The storage layer (SQLAlchemy) is imported by the parent only, inside run_tournament: workers
 # start faster without it.
 
 log = logging.getLogger(__name__)
-
-
-class TournamentError(ArbiterError):
-    """A tournament that cannot go on (a worker died, a match could not be started)."""
-
-
-class TournamentInterrupted(ArbiterError):
-    """Ctrl-C or SIGTERM: what is recorded stays; the same command finishes the tournament."""
-
-    def __init__(self, recorded: int, total: int):
-        super().__init__(
-            f"interrupted: {recorded} of {total} matches are recorded; run the same command again to finish"
-        )
-        self.recorded = recorded
-        self.total = total
 
 
 # ---- what travels between the parent and a worker (plain, picklable values) -----------------
@@ -79,7 +75,7 @@ class MatchTask:
     time_control: tuple[float, float, float, float]  # per_decision, reserve, connect, match_limit
     max_strikes: int
     limits: Any = None  # arbiter.launcher.Limits of the bots; None: the defaults
-    isolation: str = "none"  # "none" or "bubblewrap"
+    isolation: str = Isolation.NONE
 
 
 @dataclass(frozen=True)
@@ -103,9 +99,9 @@ class MatchOutcome:
 
 def task_setup(task: MatchTask):
     """The referee's MatchSetup and TimeControl/FaultPolicy for a task."""
-    from .faults import FaultPolicy
-    from .referee import MatchSetup
-    from .timecontrol import TimeControl
+    from arbiter.referee.faults import FaultPolicy
+    from arbiter.referee.loop import MatchSetup
+    from arbiter.referee.timecontrol import TimeControl
 
     setup = MatchSetup(
         ruleset_from_json(task.rules),
@@ -146,7 +142,7 @@ def file_sha256(path: Path) -> str:
 
 def play_match(task: MatchTask) -> MatchOutcome:
     """The default per-match function: four bot processes over gRPC (arbiter.match)."""
-    from .match import BotSpec, play_bot_match
+    from arbiter.match.play import BotSpec, play_bot_match
 
     setup, control, policy = task_setup(task)
     bots = [BotSpec(b.name, b.command, b.cwd) for b in task.bots]
@@ -188,7 +184,7 @@ def _worker_init(parent_pid: int, log_file: str) -> None:
 def _worker_terminated(signum, frame) -> None:  # pragma: no cover - runs in a dying worker
     """Kill the bots of the match in progress (each is its own process group) and leave now."""
     me = os.getpid()
-    for pid in _children(me):
+    for pid in children_of(me):
         for kill in (os.killpg, os.kill):
             try:
                 kill(pid, signal.SIGKILL)
@@ -197,22 +193,6 @@ def _worker_terminated(signum, frame) -> None:  # pragma: no cover - runs in a d
     if _worker_tmp:
         shutil.rmtree(_worker_tmp, ignore_errors=True)
     os._exit(1)
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields_ = stat.rsplit(b")", 1)[-1].split()
-        if len(fields_) > 1 and int(fields_[1]) == pid:
-            found.append(int(entry.name))
-    return found
 
 
 def run_task(play: Callable[[MatchTask], MatchOutcome], task: MatchTask) -> MatchOutcome:
@@ -356,7 +336,7 @@ def run_tournament(
     ``database`` (--db) overrides the file's; ``jobs`` (--jobs) overrides its ``parallelism``.
     ``in_process`` plays in this process, one match at a time (for tests of the runner).
     """
-    from .storage import Repo, open_database
+    from arbiter.tournament.storage import Repo, open_database
 
     started = time.perf_counter()
     reporter = reporter or Reporter()

@@ -30,17 +30,16 @@ from dataclasses import replace
 from typing import Any
 
 import grpc
-
 from barbu import wire
 from barbu.rules import Phase, View
 from barbu.rules.scoring import places
 from barbu.v1 import arbiter_pb2 as pb
 from barbu.v1 import arbiter_pb2_grpc as pb_grpc
 
-from .faults import FaultKind, PlayerFault
-from .launcher import BotProcess
-from .players import Player
-from .timecontrol import TimeControl
+from arbiter.process.bot import BotProcess
+from arbiter.referee.faults import FaultKind, PlayerFault
+from arbiter.referee.players import Player
+from arbiter.referee.timecontrol import TimeControl
 
 log = logging.getLogger(__name__)
 

@@ -34,26 +34,25 @@ import json
 import math
 import os
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import typer
 from barbu.rules import BarbuError
 
-from ..errors import ConfigError
+from arbiter.errors import ReportError
+from arbiter.files import write_text_atomic
 
 if TYPE_CHECKING:  # pragma: no cover
     from barbu.rules.ruleset import Ruleset
 
-    from ..ratings import Standing
-    from ..storage.models import Match, Tournament
+    from arbiter.tournament.ratings import Standing
+    from arbiter.tournament.storage.models import Match, Tournament
 
 DATA_VERSION = 1
 # Distinct line colours; the first four are the replay viewer's seat colours.
@@ -64,8 +63,6 @@ PALETTE = (
 DASHES = ("", "6 3", "2 3", "8 3 2 3")  # beyond the palette: the same colours, dashed
 
 
-class ReportError(ConfigError):
-    """The report cannot be made as asked (no database, no tournament, cannot write the page)."""
 
 
 # ---- reading one match log ----------------------------------------------------------------
@@ -199,10 +196,10 @@ def gather(db: str | None, tournament: str | None) -> Gathered:
     from sqlalchemy.exc import SQLAlchemyError
     from sqlmodel import select
 
-    from ..ratings import standings
-    from ..storage import Repo, open_database
-    from ..storage.db import _first_line
-    from ..storage.models import Entrant, Fault, Match, SeatResult
+    from arbiter.tournament.ratings import standings
+    from arbiter.tournament.storage import Repo, open_database
+    from arbiter.tournament.storage.db import first_line
+    from arbiter.tournament.storage.models import Entrant, Fault, Match, SeatResult
 
     engine = open_database(db, create=False)
     try:
@@ -234,7 +231,7 @@ def gather(db: str | None, tournament: str | None) -> Gathered:
                         {"seat": f.seat, "deal": f.deal, "kind": f.kind, "detail": f.detail, "action": f.action}
                     )
         except SQLAlchemyError as e:
-            raise ReportError(f"cannot read tournament {t.name!r}: {_first_line(e)}") from None
+            raise ReportError(f"cannot read tournament {t.name!r}: {first_line(e)}") from None
         return Gathered(t, str(engine.url), entrants, table, history, rows, seat_results, faults, details)
     finally:
         engine.dispose()
@@ -242,7 +239,7 @@ def gather(db: str | None, tournament: str | None) -> Gathered:
 
 # ---- the statistics -----------------------------------------------------------------------
 def _mean_ci(values: Sequence[float]) -> tuple[float | None, list[float] | None]:
-    from ..ratings import mean_ci
+    from arbiter.tournament.ratings import mean_ci
 
     mean, ci = mean_ci(values)
     return mean, None if ci is None else [ci[0], ci[1]]
@@ -343,7 +340,7 @@ def _static(name: str) -> str:
 
 
 def _json_for_script(obj: Any) -> str:
-    from .page import _json_for_script as dumps
+    from arbiter.web.viewer import _json_for_script as dumps
 
     return dumps(obj)
 
@@ -403,7 +400,7 @@ def _nice_step(span: float, target: int = 6) -> float:
 
 def rating_series(history: Sequence[Any], entrants: Sequence[str], mu0: float) -> dict[str, list[list[float]]]:
     """Per entrant: [[matches played, μ, σ], ...] from the start (0, μ₀) through every rated game."""
-    from ..ratings import SIGMA
+    from arbiter.tournament.ratings import SIGMA
 
     series: dict[str, list[list[float]]] = {e: [[0, mu0, round(SIGMA, 4)]] for e in entrants}
     for r in history:
@@ -772,10 +769,10 @@ def build_report(
     from barbu.rules import ruleset_from_json
     from barbu.rules.scoring import MULTIPLIERS
 
-    from ..ratings import MU
-    from ..replay import CONTRACT_NAMES, load_replay
-    from ..storage import shown
-    from .page import write_html
+    from arbiter.replay.model import CONTRACT_NAMES, load_replay
+    from arbiter.tournament.ratings import MU
+    from arbiter.tournament.storage import shown
+    from arbiter.web.viewer import write_html
 
     out = Path(out)
     if out.is_dir():
@@ -918,10 +915,7 @@ def build_report(
         },
     )
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".part")
-        tmp.write_text(page, encoding="utf-8")
-        os.replace(tmp, out)
+        write_text_atomic(out, page)
     except OSError as e:
         raise ReportError(f"cannot write the report {out}: {e.strerror or e}") from None
     return ReportResult(out, t.name, len(g.rows), written, problems, data)
@@ -951,39 +945,3 @@ def _fill(template: str, values: dict[str, str]) -> str:
 
 
 # ---- the command -----------------------------------------------------------------------------
-def report_command(
-    html: Annotated[Path, typer.Option("--html", help="Where to write the report: one self-contained HTML file.")],
-    db: Annotated[
-        str | None, typer.Option("--db", help="Database URL or SQLite file (default: $BARBU_DB, else logs/arbiter.db).")
-    ] = None,
-    tournament: Annotated[
-        str | None, typer.Option("--tournament", "-t", help="Which tournament (default: the latest created).")
-    ] = None,
-    replays: Annotated[
-        bool,
-        typer.Option(
-            "--replays/--no-replays",
-            help="Also write each match's replay page, in a folder next to the report (report_replays/ for report.html), and link it.",
-        ),
-    ] = True,
-) -> None:
-    """Write a tournament report: standings, rating history, contracts, doubling, faults, matches."""
-    try:
-        result = build_report(db, tournament, html, replays=replays)
-    except BarbuError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(2)
-    except Exception as e:
-        exc = sys.modules.get("sqlalchemy.exc")  # not imported just for this
-        if exc is None or not isinstance(e, exc.SQLAlchemyError):
-            raise
-        from ..storage.db import _first_line
-
-        typer.echo(f"error: database error: {_first_line(e)}", err=True)
-        raise typer.Exit(2)
-    note = f"{result.tournament}, {result.matches} match{'es' * (result.matches != 1)}"
-    if replays:
-        note += f", {result.replays} replay page{'s' * (result.replays != 1)} in {result.out.stem}_replays/"
-    if result.log_problems:
-        note += "; " + ", ".join(f"{n} log{'s' * (n != 1)} {k}" for k, n in sorted(result.log_problems.items()))
-    typer.echo(f"wrote {result.out} ({note})")

@@ -1,4 +1,10 @@
-"""Build the viewer's data (per-step snapshots) and write the page."""
+"""The HTML match viewer: one self-contained page per match log.
+
+:func:`write_html` turns a :class:`arbiter.replay.model.Replay` into a single HTML file with its
+CSS, its JavaScript and its data inline (no network access at all). The data are the log itself
+plus one precomputed snapshot per step (hands left, the trick or Domino layout, pair levels,
+scores), so the page only draws: stepping is instant even through a full 28-deal match.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +13,14 @@ import os
 import re
 from html import escape
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from barbu.rules import Contract, MatchState, Phase, cards_of, parse_card
 from barbu.rules.cards import HEARTS_MASK, KING_OF_HEARTS, QUEENS, SUIT_SYMBOLS
 from barbu.rules.domino import ordinal
 
-from ..replay import (
+from arbiter.files import write_text_atomic
+from arbiter.replay.model import (
     REASONS,
     Event,
     Replay,
@@ -303,9 +309,5 @@ def render_html(replay: Replay, *, deal: int | None = None, seat: int | None = N
 def write_html(replay: Replay, out: str | os.PathLike[str], *, deal: int | None = None, seat: int | None = None) -> int:
     """Write the viewer page to ``out`` (atomically); returns its number of steps."""
     page, steps = render_html(replay, deal=deal, seat=seat)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, out)
+    write_text_atomic(out, page)
     return steps

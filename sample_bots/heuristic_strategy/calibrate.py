@@ -73,8 +73,8 @@ def main() -> None:
     )  # fmt: skip
     from heuristic_bot import HeuristicBot
 
-    from arbiter.players import StrategyPlayer
-    from arbiter.referee import MatchSetup, Referee
+    from arbiter.referee.players import StrategyPlayer
+    from arbiter.referee.loop import MatchSetup, Referee
     from heuristic_strategy import evaluate as ev
 
     rules = make_ruleset("standard")

@@ -19,14 +19,14 @@ HEURISTIC = bot(ROOT / "sample_bots" / "heuristic_bot.py")
 
 @pytest.fixture
 def fast_control():
-    from arbiter.timecontrol import TimeControl
+    from arbiter.referee.timecontrol import TimeControl
 
     return TimeControl(per_decision=0.5, reserve=1.0, connect=10.0)
 
 
 def leftover_processes(played) -> list[int]:
     """Live (non-zombie) processes of a finished match: its bots, or anything carrying a seat token."""
-    from arbiter.launcher import processes_with_token
+    from arbiter.process.procfs import processes_with_token
 
     suspects = set(played.pids)
     for token in played.tokens:

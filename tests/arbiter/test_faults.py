@@ -4,14 +4,14 @@ the innocent seats' results stand, the log verifies, and no process is left behi
 import json
 
 import pytest
-
-from arbiter.faults import FaultPolicy
-from arbiter.log import read_log_lines
-from arbiter.match import BotSpec, play_bot_match
-from arbiter.referee import MatchSetup
-from arbiter.timecontrol import TimeControl
 from barbu.matchlog import verify
 from barbu.rules import make_ruleset
+
+from arbiter.match.play import BotSpec, play_bot_match
+from arbiter.referee.faults import FaultPolicy
+from arbiter.referee.logfile import read_log_lines
+from arbiter.referee.loop import MatchSetup
+from arbiter.referee.timecontrol import TimeControl
 
 from .conftest import BOTS, PY, RANDOM, leftover_processes
 
@@ -62,7 +62,7 @@ def test_misbehaving_bot(tmp_path, case):
 
 
 def test_a_chatty_bot_output_is_capped_not_buffered(tmp_path):
-    from arbiter.launcher import DEFAULT_OUTPUT_LIMIT
+    from arbiter.process.limits import DEFAULT_OUTPUT_LIMIT
 
     commands = [RANDOM, RANDOM, f"{PY} {BOTS / 'chatty_bot.py'}", RANDOM]
     bots = [BotSpec(f"bot{s}", c) for s, c in enumerate(commands)]

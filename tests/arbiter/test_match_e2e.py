@@ -4,12 +4,12 @@ import json
 import subprocess
 
 import pytest
-
-from arbiter.log import read_log_lines
-from arbiter.match import BotSpec, play_bot_match
-from arbiter.referee import MatchSetup
 from barbu.matchlog import verify
 from barbu.rules import PRESETS, make_ruleset
+
+from arbiter.match.play import BotSpec, play_bot_match
+from arbiter.referee.logfile import read_log_lines
+from arbiter.referee.loop import MatchSetup
 
 from .conftest import HEURISTIC, RANDOM, ROOT, leftover_processes
 

@@ -9,7 +9,6 @@ import os
 import queue
 
 import grpc
-
 from barbu import wire
 from barbu.v1 import arbiter_pb2 as pb
 from barbu.v1 import arbiter_pb2_grpc as pb_grpc

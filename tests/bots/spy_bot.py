@@ -5,10 +5,9 @@ import json
 import os
 import random
 
-from google.protobuf.json_format import MessageToDict
-
 from barbu import runner
 from barbu.bot import Bot
+from google.protobuf.json_format import MessageToDict
 
 
 class SpyBot(Bot):

@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from arbiter.checkbot import STEP_NAMES, check_bot, check_bot_command
+from arbiter.cli import app as arbiter_app
+from arbiter.compliance.checkbot import STEP_NAMES, check_bot
 
 from ..arbiter.conftest import live
 
@@ -48,8 +48,9 @@ def test_the_heuristic_bot_passes_every_step(tmp_path):
     _assert_complete(report)
     assert report.ok, report.render()
     # --logs keeps both matches' logs and the bot's output, and the logs verify.
-    from arbiter.log import read_log_lines
     from barbu.matchlog import verify
+
+    from arbiter.referee.logfile import read_log_lines
 
     for name in ("check-bot-standard.jsonl", "check-bot-quota.jsonl"):
         verification = verify(read_log_lines(tmp_path / name))
@@ -111,19 +112,8 @@ def test_a_bot_that_never_exits_after_match_end_fails_clean_exit(tmp_path):
     assert [s.name for s in report.failed] == ["clean-exit"]
 
 
-def _app() -> typer.Typer:
-    app = typer.Typer()
-    app.command("check-bot")(check_bot_command)  # the registration arbiter/cli.py uses
-
-    @app.command("other")
-    def other() -> None:  # a second command keeps "check-bot" a subcommand, as in the real CLI
-        pass
-
-    return app
-
-
 def test_cli_json_passes_with_exit_0():
-    result = CliRunner().invoke(_app(), ["check-bot", "--json", "--time-per-decision", "1", "--", *RANDOM])
+    result = CliRunner().invoke(arbiter_app, ["check-bot", "--json", "--time-per-decision", "1", "--", *RANDOM])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert set(out) == {"ok", "steps"} and out["ok"] is True
@@ -133,10 +123,10 @@ def test_cli_json_passes_with_exit_0():
 
 def test_cli_text_names_the_failed_step_with_exit_1():
     command = [PY, str(BOTS / "wrong_token_bot.py")]
-    result = CliRunner().invoke(_app(), ["check-bot", "--", *command])
+    result = CliRunner().invoke(arbiter_app, ["check-bot", "--", *command])
     assert result.exit_code == 1
     assert "FAIL  hello" in result.stdout and "unknown or already used token" in result.stdout
-    json_result = CliRunner().invoke(_app(), ["check-bot", "--json", "--", *command])
+    json_result = CliRunner().invoke(arbiter_app, ["check-bot", "--json", "--", *command])
     assert json_result.exit_code == 1
     out = json.loads(json_result.stdout)
     assert out["ok"] is False
@@ -144,7 +134,7 @@ def test_cli_text_names_the_failed_step_with_exit_1():
 
 
 def test_cli_without_a_command_is_a_usage_error():
-    result = CliRunner().invoke(_app(), ["check-bot", "--json"])
+    result = CliRunner().invoke(arbiter_app, ["check-bot", "--json"])
     assert result.exit_code == 2
 
 

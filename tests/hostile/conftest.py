@@ -26,11 +26,14 @@ import pytest
 from barbu.matchlog import verify
 from barbu.rules import make_ruleset
 
-from arbiter.launcher import Limits, bubblewrap_problem, path_problem, processes_of_uid, resolve_user
-from arbiter.log import read_log_lines
-from arbiter.match import BotSpec, play_bot_match
-from arbiter.referee import MatchSetup
-from arbiter.timecontrol import TimeControl
+from arbiter.match.play import BotSpec, play_bot_match
+from arbiter.process.limits import Limits
+from arbiter.process.procfs import processes_of_uid
+from arbiter.process.sandbox import bubblewrap_problem
+from arbiter.process.users import path_problem, resolve_user
+from arbiter.referee.logfile import read_log_lines
+from arbiter.referee.loop import MatchSetup
+from arbiter.referee.timecontrol import TimeControl
 
 from ..arbiter.conftest import leftover_processes
 
@@ -133,7 +136,7 @@ def play(
     seed: int = 5,
 ):
     """A match of random bots with ``bad_command`` (``{py}`` is the mode's Python) in one seat."""
-    from arbiter.faults import FaultPolicy
+    from arbiter.referee.faults import FaultPolicy
 
     isolation, user = MODES[mode]
     need_bubblewrap(mode)

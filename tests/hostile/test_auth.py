@@ -16,9 +16,9 @@ from barbu.rules import make_ruleset, new_match, observe
 from barbu.v1 import arbiter_pb2 as pb
 from barbu.v1 import arbiter_pb2_grpc as pb_grpc
 
-from arbiter.faults import FaultKind, PlayerFault
-from arbiter.remote import ArbiterServer, RemotePlayer
-from arbiter.timecontrol import TimeControl
+from arbiter.referee.faults import FaultKind, PlayerFault
+from arbiter.referee.timecontrol import TimeControl
+from arbiter.transport.server import ArbiterServer, RemotePlayer
 
 _END = object()
 
@@ -232,7 +232,7 @@ def test_a_frozen_bot_is_dropped_by_keepalive(tmp_path):
     import signal
     import sys
 
-    from arbiter.launcher import BotProcess
+    from arbiter.process.bot import BotProcess
 
     from .conftest import BOTS
 

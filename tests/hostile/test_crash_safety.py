@@ -31,7 +31,7 @@ from pathlib import Path
 
 from barbu.matchlog import verify
 
-from arbiter.log import read_log_lines
+from arbiter.referee.logfile import read_log_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -115,7 +115,7 @@ def test_sigkill_at_random_moments_loses_nothing_recorded(tmp_path):
     # remove its own, so they go in a folder of this test's (short: a socket path is short).
     scratch = tempfile.mkdtemp(prefix="barbu-crash-")
     env = {**os.environ, "BARBU_TEST_TAG": tag, "PYTHONPATH": str(ROOT), "TMPDIR": scratch}
-    command = [PY, "-m", "arbiter.tournament_cli", "run", str(config), "--json"]
+    command = [PY, "-m", "arbiter", "run", str(config), "--json"]
     rng = random.Random(20241)
     history = []
     try:

@@ -15,10 +15,10 @@ from barbu.rules import make_ruleset
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arbiter.config import LIMIT_KEYS, TOP_KEYS, TournamentConfig, parse_config
 from arbiter.errors import ConfigError
-from arbiter.players import RandomPlayer
-from arbiter.referee import MatchSetup, Referee
+from arbiter.referee.loop import MatchSetup, Referee
+from arbiter.referee.players import RandomPlayer
+from arbiter.tournament.config import LIMIT_KEYS, TOP_KEYS, TournamentConfig, parse_config
 
 ROOT = Path(__file__).resolve().parents[2]
 FUZZ = settings(max_examples=300, deadline=2000, suppress_health_check=[HealthCheck.too_slow], derandomize=True)

@@ -11,12 +11,12 @@ import tempfile
 
 import pytest
 
-import arbiter.match as match_module
-from arbiter import launcher
+import arbiter.match.play as match_module
 from arbiter.errors import ConfigError
-from arbiter.launcher import Limits
-from arbiter.match import BotSpec, play_bot_match
-from arbiter.referee import MatchSetup
+from arbiter.match.play import BotSpec, play_bot_match
+from arbiter.process import sandbox
+from arbiter.process.limits import Limits
+from arbiter.referee.loop import MatchSetup
 
 from .conftest import BOTS, PY, RANDOM_BOT, SHORT, check, play
 
@@ -85,8 +85,8 @@ def test_a_bot_of_another_user_gets_a_clean_environment(tmp_path, probe_env):
 
 def test_a_match_that_asks_for_a_sandbox_it_cannot_have_is_not_played(tmp_path, monkeypatch):
     """The refusal when bwrap cannot run (simulated: as if it were not installed)."""
-    monkeypatch.setattr(launcher, "_bwrap", lambda: None)
-    monkeypatch.setattr(launcher, "_bwrap_checks", {})
+    monkeypatch.setattr(sandbox, "bwrap_program", lambda: None)
+    monkeypatch.setattr(sandbox, "_bwrap_checks", {})
     bots = [BotSpec(f"b{s}", f"{PY} {RANDOM_BOT}") for s in range(4)]
     with pytest.raises(ConfigError) as e:
         play_bot_match(bots, MatchSetup(SHORT, seed=1), tmp_path / "m.jsonl", isolation="bubblewrap")

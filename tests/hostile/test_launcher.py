@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from arbiter import launcher
-from arbiter.launcher import BotProcess, Limits
+from arbiter.process import bot as launcher
+from arbiter.process.bot import BotProcess
+from arbiter.process.limits import Limits
 
 from .conftest import UIDS, need_bubblewrap
 
@@ -80,7 +81,7 @@ def test_a_program_that_ignores_sigxcpu_is_killed_at_the_hard_limit(folder):
 
 
 def test_limits_are_set_without_prlimit_too(folder, monkeypatch):
-    monkeypatch.setattr(launcher, "_prlimit", lambda: None)
+    monkeypatch.setattr(launcher, "prlimit_program", lambda: None)
     p = run(folder, "sleep 5", Limits(memory=256 << 20, open_files=64, cpu=30), wait=0.3)
     try:
         limits = open(f"/proc/{p.pid}/limits").read()
@@ -99,7 +100,7 @@ def test_limits_are_set_without_prlimit_too(folder, monkeypatch):
 @pytest.mark.parametrize("setpriv", [True, False])
 def test_a_bot_of_a_uid_range_runs_as_a_uid_of_its_own(folder, monkeypatch, setpriv):
     if not setpriv:
-        monkeypatch.setattr(launcher, "_setpriv", lambda: None)  # subprocess's user=/group= instead
+        monkeypatch.setattr(launcher, "setpriv_program", lambda: None)  # subprocess's user=/group= instead
     p = run(folder, "sleep 5", Limits(user=UIDS, processes=40), wait=0.3)
     q = run(folder, "sleep 5", Limits(user=UIDS, processes=40), wait=0.3)
     try:

@@ -9,7 +9,7 @@ import resource
 
 import pytest
 
-from arbiter.timecontrol import TimeControl
+from arbiter.referee.timecontrol import TimeControl
 
 from .conftest import BOTS, check, play
 

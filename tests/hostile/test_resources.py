@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from arbiter.timecontrol import TimeControl
+from arbiter.referee.timecontrol import TimeControl
 
 from .conftest import BOTS, UIDS, TaskWatch, check, play
 

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from barbu.matchlog import verify
 from barbu.rules import make_ruleset
 

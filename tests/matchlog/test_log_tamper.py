@@ -10,7 +10,6 @@ import json
 import re
 
 import pytest
-
 from barbu.matchlog import dumps, verify
 from barbu.rules import make_ruleset
 

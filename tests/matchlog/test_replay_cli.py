@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from barbu.matchlog import dumps
 from barbu.rules import make_ruleset
 

@@ -17,13 +17,13 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
-from arbiter.checkbot import check_bot
-from arbiter.log import read_log_lines
-from arbiter.match import BotSpec, play_bot_match
-from arbiter.referee import MatchSetup
 from barbu.matchlog import verify
 from barbu.rules import make_ruleset
+
+from arbiter.compliance.checkbot import check_bot
+from arbiter.match.play import BotSpec, play_bot_match
+from arbiter.referee.logfile import read_log_lines
+from arbiter.referee.loop import MatchSetup
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_BOT = ROOT / "sample_bots" / "node" / "bot.js"
@@ -110,7 +110,7 @@ def test_the_node_bot_exit_codes(node):
 
 
 def test_the_polyglot_tournament_file_loads():
-    from arbiter.config import load_config
+    from arbiter.tournament.config import load_config
 
     config = load_config(ROOT / "tournaments" / "polyglot.yaml")
     commands = {e.name: e.launch for e in config.entrants}

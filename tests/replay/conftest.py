@@ -28,7 +28,8 @@ def log_objects(path: Path = FIXED_LOG) -> list[dict]:
 
 def render_text(lines: list[str], **kw) -> str:
     """The terminal rendering as plain text: width 100, no colour, trailing spaces dropped."""
-    from arbiter.replay import load_replay, render
+    from arbiter.cli.replay import render
+    from arbiter.replay.model import load_replay
 
     console = Console(width=100, color_system=None, record=True, file=io.StringIO(), highlight=False)
     render(load_replay(lines), console, **kw)
@@ -65,10 +66,11 @@ def with_bad_line(lines: list[str], deal: int, nth_play: int, card: str) -> tupl
 @pytest.fixture(scope="session")
 def full_log(tmp_path_factory) -> Path:
     """A full standard 28-deal match log, played in-process by random players (seed 3)."""
-    from arbiter.log import AtomicLogFile
-    from arbiter.players import RandomPlayer
-    from arbiter.referee import MatchSetup, Referee
     from barbu.rules import make_ruleset
+
+    from arbiter.referee.logfile import AtomicLogFile
+    from arbiter.referee.loop import MatchSetup, Referee
+    from arbiter.referee.players import RandomPlayer
 
     out = tmp_path_factory.mktemp("full") / "full-seed3.jsonl"
     setup = MatchSetup(make_ruleset("standard"), seed=3, first_declarer=0, match_id="selfplay-3")

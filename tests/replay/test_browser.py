@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from arbiter.replay import load_replay
+from arbiter.replay.model import load_replay
 from arbiter.web import write_html
 
 from .conftest import ARTIFACTS, log_lines, log_objects

@@ -1,20 +1,16 @@
-"""``arbiter replay``: replay_command registered on a typer app of our own (cli.py registers it too)."""
+"""``arbiter replay``."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from arbiter.replay import replay_command
+from arbiter.cli import app
 
 from .conftest import FIXED_LOG, log_lines, with_bad_line
 
-app = typer.Typer(add_completion=False)
-app.command("replay")(replay_command)
-app.command("noop", hidden=True)(lambda: None)  # two commands, so "replay" is a subcommand as in cli.py
 runner = CliRunner()
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from arbiter.replay import load_replay
 from barbu.matchlog import verify
 from barbu.rules import Phase, card_name, parse_card
+
+from arbiter.replay.model import load_replay
 
 from .conftest import log_lines, log_objects, with_bad_line
 
@@ -112,10 +113,11 @@ def test_a_bad_header_gives_no_events():
 
 def test_seed_de_fr_and_extra_round_logs_replay(tmp_path):
     """Other rules (7♦ Domino start, left-of-declarer lead, extra redouble round) replay too."""
-    from arbiter.log import AtomicLogFile
-    from arbiter.players import RandomPlayer
-    from arbiter.referee import MatchSetup, Referee
     from barbu.rules import make_ruleset
+
+    from arbiter.referee.logfile import AtomicLogFile
+    from arbiter.referee.loop import MatchSetup, Referee
+    from arbiter.referee.players import RandomPlayer
 
     cases = (("seed_de_fr", {}), ("standard", {"redouble_window": "extra_round", "contracts": ["trumps", "domino"]}))
     for preset, overrides in cases:
@@ -150,9 +152,10 @@ def test_split_deals_without_play_lines_replay(tmp_path):
     """undoubled_negative=split: deals with no play lines at all, in the terminal and the page."""
     import random
 
-    from arbiter.web import build_data
     from barbu.matchlog import MatchLogWriter
     from barbu.rules import deal, legal_actions, make_ruleset, new_match, shuffle_hands
+
+    from arbiter.web import build_data
 
     from .conftest import render_text
 

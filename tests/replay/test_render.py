@@ -6,7 +6,8 @@ import io
 
 from rich.console import Console
 
-from arbiter.replay import load_replay, render
+from arbiter.cli.replay import render
+from arbiter.replay.model import load_replay
 
 from .conftest import check_golden, log_lines, render_text, with_bad_line
 

@@ -6,9 +6,10 @@ import json
 import re
 import time
 
-from arbiter.replay import load_replay
-from arbiter.web import build_data, render_html
 from barbu.rules import card_name
+
+from arbiter.replay.model import load_replay
+from arbiter.web import build_data, render_html
 
 from .conftest import log_lines, log_objects, with_bad_line
 

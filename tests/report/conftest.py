@@ -12,12 +12,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from arbiter.config import parse_config
-from arbiter.tournament import run_tournament
-from arbiter.web.report import report_command
+from arbiter.cli import app
+from arbiter.tournament.config import parse_config
+from arbiter.tournament.runner import run_tournament
 
 from ..tournament import inproc
 
@@ -25,20 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 
 
-def app() -> typer.Typer:
-    """A typer app with ``report`` registered as arbiter/cli.py would."""
-    a = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    a.command("report")(report_command)
-
-    @a.command("version")  # a second command, so typer keeps the sub-command name as in arbiter
-    def _version() -> None:  # pragma: no cover
-        pass
-
-    return a
-
-
 def invoke(*args: str):
-    result = CliRunner().invoke(app(), list(args))
+    result = CliRunner().invoke(app, list(args))
     return result.exit_code, result.stdout, result.stderr
 
 

@@ -5,7 +5,6 @@ entrant, and its match links open the replay pages. Writes test-artifacts/report
 
 from __future__ import annotations
 
-
 import pytest
 
 from ..replay.test_browser import browser  # noqa: F401 - the one Chromium fixture, shared

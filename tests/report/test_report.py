@@ -16,10 +16,10 @@ from barbu.rules.scoring import MULTIPLIERS
 from sqlmodel import select
 from typer.testing import CliRunner
 
-from arbiter.log import read_log_lines
-from arbiter.ratings import mean_ci, standings
-from arbiter.storage import Repo, open_database
-from arbiter.storage.models import Match
+from arbiter.referee.logfile import read_log_lines
+from arbiter.tournament.ratings import mean_ci, standings
+from arbiter.tournament.storage import Repo, open_database
+from arbiter.tournament.storage.models import Match
 
 from ..tournament.conftest import cli_app
 from .conftest import embedded_data, invoke, play_league, tables, write_report
@@ -291,7 +291,7 @@ def test_bad_logs_are_shown_never_a_crash(tmp_path):
 
 # ---- a tournament with no match yet, several tournaments, errors -----------------------------------
 def test_a_tournament_without_matches(tmp_path):
-    from arbiter.schedule import build_schedule
+    from arbiter.tournament.schedule import build_schedule
 
     from .conftest import league_config
 
@@ -317,7 +317,7 @@ def test_the_tournament_option_and_the_latest(tmp_path):
         ("one", {"p": "random", "q": "first"}, "one", "barbu", ""),
         ("two", {"r": "random", "s": "first"}, "two", "barbu", "format: duplicate\n"),
     ):
-        from arbiter.tournament import run_tournament
+        from arbiter.tournament.runner import run_tournament
 
         from ..tournament import inproc
         from .conftest import league_config

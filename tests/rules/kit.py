@@ -19,8 +19,22 @@ from typing import Any, Iterable
 
 from barbu.matchlog import MatchLogWriter
 from barbu.rules import (
-    Contract, Declaration, MatchState, Phase, Ruleset, apply, card_name, deal, legal_actions, make_ruleset,
-    new_match, parse_card, parse_hand, parse_rank, parse_suit, shuffle_hands,
+    Contract,
+    Declaration,
+    MatchState,
+    Phase,
+    Ruleset,
+    apply,
+    card_name,
+    deal,
+    legal_actions,
+    make_ruleset,
+    new_match,
+    parse_card,
+    parse_hand,
+    parse_rank,
+    parse_suit,
+    shuffle_hands,
 )  # fmt: skip
 
 DATA = Path(__file__).resolve().parents[1] / "data"

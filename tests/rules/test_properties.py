@@ -13,17 +13,26 @@ import random
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import Phase as Stage
-from hypothesis import strategies as st
-
 from barbu.matchlog import MatchLogWriter, verify
 from barbu.rules import (
-    PASS, PRESETS, Contract, Phase, apply, deal, legal_actions, make_ruleset, new_match, observe,
-    ruleset_from_json, shuffle_hands,
+    PASS,
+    PRESETS,
+    Contract,
+    Phase,
+    apply,
+    deal,
+    legal_actions,
+    make_ruleset,
+    new_match,
+    observe,
+    ruleset_from_json,
+    shuffle_hands,
 )  # fmt: skip
 from barbu.rules.cards import HEARTS_MASK, KING_OF_HEARTS, QUEENS
 from barbu.rules.scoring import places, settle, split_raw_scores
+from hypothesis import HealthCheck, given, settings
+from hypothesis import Phase as Stage
+from hypothesis import strategies as st
 
 from .kit import switch_table
 

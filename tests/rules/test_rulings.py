@@ -9,17 +9,38 @@ import json
 import random
 
 import pytest
-
 from barbu.matchlog import dumps, verify
 from barbu.rules import (
-    PASS, Contract, IllegalActionError, Phase, RulesError, apply, deal, legal_actions, make_ruleset, new_match,
-    observe, parse_card, shuffle_hands,
+    PASS,
+    Contract,
+    IllegalActionError,
+    Phase,
+    RulesError,
+    apply,
+    deal,
+    legal_actions,
+    make_ruleset,
+    new_match,
+    observe,
+    parse_card,
+    shuffle_hands,
 )  # fmt: skip
 from barbu.rules.cards import SUITS
 from barbu.rules.scoring import split_raw_scores
 
-from .kit import DATA, cards, declaration, hands_of, names, play_random_match, play_scenario, reach_position
-from .kit import rules_of, seat, seats_of
+from .kit import (
+    DATA,
+    cards,
+    declaration,
+    hands_of,
+    names,
+    play_random_match,
+    play_scenario,
+    reach_position,
+    rules_of,
+    seat,
+    seats_of,
+)
 from .test_vectors_legality import assert_exact_legal_cards
 
 with open(DATA / "rulings.json", encoding="utf-8") as f:

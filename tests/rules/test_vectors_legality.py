@@ -9,14 +9,31 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from barbu.rules import (
-    PASS, Contract, IllegalActionError, Phase, apply, deal, legal_actions, new_match, parse_hand, shuffle_hands,
+    PASS,
+    Contract,
+    IllegalActionError,
+    Phase,
+    apply,
+    deal,
+    legal_actions,
+    new_match,
+    parse_hand,
+    shuffle_hands,
 )  # fmt: skip
 from barbu.rules.cards import RANKS, SUITS
 
 from .kit import (
-    SEATS, cards, declaration, hands_of, load, play_scenario, reach_position, rules_of, seat, seats_of,
+    SEATS,
+    cards,
+    declaration,
+    hands_of,
+    load,
+    play_scenario,
+    reach_position,
+    rules_of,
+    seat,
+    seats_of,
 )  # fmt: skip
 
 

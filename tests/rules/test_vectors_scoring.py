@@ -11,9 +11,16 @@ import itertools
 import random
 
 import pytest
-
 from barbu.rules import (
-    Contract, IllegalActionError, Phase, apply, deal, legal_actions, new_match, parse_hand, shuffle_hands,
+    Contract,
+    IllegalActionError,
+    Phase,
+    apply,
+    deal,
+    legal_actions,
+    new_match,
+    parse_hand,
+    shuffle_hands,
 )  # fmt: skip
 from barbu.rules.cards import ACE_OF_HEARTS, HEARTS_MASK
 from barbu.rules.scoring import domino_raw_scores, settle, split_raw_scores, trick_raw_scores

@@ -22,8 +22,8 @@ from barbu.bot import Bot
 from barbu.rules import make_ruleset
 from heuristic_bot import HeuristicBot
 
-from arbiter.players import RandomPlayer, StrategyPlayer
-from arbiter.referee import MatchSetup, Referee
+from arbiter.referee.loop import MatchSetup, Referee
+from arbiter.referee.players import RandomPlayer, StrategyPlayer
 
 SEEDS = (11, 12)  # each seed is played 4 times, the heuristic in seat 0, 1, 2, 3
 MIN_MARGIN = 400  # points per match over the random seats' mean (measured: 680 at the worst)

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import grpc
 import pytest
-
 from barbu.bot import Bot
 from barbu.rules import Phase, apply, deal, new_match, observe, ruleset_from_json, shuffle_hands
 from barbu.runner import run

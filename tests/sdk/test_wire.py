@@ -6,18 +6,37 @@ import itertools
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from barbu.rules import (
-    Contract, Declaration, IllegalActionError, Phase, apply, card_name, deal, legal_actions, make_ruleset, new_match,
-    observe, parse_card, shuffle_hands,
+    Contract,
+    Declaration,
+    IllegalActionError,
+    Phase,
+    apply,
+    card_name,
+    deal,
+    legal_actions,
+    make_ruleset,
+    new_match,
+    observe,
+    parse_card,
+    shuffle_hands,
 )  # fmt: skip
 from barbu.rules.errors import BarbuError
 from barbu.wire import (
-    PROTOCOL_VERSION, WireError, action_from_proto, action_to_proto, legal_from_proto, legal_to_proto, pb,
-    phase_from_proto, phase_to_proto, view_from_proto, view_to_proto,
+    PROTOCOL_VERSION,
+    WireError,
+    action_from_proto,
+    action_to_proto,
+    legal_from_proto,
+    legal_to_proto,
+    pb,
+    phase_from_proto,
+    phase_to_proto,
+    view_from_proto,
+    view_to_proto,
 )  # fmt: skip
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 # Rulesets that exercise every shape a view can take: Domino passes with cards in hand, ace
 # replays, extra redouble rounds, split deals with no play at all, salad, per-deal declarers.

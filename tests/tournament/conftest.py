@@ -28,19 +28,15 @@ PY = sys.executable
 
 
 def cli_app():
-    """A typer app with ``run`` and ``standings``, as arbiter/cli.py registers them."""
-    import typer
+    """The ``arbiter`` command line's typer app."""
+    from arbiter.cli import app
 
-    from arbiter.tournament_cli import register
-
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    register(app)
     return app
 
 
 def cli_command(*args: str) -> list[str]:
     """The command line running ``arbiter ARGS`` in a subprocess (without needing cli.py's wiring)."""
-    return [PY, "-m", "arbiter.tournament_cli", *args]
+    return [PY, "-m", "arbiter", *args]
 
 
 # ---- PostgreSQL -------------------------------------------------------------------------------

@@ -13,11 +13,11 @@ import os
 import time
 from pathlib import Path
 
-from arbiter.faults import FaultKind, PlayerFault
-from arbiter.log import AtomicLogFile
-from arbiter.players import Player, RandomPlayer, StrategyPlayer
-from arbiter.referee import Referee
-from arbiter.tournament import MatchOutcome, MatchTask, outcome_from_result, task_setup
+from arbiter.referee.faults import FaultKind, PlayerFault
+from arbiter.referee.logfile import AtomicLogFile
+from arbiter.referee.loop import Referee
+from arbiter.referee.players import Player, RandomPlayer, StrategyPlayer
+from arbiter.tournament.runner import MatchOutcome, MatchTask, outcome_from_result, task_setup
 
 
 class Crasher(Player):

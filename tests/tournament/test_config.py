@@ -8,10 +8,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from arbiter.config import load_config
-from arbiter.errors import ConfigError
 from barbu.rules import make_ruleset
+
+from arbiter.errors import ConfigError
+from arbiter.tournament.config import load_config
 
 from .conftest import LEAGUE, PY, ROOT, SMOKE
 
@@ -238,7 +238,7 @@ def test_fingerprint_ignores_how_not_what(folder):
 
 
 def test_limits_and_isolation(folder):
-    from arbiter.launcher import Limits
+    from arbiter.process.limits import Limits
 
     config = load_config(write(folder, GOOD))
     assert config.limits == Limits() and config.isolation == "none"  # the safe defaults
@@ -267,8 +267,8 @@ def test_limits_and_isolation(folder):
 
 
 def test_limits_reach_every_match(folder):
-    from arbiter.schedule import build_schedule
-    from arbiter.tournament import make_task
+    from arbiter.tournament.runner import make_task
+    from arbiter.tournament.schedule import build_schedule
 
     config = load_config(write(folder, GOOD + "limits: {memory: 1GiB, user: nobody}\nisolation: none\n"))
     m = build_schedule(config.format, config.entrant_names, 1, 0, None)[0]
@@ -311,10 +311,10 @@ def test_a_uid_range_that_holds_a_real_user_is_refused(folder):
 
 
 def test_isolation_that_cannot_run_here_is_refused_on_load(folder, monkeypatch):
-    import arbiter.launcher as launcher
+    import arbiter.process.sandbox as sandbox
 
-    monkeypatch.setattr(launcher, "_bwrap", lambda: None)
-    monkeypatch.setattr(launcher, "_bwrap_checks", {})
+    monkeypatch.setattr(sandbox, "bwrap_program", lambda: None)
+    monkeypatch.setattr(sandbox, "_bwrap_checks", {})
     message = error(folder, GOOD + "isolation: bubblewrap\n")
     assert "league.yaml:7: isolation: bubblewrap cannot run here (bwrap cannot build a sandbox as user" in message
     assert "the bwrap program is not installed" in message and "bots would not be isolated" in message

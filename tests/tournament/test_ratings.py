@@ -7,8 +7,8 @@ from fractions import Fraction
 
 import pytest
 
-from arbiter.ratings import MatchRecord, SeatRecord, game_outcome, mean_ci, replay, standings, t95
-from arbiter.schedule import build_schedule
+from arbiter.tournament.ratings import MatchRecord, SeatRecord, game_outcome, mean_ci, replay, standings, t95
+from arbiter.tournament.schedule import build_schedule
 
 
 def match(number, seats, totals, game=None, forfeits=(), status="complete", faults=None):

@@ -7,14 +7,14 @@ import os
 import textwrap
 
 import pytest
-
-from arbiter.config import override, parse_config
-from arbiter.errors import ConfigError
-from arbiter.log import read_log_lines
-from arbiter.schedule import build_schedule
-from arbiter.storage import Repo, open_database
-from arbiter.tournament import TournamentInterrupted, file_sha256, run_tournament
 from barbu.matchlog import verify
+
+from arbiter.errors import ConfigError
+from arbiter.referee.logfile import read_log_lines
+from arbiter.tournament.config import override, parse_config
+from arbiter.tournament.runner import TournamentInterrupted, file_sha256, run_tournament
+from arbiter.tournament.schedule import build_schedule
+from arbiter.tournament.storage import Repo, open_database
 
 from . import inproc
 from .conftest import ROOT
@@ -169,8 +169,8 @@ def test_remote_entrants_and_unreachable_databases(tmp_path):
 INTERRUPTIBLE = """
 import sys
 from pathlib import Path
-from arbiter.config import parse_config
-from arbiter.tournament import TournamentInterrupted, run_tournament
+from arbiter.tournament.config import parse_config
+from arbiter.tournament.runner import TournamentInterrupted, run_tournament
 from tests.tournament import inproc
 
 if __name__ == "__main__":
@@ -247,7 +247,7 @@ def test_ctrl_c_stops_the_workers_and_keeps_what_is_recorded(tmp_path):
 def test_the_cli_reports_an_interruption_in_one_line(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    import arbiter.tournament as tournament
+    import arbiter.tournament.runner as tournament
 
     from .conftest import cli_app
 

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from arbiter.schedule import block_deals, build_schedule, games, rotations
+from arbiter.tournament.schedule import block_deals, build_schedule, games, rotations
 
 NAMES = [f"e{i}" for i in range(8)]
 

@@ -14,14 +14,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from barbu.matchlog import verify
 from typer.testing import CliRunner
 
-from arbiter.config import load_config
-from arbiter.log import read_log_lines
-from arbiter.schedule import build_schedule
-from arbiter.storage import Repo, open_database
-from arbiter.tournament import file_sha256
-from barbu.matchlog import verify
+from arbiter.referee.logfile import read_log_lines
+from arbiter.tournament.config import load_config
+from arbiter.tournament.runner import file_sha256
+from arbiter.tournament.schedule import build_schedule
+from arbiter.tournament.storage import Repo, open_database
 
 from .conftest import SMOKE, cli_app, cli_command
 

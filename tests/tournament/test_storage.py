@@ -9,8 +9,8 @@ from sqlalchemy import inspect
 from typer.testing import CliRunner
 
 from arbiter.errors import ConfigError
-from arbiter.storage import database_url, open_database
-from arbiter.tournament import TournamentInterrupted, run_tournament
+from arbiter.tournament.runner import TournamentInterrupted, run_tournament
+from arbiter.tournament.storage import database_url, open_database
 
 from . import inproc
 from .conftest import cli_app

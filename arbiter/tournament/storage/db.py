@@ -17,8 +17,8 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 from sqlmodel import SQLModel, create_engine
 
-from ..errors import ConfigError
-from . import models
+from arbiter.errors import ConfigError
+from arbiter.tournament.storage import models
 
 DEFAULT_DATABASE = "logs/arbiter.db"  # relative to the current directory
 ENV_VAR = "BARBU_DB"
@@ -86,7 +86,7 @@ def open_database(value: str | None = None, *, create: bool = True) -> Engine:
     except (NoSuchModuleError, ImportError) as e:
         raise ConfigError(f"cannot use database {shown(url)}: missing driver ({e})") from None
     except (ArgumentError, SQLAlchemyError) as e:
-        raise ConfigError(f"cannot use database {shown(url)}: {_first_line(e)}") from None
+        raise ConfigError(f"cannot use database {shown(url)}: {first_line(e)}") from None
     if backend == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
     try:
@@ -96,7 +96,7 @@ def open_database(value: str | None = None, *, create: bool = True) -> Engine:
             SQLModel.metadata.create_all(engine, tables=TABLES)
     except (DBAPIError, SQLAlchemyError, OSError) as e:
         engine.dispose()
-        raise ConfigError(f"cannot reach database {shown(url)}: {_first_line(e)}") from None
+        raise ConfigError(f"cannot reach database {shown(url)}: {first_line(e)}") from None
     return engine
 
 
@@ -108,7 +108,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-def _first_line(e: BaseException) -> str:
+def first_line(e: BaseException) -> str:
     orig = getattr(e, "orig", None)
     text = str(orig if orig is not None else e).strip()
     lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("(Background")]

@@ -16,14 +16,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, select
 
-from ..errors import ConfigError
-from ..ratings import MatchRecord, RatingRow, SeatRecord
-from .db import _first_line
-from .models import Entrant, Fault, Match, RatingHistory, SeatResult, Tournament, now
-
-
-class StorageError(ConfigError):
-    """The database failed under us (server gone, disk full)."""
+from arbiter.errors import ConfigError, StorageError
+from arbiter.tournament.ratings import MatchRecord, RatingRow, SeatRecord
+from arbiter.tournament.storage.db import first_line
+from arbiter.tournament.storage.models import Entrant, Fault, Match, RatingHistory, SeatResult, Tournament, now
 
 
 class Repo:
@@ -46,7 +42,7 @@ class Repo:
         try:
             t = self.tournament(name)
         except SQLAlchemyError as e:  # an empty or foreign database: no tournaments table
-            raise ConfigError(f"the database holds no tournament results ({_first_line(e)})") from None
+            raise ConfigError(f"the database holds no tournament results ({first_line(e)})") from None
         if t is None:
             if name is None:
                 raise ConfigError("the database holds no tournament yet")
@@ -189,10 +185,10 @@ class Repo:
                 s.commit()
         except IntegrityError as e:
             raise StorageError(
-                f"match {scheduled.key} is already recorded (is another run of this tournament going on?): {_first_line(e)}"
+                f"match {scheduled.key} is already recorded (is another run of this tournament going on?): {first_line(e)}"
             ) from None
         except SQLAlchemyError as e:
-            raise StorageError(f"cannot record match {scheduled.key}: {_first_line(e)}") from None
+            raise StorageError(f"cannot record match {scheduled.key}: {first_line(e)}") from None
 
     @staticmethod
     def _rating(tournament_id: int, r: RatingRow, entrant_ids: dict[str, int]) -> RatingHistory:

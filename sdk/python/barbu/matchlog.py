@@ -7,6 +7,7 @@ Files, atomic renames and paths belong to the callers.
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
@@ -31,7 +32,20 @@ from .rules.scoring import places
 
 FORMAT = "barbu-match-log"
 VERSION = 1
-FAULT_KINDS = ("timeout", "illegal", "malformed", "disconnect", "crash", "protocol")
+
+
+class FaultKind(StrEnum):
+    """Why a seat's answer was not used: the ``kind`` of a ``fault`` line (and of the arbiter's faults)."""
+
+    TIMEOUT = "timeout"  # no answer within the decision limit plus the reserve
+    ILLEGAL = "illegal"  # a well-formed action the rules do not allow now
+    MALFORMED = "malformed"  # an answer that is not an action at all
+    DISCONNECT = "disconnect"  # the bot never connected, or its stream closed
+    CRASH = "crash"  # the bot process died (or an in-process player raised)
+    PROTOCOL = "protocol"  # a wrong token or version, an unknown request id, a flood
+
+
+FAULT_KINDS = tuple(kind.value for kind in FaultKind)
 
 
 def dumps(obj: dict[str, Any]) -> str:

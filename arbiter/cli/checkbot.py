@@ -1,0 +1,59 @@
+"""``arbiter check-bot``: a bot program's conformance check (:mod:`arbiter.compliance.checkbot`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from arbiter.cli.common import fail, print_json
+from arbiter.compliance.checkbot import check_bot
+
+
+def check_bot_command(
+    command: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="CMD",
+            help="The bot's command line, after `--`, e.g. `-- python sample_bots/random_bot.py`.",
+            show_default=False,
+        ),
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help='Print {"ok": bool, "steps": [{"name", "ok", "detail"}]} on stdout.')
+    ] = False,
+    time_per_decision: Annotated[
+        float, typer.Option("--time-per-decision", help="Seconds allowed for each decision (no reserve).")
+    ] = 2.0,
+    connect_timeout: Annotated[
+        float, typer.Option("--connect-timeout", help="Seconds for the bot to start, connect and say hello.")
+    ] = 10.0,
+    seed: Annotated[int, typer.Option(help="Seed for the deals and the three random opponents.")] = 1,
+    logs: Annotated[
+        Optional[Path], typer.Option("--logs", help="Keep the match logs and the bot's output in this folder.")
+    ] = None,
+    listen: Annotated[
+        Optional[str],
+        typer.Option(help="Listen on host:port (e.g. 127.0.0.1:0, any free port) instead of a private Unix socket."),
+    ] = None,
+) -> None:
+    """Check that a bot program speaks the protocol and plays every kind of decision.
+
+    Usage: arbiter check-bot [--json] -- CMD [ARGS]...  Exit code 0: every step passed; 1: a step failed.
+    """
+    if not command:
+        fail("no bot command: give it after --, e.g. arbiter check-bot -- python mybot.py")
+    if not time_per_decision > 0 or not connect_timeout > 0:
+        fail("--time-per-decision and --connect-timeout must be positive")
+    try:
+        report = check_bot(
+            command, time_per_decision, connect_timeout=connect_timeout, seed=seed, logs=logs, listen=listen
+        )
+    except (RuntimeError, OSError, ValueError) as e:  # e.g. a --listen address that cannot be bound
+        fail(str(e))
+    if as_json:
+        print_json(report.to_json())
+    else:
+        typer.echo(report.render())
+    raise typer.Exit(0 if report.ok else 1)

@@ -1,0 +1,106 @@
+"""``arbiter selfplay`` and ``arbiter match``: one match, in process or between bot processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from arbiter.cli.common import fail, print_json
+
+
+def rules_of(preset: str, settings: list[str] | None):
+    from barbu.rules import make_ruleset, parse_switch_assignments
+
+    return make_ruleset(preset, parse_switch_assignments(settings or []))
+
+
+
+def selfplay(
+    out: Annotated[Path, typer.Option("--out", help="Where to write the match log.")],
+    seed: Annotated[int, typer.Option(help="Seed for the deals and the players.")] = 0,
+    rules: Annotated[str, typer.Option("--rules", help="Rules preset: standard, seed_fi, seed_pl, seed_de_fr.")] = "standard",
+    settings: Annotated[
+        Optional[list[str]], typer.Option("--set", help="Override a rules switch: --set domino_ace=low (repeatable).")
+    ] = None,
+    first_declarer: Annotated[int, typer.Option(min=0, max=3)] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Play one match between four in-process random players and write its log."""
+    from arbiter.referee.logfile import AtomicLogFile
+    from arbiter.referee.loop import MatchSetup, Referee
+    from arbiter.referee.players import RandomPlayer
+
+    setup = MatchSetup(rules_of(rules, settings), seed=seed, first_declarer=first_declarer, match_id=f"selfplay-{seed}")
+    players = [RandomPlayer(seed=f"{seed}/{s}", name=f"random-{s}") for s in range(4)]
+    sink = AtomicLogFile(out)
+    result = Referee(setup, players, sink, log_times=False).run()  # same seed, same bytes
+    path = sink.commit()
+    if as_json:
+        print_json({"totals": result.totals, "places": result.places, "log": str(path)})
+    else:
+        typer.echo(f"played {result.deals} deals; totals {result.totals}, places {result.places}; log: {path}")
+
+
+
+def match(
+    bots: Annotated[
+        list[str], typer.Option("--bot", help='A bot command, 4 times in seat order, e.g. "python sample_bots/random_bot.py".')
+    ],
+    seed: Annotated[int, typer.Option(help="Seed for the deals.")] = 0,
+    log_file: Annotated[Optional[Path], typer.Option("--log", help="Match log path (default: logs/match-SEED-TIME.jsonl).")] = None,
+    rules: Annotated[str, typer.Option("--rules", help="Rules preset.")] = "standard",
+    settings: Annotated[Optional[list[str]], typer.Option("--set", help="Override a rules switch (repeatable).")] = None,
+    first_declarer: Annotated[int, typer.Option(min=0, max=3)] = 0,
+    time_per_decision: Annotated[float, typer.Option("--time-per-decision", help="Seconds per decision.")] = 1.0,
+    reserve: Annotated[float, typer.Option("--reserve", help="Per-match reserve in seconds.")] = 10.0,
+    connect_timeout: Annotated[float, typer.Option("--connect-timeout", help="Seconds for a bot to connect.")] = 10.0,
+    max_strikes: Annotated[int, typer.Option("--max-strikes", min=1, help="Faults before a seat forfeits.")] = 3,
+    listen: Annotated[Optional[str], typer.Option(help="Listen on host:port instead of a private Unix socket.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Play one match between four bot processes over gRPC and write its log."""
+    import time
+
+    from arbiter.match.play import BotSpec, play_bot_match
+    from arbiter.referee.faults import FaultPolicy
+    from arbiter.referee.loop import MatchSetup
+    from arbiter.referee.timecontrol import TimeControl
+
+    if len(bots) != 4:
+        fail(f"a match needs exactly 4 --bot options, got {len(bots)}")
+    try:
+        control = TimeControl(per_decision=time_per_decision, reserve=reserve, connect=connect_timeout)
+    except ValueError as e:
+        fail(str(e))
+    log_path = log_file or Path("logs") / f"match-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    setup = MatchSetup(rules_of(rules, settings), seed=seed, first_declarer=first_declarer, match_id=log_path.stem)
+    specs = [BotSpec(name=f"seat{s}:{short_name(cmd)}", command=cmd) for s, cmd in enumerate(bots)]
+    played = play_bot_match(
+        specs, setup, log_path, time_control=control, fault_policy=FaultPolicy(max_strikes), listen=listen
+    )
+    r = played.result
+    if as_json:
+        print_json(
+            {
+                "status": r.status,
+                "totals": r.totals,
+                "places": r.places,
+                "faults": [f.to_json() for f in r.faults],
+                "forfeits": r.forfeits,
+                "log": str(played.log_path),
+            }
+        )
+        return
+    typer.echo(f"{r.status}: {r.deals} deals in {played.wall_seconds:.1f}s; totals {r.totals}, places {r.places}")
+    for f in r.faults:
+        typer.echo(f"  fault: deal {f.deal} seat {f.seat} {f.kind}: {f.detail} -> {f.action}")
+    typer.echo(f"log: {played.log_path}")
+
+
+def short_name(command: str) -> str:
+    """A readable entrant name from a bot command: the script's file name without extension."""
+    words = command.split()
+    scripts = [w for w in words if w.endswith((".py", ".js", ".rb", ".jar"))]
+    return Path(scripts[-1] if scripts else words[0] if words else "bot").stem

@@ -1,0 +1,38 @@
+"""``arbiter report``: a tournament's self-contained HTML report (:mod:`arbiter.web.report`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from arbiter.cli.common import user_errors
+from arbiter.web.report import build_report
+
+
+def report_command(
+    html: Annotated[Path, typer.Option("--html", help="Where to write the report: one self-contained HTML file.")],
+    db: Annotated[
+        str | None, typer.Option("--db", help="Database URL or SQLite file (default: $BARBU_DB, else logs/arbiter.db).")
+    ] = None,
+    tournament: Annotated[
+        str | None, typer.Option("--tournament", "-t", help="Which tournament (default: the latest created).")
+    ] = None,
+    replays: Annotated[
+        bool,
+        typer.Option(
+            "--replays/--no-replays",
+            help="Also write each match's replay page, in a folder next to the report (report_replays/ for report.html), and link it.",
+        ),
+    ] = True,
+) -> None:
+    """Write a tournament report: standings, rating history, contracts, doubling, faults, matches."""
+    with user_errors():
+        result = build_report(db, tournament, html, replays=replays)
+    note = f"{result.tournament}, {result.matches} match{'es' * (result.matches != 1)}"
+    if replays:
+        note += f", {result.replays} replay page{'s' * (result.replays != 1)} in {result.out.stem}_replays/"
+    if result.log_problems:
+        note += "; " + ", ".join(f"{n} log{'s' * (n != 1)} {k}" for k, n in sorted(result.log_problems.items()))
+    typer.echo(f"wrote {result.out} ({note})")

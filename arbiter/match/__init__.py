@@ -1,0 +1,1 @@
+"""One match between four bot processes: listen, launch, referee, record, clean up."""
