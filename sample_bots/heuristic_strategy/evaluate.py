@@ -304,7 +304,7 @@ QUOTA_EASE = 3.0  # how far the margin drops when the quota will force this doub
 
 
 def _quota_forced(view, seat: int) -> bool:
-    """Was ``seat``'s double of the declarer forced by the quota (RULES X7)?"""
+    """Was ``seat``'s double of the declarer forced by the quota (docs/rules.md X7)?"""
     rules = view.rules
     if rules.quota_enforcement != "forced" or rules.double_quota <= 0:
         return False

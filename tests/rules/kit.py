@@ -5,7 +5,7 @@ Everything here drives the engine through its public API only (``new_match``, ``
 four hands and the actions that reach the position, and the engine must accept every one of
 them, in turn, or the test fails.
 
-Notation in the data files: seats are the letters A B C D of RULES.md §3 (seats 0-3); a hand
+Notation in the data files: seats are the letters A B C D of docs/rules.md §12 (seats 0-3); a hand
 is a string of card names (``"AS KS 2C"``); an action is a token ``"B:5H"`` (seat B plays the
 5♥) or ``"B:-"`` (a Domino pass); a trick is the string of its four tokens in play order.
 """
@@ -130,7 +130,7 @@ def play_scenario(rules: Ruleset, scenario: dict[str, Any], state: MatchState | 
 
 # ---- building a trick-play position -----------------------------------------------------------
 def trick_winner(plays: list[tuple[int, int]], trump: int | None) -> int:
-    """Winner of a complete trick given as (seat, card) in play order (RULES P3)."""
+    """Winner of a complete trick given as (seat, card) in play order (docs/rules.md P3)."""
     led = plays[0][1] // 13
     trumps = [(c, s) for s, c in plays if trump is not None and c // 13 == trump]
     pool = trumps or [(c, s) for s, c in plays if c // 13 == led]
@@ -249,7 +249,7 @@ def legal_names(state: MatchState) -> list[str | None]:
 
 # ---- random matches with a log ----------------------------------------------------------------
 def switch_table() -> dict[str, Any]:
-    """RULES.md §2 as data: every switch with its values, and the presets."""
+    """docs/rules.md §10 as data: every switch with its values, and the presets."""
     with open(DATA / "switches.json", encoding="utf-8") as f:
         return json.load(f)
 

@@ -1,7 +1,7 @@
 """Property tests: random playouts under every preset and random switch combinations.
 
 Each example plays a whole match with uniformly random legal actions and checks, as it goes,
-the invariants of RULES.md §1.9 (I1-I6), that no card is played twice or from the wrong hand,
+the invariants of docs/rules.md §9 (I1-I6), that no card is played twice or from the wrong hand,
 that ``observe`` never shows a seat another seat's unplayed cards, the Domino no-block bound
 (F7), and that the match log written along the way verifies with the same result.
 """
@@ -105,7 +105,7 @@ def check_view(state, seat: int) -> None:
 
 
 def expected_trick_end(rules, contract, tricks) -> tuple[int, str]:
-    """(number of tricks, reason) the deal must last under RULES I6 / C-END."""
+    """(number of tricks, reason) the deal must last under docs/rules.md I6 / C-END."""
     captured = 0
     for i, trick in enumerate(tricks):
         for c in trick.cards:
@@ -124,7 +124,7 @@ def expected_trick_end(rules, contract, tricks) -> tuple[int, str]:
 
 
 def expected_double_targets(rules, state) -> set[int]:
-    """RULES X3-X8 re-derived from the public doubling record: the seats the one to act may target."""
+    """docs/rules.md X3-X8 re-derived from the public doubling record: the seats the one to act may target."""
     seat, declarer, contract = state.turn, state.declarer, state.contract
     actions = observe(state, seat).doubles
     first_round = len(actions) < 4
@@ -145,7 +145,7 @@ def expected_double_targets(rules, state) -> set[int]:
 
 
 def quota_forces(rules, state) -> bool:
-    """RULES X7 from the results so far: must the seat to act include the declarer?"""
+    """docs/rules.md X7 from the results so far: must the seat to act include the declarer?"""
     seat, declarer = state.turn, state.declarer
     if seat == declarer or len(state.double_actions) >= 4:
         return False
@@ -340,7 +340,7 @@ def test_places_share_ties(totals):
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_presets_are_those_of_rules_md(preset):
-    """The engine's preset = the standard ruleset with RULES.md's settings for that preset."""
+    """The engine's preset = the standard ruleset with docs/rules.md's settings for that preset."""
     assert preset in PRESETS
     assert make_ruleset(preset) == make_ruleset("standard", TABLE["presets"][preset])
     assert make_ruleset(preset).to_json() == {"preset": preset}

@@ -1,4 +1,4 @@
-"""The readings of docs/rulings.md, where RULES.md or the match-log spec leaves a gap.
+"""The readings of docs/rulings.md, where docs/rules.md or docs/match-log.md leaves a gap.
 
 Data: ``tests/data/rulings.json``. Each test names the ruling it pins down.
 """

@@ -1,4 +1,4 @@
-"""RULES.md §3, the legality vectors: TV5-TV9, TV12, TV13.
+"""docs/rules.md §12, the legality vectors: TV5-TV9, TV12, TV13.
 
 Every position is reached by dealing designed hands and playing real cards through the engine
 (see ``kit.py``); the expected legal sets come from the data files in ``tests/data/vectors``.
@@ -192,7 +192,7 @@ def _quota_block(rules, vector):
     state = new_match(rules)
     for number in range(1, 8):
         deal(state, shuffle_hands(rng))
-        apply(state, legal_actions(state)[0])  # contracts in RULES order
+        apply(state, legal_actions(state)[0])  # contracts in canonical order
         yield number, state
         _play_out(state)
 

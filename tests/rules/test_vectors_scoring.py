@@ -1,4 +1,4 @@
-"""RULES.md §3, the scoring vectors: TV1-TV4, TV10, TV11, TV14, TV15.
+"""docs/rules.md §12, the scoring vectors: TV1-TV4, TV10, TV11, TV14, TV15.
 
 Each vector is checked twice: on the settlement functions with the vector's raw scores and
 levels, and by play, where the doubling sequence is applied through the engine (checking every
