@@ -40,9 +40,14 @@ import shlex
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from barbu.rules import STANDARD_CONTRACTS, Contract, Declaration
+from barbu.rules.cards import RANKS, SUITS
 
 from arbiter.referee.faults import TERMINAL, FaultKind
 
@@ -310,6 +315,7 @@ def _run_session(
             return out
         out.connected = True
         hello = session.hello
+        assert hello is not None  # connected: its hello arrived
         out.hello = f"as {hello.bot_name or '(no name)'!r} version {hello.bot_version or '(none)'!r}"
 
         name = hello.bot_name or "bot"
@@ -414,183 +420,229 @@ def _replied(d: _Decision) -> bool:
     return d.answered or (d.fault is not None and d.fault.kind is FaultKind.MALFORMED)
 
 
-def _situation_step(name: str, decisions: list[_Decision], sessions: list[_Session], extra: str = "") -> Step:
-    mine = [d for d in decisions if name in d.tags]
+# ---- the judges: one per step, or per family of steps -------------------------------------------
+Verdict = tuple[bool, str]  # passed, and the detail shown beside the step
+
+
+@dataclass
+class _Evidence:
+    """What the sessions showed, with the views several judges share."""
+
+    sessions: list[_Session]
+    time_limit: float
+    exit_grace: float
+
+    @cached_property
+    def decisions(self) -> list[_Decision]:
+        return [d for s in self.sessions for d in s.decisions]
+
+    @cached_property
+    def unreached(self) -> str:
+        return _not_reached(self.sessions)
+
+    @cached_property
+    def declarations(self) -> list[_Decision]:
+        return [d for d in self.decisions if "declare" in d.tags]
+
+    @cached_property
+    def bad_declaration(self) -> str:
+        """The first wrong answer to a declaration request, or ""."""
+        bad = [(d, why) for d in self.declarations if (why := _bad(d)) is not None]
+        return f"{bad[0][0].where()}: {bad[0][1]}" if bad else ""
+
+    @cached_property
+    def replied(self) -> list[_Decision]:
+        return [d for d in self.decisions if _replied(d)]
+
+
+Judge = Callable[[str, _Evidence], Verdict]
+
+
+def _start(_name: str, ev: _Evidence) -> Verdict:
+    if all(s.started for s in ev.sessions):
+        return True, "started (pid " + ", ".join(str(s.pid) for s in ev.sessions if s.pid) + ")"
+    return False, next(s.start_error for s in ev.sessions if not s.started)
+
+
+def _hello(_name: str, ev: _Evidence) -> Verdict:
+    failed = [s for s in ev.sessions if s.started and not s.connected]
+    if not all(s.started for s in ev.sessions):
+        return False, "not reached: the bot did not start (see start)"
+    if failed:
+        return False, f"{failed[0].label} match: {failed[0].connect_error}"
+    took = max(s.connect_seconds for s in ev.sessions)
+    return True, f"connected {ev.sessions[0].hello} (protocol v1) within {took:.2f}s"
+
+
+def _declare_contracts(_name: str, ev: _Evidence) -> Verdict:
+    """The standard match's declarations, in which the bot must name each contract once."""
+    standard = [d for d in ev.declarations if d.session == ev.sessions[0].label and d.legal_answer]
+    covered = {d.action.contract for d in standard}
+    missing = [c.value for c in STANDARD_CONTRACTS if c not in covered]
+    if ev.bad_declaration:
+        return False, ev.bad_declaration
+    if missing:
+        return False, f"never declared {', '.join(missing)}" + (f"; {ev.unreached}" if ev.unreached else "")
+    return True, "declared all 7 contracts: " + ", ".join(str(d.action) for d in standard)
+
+
+def _declared_option(contract: Contract, show: Callable[[Declaration], str]) -> Judge:
+    """The judge of a contract's option (the trump suit, the Domino start rank)."""
+
+    def judge(_name: str, ev: _Evidence) -> Verdict:
+        named = [d.action for d in ev.declarations if d.legal_answer and isinstance(d.action, Declaration)]
+        chosen = [a for a in named if a.contract is contract]
+        if ev.bad_declaration:
+            return False, ev.bad_declaration
+        if chosen:
+            return True, "named " + ", ".join(show(a) for a in chosen)
+        return False, ev.unreached or f"never declared {contract.value}"
+
+    return judge
+
+
+def _named(option: int | None) -> int:
+    """A legal Trumps or Domino declaration names its suit or start rank."""
+    assert option is not None
+    return option
+
+
+def _situation(name: str, ev: _Evidence, extra: str = "") -> Verdict:
+    """The requests tagged with the step's name: asked at least once, each answered well."""
+    mine = [d for d in ev.decisions if name in d.tags]
     bad = [(d, why) for d in mine if (why := _bad(d)) is not None]
     if bad:
         d, why = bad[0]
         more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-        return Step(name, False, f"{d.where()}: {why}{more}")
+        return False, f"{d.where()}: {why}{more}"
     if not mine:
-        return Step(
-            name, False, _not_reached(sessions) or "never asked: the situation did not come up in the check's matches"
-        )
-    return Step(name, True, f"answered {len(mine)} request(s)" + (f"; {extra}" if extra else ""))
+        return False, ev.unreached or "never asked: the situation did not come up in the check's matches"
+    return True, f"answered {len(mine)} request(s)" + (f"; {extra}" if extra else "")
 
 
-def _judge(sessions: list[_Session], time_limit: float, exit_grace: float) -> list[Step]:
-    from barbu.rules import STANDARD_CONTRACTS, Contract, Declaration
-    from barbu.rules.cards import RANKS, SUITS
+def _redouble_chance(name: str, ev: _Evidence) -> Verdict:
+    redoubled = sum(1 for d in ev.decisions if name in d.tags and d.legal_answer and _is_redouble(d))
+    return _situation(name, ev, f"redoubled in {redoubled}")
 
-    steps: list[Step] = []
-    first = sessions[0]
-    decisions = [d for s in sessions for d in s.decisions]
-    unreached = _not_reached(sessions)
 
-    # start, hello
-    if all(s.started for s in sessions):
-        steps.append(Step("start", True, "started (pid " + ", ".join(str(s.pid) for s in sessions if s.pid) + ")"))
-    else:
-        steps.append(Step("start", False, next(s.start_error for s in sessions if not s.started)))
-    failed = [s for s in sessions if s.started and not s.connected]
-    if not all(s.started for s in sessions):
-        steps.append(Step("hello", False, "not reached: the bot did not start (see start)"))
-    elif failed:
-        steps.append(Step("hello", False, f"{failed[0].label} match: {failed[0].connect_error}"))
-    else:
-        took = max(s.connect_seconds for s in sessions)
-        steps.append(Step("hello", True, f"connected {first.hello} (protocol v1) within {took:.2f}s"))
+def _is_redouble(d: _Decision) -> bool:
+    """Whether the answer redoubled someone: it targets a seat that had doubled the bot."""
+    return isinstance(d.action, tuple) and any(t in d.doubled_by for t in d.action)
 
-    # declarations
-    decls = [d for d in decisions if "declare" in d.tags]
-    bad = [(d, why) for d in decls if (why := _bad(d)) is not None]
-    named = [d.action for d in decls if d.legal_answer and isinstance(d.action, Declaration)]
-    standard = [d for d in decls if d.session == first.label and d.legal_answer]
-    covered = {d.action.contract for d in standard}
-    missing = [c.value for c in STANDARD_CONTRACTS if c not in covered]
-    bad_text = f"{bad[0][0].where()}: {bad[0][1]}" if bad else ""
-    if bad:
-        steps.append(Step("declare-contracts", False, bad_text))
-    elif missing:
-        steps.append(
-            Step(
-                "declare-contracts",
-                False,
-                f"never declared {', '.join(missing)}" + (f"; {unreached}" if unreached else ""),
-            )
-        )
-    else:
-        order = ", ".join(str(d.action) for d in standard)
-        steps.append(Step("declare-contracts", True, f"declared all 7 contracts: {order}"))
-    for name, contract, show in (
-        ("declare-trump-suit", Contract.TRUMPS, lambda a: SUITS[a.trump]),
-        ("declare-domino-start", Contract.DOMINO, lambda a: RANKS[a.start_rank]),
-    ):
-        chosen = [a for a in named if a.contract is contract]
-        if bad:
-            steps.append(Step(name, False, bad_text))
-        elif chosen:
-            steps.append(Step(name, True, "named " + ", ".join(show(a) for a in chosen)))
-        else:
-            steps.append(Step(name, False, unreached or f"never declared {contract.value}"))
 
-    # doubling
-    redoubled = sum(1 for d in decisions if "double-redouble-chance" in d.tags and d.legal_answer and _is_redouble(d))
-    steps.append(_situation_step("double-no-redouble-chance", decisions, sessions))
-    steps.append(_situation_step("double-redouble-chance", decisions, sessions, f"redoubled in {redoubled}"))
-    steps.append(_situation_step("double-forced-by-quota", decisions, sessions))
-
-    # card play
-    for c in TRICK_CONTRACTS:
-        steps.append(_situation_step(f"play-{c}", decisions, sessions))
-    steps.append(_situation_step("domino-play", decisions, sessions))
-    offered = [d for d in decisions if "domino-pass" in d.tags]
+def _domino_pass(name: str, ev: _Evidence) -> Verdict:
+    """Being offered a pass is not enough: the bot must take one when it has no other action."""
+    offered = [d for d in ev.decisions if name in d.tags]
     passed = sum(1 for d in offered if d.legal_answer and d.action is None)
-    pass_step = _situation_step("domino-pass", decisions, sessions, f"passed {passed} times")
-    if pass_step.ok and passed == 0:
-        pass_step = Step(
-            "domino-pass", False, f"never passed: {len(offered)} request(s) offered a pass, none was answered with one"
-        )
-    steps.append(pass_step)
+    ok, detail = _situation(name, ev, f"passed {passed} times")
+    if ok and passed == 0:
+        return False, f"never passed: {len(offered)} request(s) offered a pass, none was answered with one"
+    return ok, detail
 
-    # every answer: legal, to the right request id, in time
-    judged = [d for d in decisions if _replied(d)]
-    wrong = [d for d in judged if _bad(d) is not None]
+
+def _legal_actions(_name: str, ev: _Evidence) -> Verdict:
+    wrong = [d for d in ev.replied if _bad(d) is not None]
     if wrong:
         d = wrong[0]
-        steps.append(Step("legal-actions", False, f"{len(wrong)} bad answer(s); first: {d.where()}: {_bad(d)}"))
-    elif not judged:
-        steps.append(Step("legal-actions", False, unreached or "not reached: no answer was read"))
-    else:
-        steps.append(Step("legal-actions", True, f"{len(judged)} answers, all legal"))
+        return False, f"{len(wrong)} bad answer(s); first: {d.where()}: {_bad(d)}"
+    if not ev.replied:
+        return False, ev.unreached or "not reached: no answer was read"
+    return True, f"{len(ev.replied)} answers, all legal"
 
-    protocol = [(s, f) for s in sessions for f in s.faults if f.kind is FaultKind.PROTOCOL]
+
+def _request_ids(_name: str, ev: _Evidence) -> Verdict:
+    protocol = [(s, f) for s in ev.sessions for f in s.faults if f.kind is FaultKind.PROTOCOL]
     if protocol:
         s, f = protocol[0]
-        steps.append(Step("request-ids", False, f"{s.label} match, deal {f.deal}: {_fault_text(f)}"))
-    elif not judged:
-        steps.append(Step("request-ids", False, unreached or "not reached: no reply arrived"))
-    else:
-        steps.append(Step("request-ids", True, f"{len(judged)} replies, each to its request"))
+        return False, f"{s.label} match, deal {f.deal}: {_fault_text(f)}"
+    if not ev.replied:
+        return False, ev.unreached or "not reached: no reply arrived"
+    return True, f"{len(ev.replied)} replies, each to its request"
 
-    slow = [d for d in decisions if (d.fault is not None and d.fault.kind is FaultKind.TIMEOUT) or d.elapsed > time_limit]
-    timeouts = [(s, f) for s in sessions for f in s.faults if f.kind is FaultKind.TIMEOUT]
+
+def _time_limit(_name: str, ev: _Evidence) -> Verdict:
+    limit = ev.time_limit
+    slow = [d for d in ev.decisions if (d.fault is not None and d.fault.kind is FaultKind.TIMEOUT) or d.elapsed > limit]
+    timeouts = [(s, f) for s in ev.sessions for f in s.faults if f.kind is FaultKind.TIMEOUT]
     timed = sorted(
-        d.elapsed for d in decisions if _replied(d) or (d.fault is not None and d.fault.kind is FaultKind.PROTOCOL)
+        d.elapsed for d in ev.decisions if _replied(d) or (d.fault is not None and d.fault.kind is FaultKind.PROTOCOL)
     )
     if slow:
         d = slow[0]
         why = _fault_text(d.fault) if d.fault is not None else f"took {d.elapsed:.3f}s"
-        steps.append(Step("time-limit", False, f"{d.where()}: {why} (limit {time_limit:g}s per decision)"))
-    elif timeouts:
+        return False, f"{d.where()}: {why} (limit {limit:g}s per decision)"
+    if timeouts:
         s, f = timeouts[0]
-        steps.append(Step("time-limit", False, f"{s.label} match, deal {f.deal}: {_fault_text(f)}"))
-    elif not timed:
-        steps.append(Step("time-limit", False, unreached or "not reached: no reply arrived"))
-    else:
-        median = timed[len(timed) // 2]
-        steps.append(
-            Step(
-                "time-limit",
-                True,
-                f"slowest {timed[-1] * 1000:.1f} ms, median {median * 1000:.1f} ms (limit {time_limit:g}s)",
-            )
-        )
+        return False, f"{s.label} match, deal {f.deal}: {_fault_text(f)}"
+    if not timed:
+        return False, ev.unreached or "not reached: no reply arrived"
+    median = timed[len(timed) // 2]
+    return True, f"slowest {timed[-1] * 1000:.1f} ms, median {median * 1000:.1f} ms (limit {limit:g}s)"
 
-    # the session as a whole
+
+def _informational_messages(_name: str, ev: _Evidence) -> Verdict:
+    """The session as a whole: the bot stayed until MatchEnd in every match."""
     problems = []
-    for s in sessions:
+    for s in ev.sessions:
         if not s.connected:
-            problems.append(unreached)
+            problems.append(ev.unreached)
             continue
         gone = [f for f in s.faults if f.kind in TERMINAL]
         lost = [f for f in s.faults if f.action == "forfeit"]
         if gone:
             problems.append(f"{s.label} match, deal {gone[0].deal}: {_fault_text(gone[0])}")
         elif lost:
-            problems.append(unreached)
+            problems.append(ev.unreached)
         elif not s.match_end_sent or s.status != "complete":
             problems.append(f"{s.label} match ended {s.status or 'early'} before MatchEnd reached the bot")
     if problems:
-        steps.append(Step("informational-messages", False, problems[0]))
-    else:
-        ends = " and ".join(f"{s.deal_ends} DealEnd ({s.label})" for s in sessions)
-        steps.append(
-            Step("informational-messages", True, f"received MatchStart, {ends} and MatchEnd, answering throughout")
-        )
+        return False, problems[0]
+    ends = " and ".join(f"{s.deal_ends} DealEnd ({s.label})" for s in ev.sessions)
+    return True, f"received MatchStart, {ends} and MatchEnd, answering throughout"
 
+
+def _clean_exit(_name: str, ev: _Evidence) -> Verdict:
     exits = []
-    for s in sessions:
+    for s in ev.sessions:
         if not s.connected or s.forfeit or not s.match_end_sent:
             exits.append(
-                f"{unreached or 'not reached: MatchEnd was not sent'}; {s.exit_detail or 'the process was killed'}"
+                f"{ev.unreached or 'not reached: MatchEnd was not sent'}; {s.exit_detail or 'the process was killed'}"
             )
         elif s.exit_code is None:
-            exits.append(f"{s.label} match: still running {exit_grace:g}s after MatchEnd (killed)")
+            exits.append(f"{s.label} match: still running {ev.exit_grace:g}s after MatchEnd (killed)")
         elif s.exit_code != 0:
             exits.append(f"{s.label} match: {s.exit_detail}")
     if exits:
-        steps.append(Step("clean-exit", False, exits[0]))
-    else:
-        took = max(s.exit_seconds or 0.0 for s in sessions)
-        steps.append(Step("clean-exit", True, f"exit code 0 within {took:.2f}s after MatchEnd"))
-    assert [s.name for s in steps] == list(STEP_NAMES)
-    return steps
+        return False, exits[0]
+    took = max(s.exit_seconds or 0.0 for s in ev.sessions)
+    return True, f"exit code 0 within {took:.2f}s after MatchEnd"
 
 
-def _is_redouble(d: _Decision) -> bool:
-    """Whether the answer redoubled someone: it targets a seat that had doubled the bot."""
-    return isinstance(d.action, tuple) and any(t in d.doubled_by for t in d.action)
+# Every step's judge, in report order (that of STEPS).
+JUDGES: dict[str, Judge] = {
+    "start": _start,
+    "hello": _hello,
+    "declare-contracts": _declare_contracts,
+    "declare-trump-suit": _declared_option(Contract.TRUMPS, lambda a: SUITS[_named(a.trump)]),
+    "declare-domino-start": _declared_option(Contract.DOMINO, lambda a: RANKS[_named(a.start_rank)]),
+    "double-no-redouble-chance": _situation,
+    "double-redouble-chance": _redouble_chance,
+    "double-forced-by-quota": _situation,
+    **{f"play-{c}": _situation for c in TRICK_CONTRACTS},
+    "domino-play": _situation,
+    "domino-pass": _domino_pass,
+    "legal-actions": _legal_actions,
+    "request-ids": _request_ids,
+    "time-limit": _time_limit,
+    "informational-messages": _informational_messages,
+    "clean-exit": _clean_exit,
+}
+assert tuple(JUDGES) == STEP_NAMES, "every step has one judge, in report order"
+
+
+def _judge(sessions: list[_Session], time_limit: float, exit_grace: float) -> list[Step]:
+    evidence = _Evidence(sessions, time_limit, exit_grace)
+    return [Step(name, *judge(name, evidence)) for name, judge in JUDGES.items()]
 
 
 # ---- the entry points ---------------------------------------------------------------------------
@@ -625,7 +677,7 @@ def check_bot(
     launch = text  # the launcher resolves a bare `python` to the arbiter's interpreter
     started = time.perf_counter()
     keep = logs is not None
-    folder = Path(logs) if keep else Path(tempfile.mkdtemp(prefix="barbu-checkbot-"))
+    folder = Path(logs) if logs is not None else Path(tempfile.mkdtemp(prefix="barbu-checkbot-"))
     folder.mkdir(parents=True, exist_ok=True)
     sessions: list[_Session] = []
     # The referee warns about every fault; here the report says it, once, in its place.
@@ -657,5 +709,3 @@ def check_bot(
     report.seconds = time.perf_counter() - started
     report.logs = folder if keep else None
     return report
-
-

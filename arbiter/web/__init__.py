@@ -1,5 +1,6 @@
 """HTML pages, each one self-contained file: the match viewer (``viewer``) and the tournament
-report (``report``). The templates, stylesheets and scripts are package files in ``static/``."""
+report (``report/``). Both are Jinja2 templates in ``templates/`` filled by :mod:`.html`, which
+escapes every value; their stylesheets and scripts are package files in ``static/``."""
 
 from __future__ import annotations
 

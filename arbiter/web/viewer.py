@@ -3,16 +3,13 @@
 :func:`write_html` turns a :class:`arbiter.replay.model.Replay` into a single HTML file with its
 CSS, its JavaScript and its data inline (no network access at all). The data are the log itself
 plus one precomputed snapshot per step (hands left, the trick or Domino layout, pair levels,
-scores), so the page only draws: stepping is instant even through a full 28-deal match.
+scores), so the page only draws: stepping is instant even through a full 28-deal match. The
+page is ``templates/viewer.html``, filled by :mod:`arbiter.web.html` like the report.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
-from html import escape
-from importlib import resources
 from typing import Any
 
 from barbu.rules import Contract, MatchState, Phase, cards_of, parse_card
@@ -29,13 +26,9 @@ from arbiter.replay.model import (
     double_words,
     seat_label,
 )
+from arbiter.web.html import json_for_script, render
 
 DATA_VERSION = 1
-_PLACEHOLDERS = ("/*__CSS__*/", "/*__JS__*/", "__DATA__", "__TITLE__")
-
-
-def _static(name: str) -> str:
-    return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
 
 
 def _scoring_mask(contract: Contract | None) -> int:
@@ -121,11 +114,17 @@ def _text(replay: Replay, event: Event) -> str:
             text += f" — {seat_label(t.winner)} wins trick {t.index + 1}"
         return text
     if e.kind == "deal_end":
-        return f"Deal {e.deal} ends: {REASONS.get(e.line.get('reason'), e.line.get('reason'))}"
+        return f"Deal {e.deal} ends: {_reason(e.line)}"
     if e.kind == "match_end":
         status = e.line.get("status")
         return f"Match {status}: totals {e.line.get('totals')}, places {e.line.get('places')}"
     return e.kind
+
+
+def _reason(line: dict[str, Any]) -> Any:
+    """Why a deal ended, in words (an unknown reason as it is)."""
+    reason = line.get("reason")
+    return REASONS.get(reason, reason) if isinstance(reason, str) else reason
 
 
 def _place(n: int) -> str:
@@ -174,6 +173,7 @@ def build_data(replay: Replay, *, deal: int | None = None, seat: int | None = No
         if info is not None:
             info["last"] = len(steps)
             if e.kind == "declare":
+                assert st.declaration is not None  # a declare line declares
                 info["label"] = contract_label(st.declaration)
                 info["contract"] = st.declaration.contract.value
         contract = st.contract
@@ -206,7 +206,7 @@ def build_data(replay: Replay, *, deal: int | None = None, seat: int | None = No
             step["pc"] = None if card is None else parse_card(card)
         if e.kind == "deal_end":
             end = {
-                "reason": REASONS.get(e.line.get("reason"), e.line.get("reason")),
+                "reason": _reason(e.line),
                 "raw": e.line.get("raw"),
                 "sc": e.line.get("scores"),
                 "tot": e.line.get("totals"),
@@ -214,7 +214,7 @@ def build_data(replay: Replay, *, deal: int | None = None, seat: int | None = No
             step["end"] = end
             if info is not None:
                 info["end"] = end
-            series.append(list(e.line.get("totals")))
+            series.append(list(e.line["totals"]))
         pending = []
         steps.append(step)
     if not replay.valid or pending or not replay.match_end:
@@ -279,31 +279,11 @@ def _stop_text(replay: Replay) -> str:
     return f"The log stops after line {replay.last_line}: the match is incomplete"
 
 
-def _json_for_script(obj: Any) -> str:
-    """JSON safe inside <script>: no "</script>", no "<!--", no line separators."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace(
-        "\u2028", "\\u2028"
-    ).replace("\u2029", "\\u2029")
-
-
 def render_html(replay: Replay, *, deal: int | None = None, seat: int | None = None) -> tuple[str, int]:
     """The page's text and its number of steps."""
     data = build_data(replay, deal=deal, seat=seat)
-    template = _static("viewer.html")
-    for p in _PLACEHOLDERS:
-        if template.count(p) != 1:
-            raise RuntimeError(f"viewer template: placeholder {p} must occur exactly once")
     title = f"Barbu replay — {data['match']['id'] or 'match'}"
-    values = {
-        "/*__CSS__*/": _static("viewer.css"),
-        "/*__JS__*/": _static("viewer.js"),
-        "__DATA__": _json_for_script(data),
-        "__TITLE__": escape(title),
-    }
-    # one pass, so inserted text is never scanned for placeholders
-    page = re.sub("|".join(re.escape(p) for p in _PLACEHOLDERS), lambda m: values[m.group(0)], template)
-    return page, len(data["steps"])
+    return render("viewer.html", title=title, data=json_for_script(data)), len(data["steps"])
 
 
 def write_html(replay: Replay, out: str | os.PathLike[str], *, deal: int | None = None, seat: int | None = None) -> int:

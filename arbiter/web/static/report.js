@@ -1,4 +1,4 @@
-/* Barbu tournament report: everything is drawn by arbiter/web/report.py; this only adds
+/* Barbu tournament report: everything is drawn by templates/report.html; this only adds
  * highlighting (an entrant's line in the chart), the contract table's view and the match filter.
  * The report's data are in #report-data. */
 (function () {

@@ -1,4 +1,4 @@
-/* Barbu replay viewer. All data are embedded in #replay-data (see arbiter/web/page.py):
+/* Barbu replay viewer. All data are embedded in #replay-data (see arbiter/web/viewer.py):
  * one precomputed snapshot per step, so drawing a step is only string building. */
 (function () {
   "use strict";

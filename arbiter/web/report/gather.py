@@ -1,0 +1,49 @@
+"""What the report reads from the results database, all through :class:`Repo` (read only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from arbiter.tournament.ratings import RatingRow, Standing, standings
+from arbiter.tournament.storage import Repo, database_url, open_database
+from arbiter.tournament.storage.models import Match, SeatResult, Tournament
+
+
+@dataclass
+class Gathered:
+    tournament: Tournament
+    db_url: str  # as given (resolved), not the engine's: a read-only engine's URL names no file
+    entrants: list[str]  # in the database's order
+    standings: list[Standing]
+    history: list[RatingRow]
+    rows: list[Match]
+    seat_results: dict[int, list[SeatResult]]  # match id -> its rows by seat
+    faults: list[tuple[str, str]]  # (entrant, kind)
+    fault_details: dict[int, list[dict[str, Any]]]  # match id -> its faults
+
+
+def gather(db: str | None, tournament: str | None) -> Gathered:
+    """Read everything the report needs; a database it cannot read is one error line."""
+    engine = open_database(db, create=False)
+    try:
+        repo = Repo(engine)
+        t = repo.require_tournament(tournament)
+        assert t.id is not None
+        with repo.reading(f"tournament {t.name!r}"):
+            entrants = repo.entrant_names(t.id)
+            table = standings(entrants, repo.matches(t.id), t.format == "duplicate")
+            history = repo.rating_history(t.id)
+            rows = repo.match_rows(t.id)
+            seat_results = repo.seat_results(t.id)
+            names = repo.entrants_by_id(t.id)
+            faults: list[tuple[str, str]] = []
+            details: dict[int, list[dict[str, Any]]] = {}
+            for f in repo.faults(t.id):
+                faults.append((names.get(f.entrant_id, "?"), f.kind))
+                details.setdefault(f.match_id, []).append(
+                    {"seat": f.seat, "deal": f.deal, "kind": f.kind, "detail": f.detail, "action": f.action}
+                )
+        return Gathered(t, database_url(db), entrants, table, history, rows, seat_results, faults, details)
+    finally:
+        engine.dispose()

@@ -1,0 +1,224 @@
+"""The report page: ``templates/report.html`` filled with the report's data.
+
+The template writes every element and escapes every value (:mod:`arbiter.web.html`); this module
+only gives it what is not a plain lookup in the data: the rating chart's geometry, the number
+formats of ``arbiter standings``, the heat map's colours and the match list's rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from arbiter.web.html import json_for_script, render
+
+if TYPE_CHECKING:  # pragma: no cover
+    from arbiter.tournament.ratings import Standing
+
+Colours = dict[str, tuple[str, str]]  # entrant -> (colour, dash pattern; "" for a solid line)
+
+SHORT_LOG = {
+    "missing": "log missing",
+    "unreadable": "log unreadable",
+    "invalid": "log invalid",
+    "changed": "log changed",
+}
+
+
+# ---- formats -------------------------------------------------------------------------------
+def num(x: float | None, digits: int = 1, sign: bool = False) -> str:
+    """A number as the standings print it, with a true minus sign; "–" for none."""
+    if x is None:
+        return "–"
+    text = f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+    return text.replace("-", "−")
+
+
+def cls(x: float | None) -> str:
+    """The class that colours a signed number: ``pos``, ``neg`` or none for zero."""
+    return "" if x is None or abs(x) < 1e-9 else ("neg" if x < 0 else "pos")
+
+
+def heat(value: float | None, values: Sequence[float]) -> str:
+    """A cell's background: green above the column's mean, red below, by z-score ("" for none)."""
+    if value is None or len(values) < 2:
+        return ""
+    mean = sum(values) / len(values)
+    spread = max(abs(v - mean) for v in values)
+    if spread < 1e-9:
+        return ""
+    z = max(-1.0, min(1.0, (value - mean) / spread))
+    alpha = 0.10 + 0.38 * abs(z)
+    rgb = "30,158,85" if z >= 0 else "214,39,40"
+    return f"background:rgba({rgb},{alpha:.2f})"
+
+
+def plural(n: int) -> str:
+    return "s" if n != 1 else ""
+
+
+# ---- the rating chart ------------------------------------------------------------------------
+@dataclass
+class ChartLine:
+    entrant: str
+    colour: str
+    dash: str
+    points: str  # "x,y x,y ..."
+    end: tuple[str, str] | None  # where the line ends (a dot), if it has a point
+    mu: float  # the last μ, σ and the number of rated games, for its tooltip
+    sigma: float
+    games: int
+
+
+@dataclass
+class Chart:
+    """The SVG's geometry, coordinates already formatted: the template only places them."""
+
+    width: int
+    height: int
+    left: int
+    right: int
+    top: int
+    bottom: int
+    y_ticks: list[tuple[str, str, str]]  # (y, the label's y, label)
+    x_ticks: list[tuple[str, int]]  # (x, label)
+    mu0: str | None  # y of the starting μ, where everyone starts
+    lines: list[ChartLine]  # the leader last, so it is drawn on top
+
+
+def _nice_step(span: float, target: int = 6) -> float:
+    if span <= 0:
+        return 1.0
+    raw = span / target
+    mag = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 2.5, 5, 10):
+        if raw <= m * mag:
+            return m * mag
+    return 10 * mag
+
+
+def chart(series: dict[str, list[list[float]]], order: Sequence[str], colours: Colours, x_max: int) -> Chart:
+    """The rating history: one polyline per entrant, μ after each rated game."""
+    W, H, L, R, T, B = 760, 320, 46, 14, 14, 38
+    values = [p[1] for e in order for p in series.get(e, [])]
+    lo, hi = (min(values), max(values)) if values else (20.0, 30.0)
+    if hi - lo < 2:
+        lo, hi = lo - 1, hi + 1
+    step = _nice_step(hi - lo, 6)
+    lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
+    x_max = max(1, x_max)
+
+    def X(x: float) -> float:
+        return L + (W - L - R) * x / x_max
+
+    def Y(y: float) -> float:
+        return T + (H - T - B) * (hi - y) / (hi - lo)
+
+    y_ticks = []
+    y = lo
+    while y <= hi + 1e-9:
+        y_ticks.append((f"{Y(y):.1f}", f"{Y(y) + 4:.1f}", f"{y:g}"))
+        y += step
+    xstep = max(1, int(_nice_step(x_max, 8)))
+    x_ticks = [(f"{X(x):.1f}", x) for x in range(0, x_max + 1, xstep)]
+    mu0 = next((s[0][1] for s in series.values() if s), None)
+    lines = []
+    for e in reversed(order):
+        pts = series.get(e, [])
+        colour, dash = colours[e]
+        last = pts[-1] if pts else [0, 0, 0]
+        lines.append(
+            ChartLine(
+                entrant=e,
+                colour=colour,
+                dash=dash,
+                points=" ".join(f"{X(p[0]):.1f},{Y(p[1]):.1f}" for p in pts),
+                end=(f"{X(last[0]):.1f}", f"{Y(last[1]):.1f}") if pts else None,
+                mu=last[1],
+                sigma=last[2],
+                games=len(pts) - 1,
+            )
+        )
+    return Chart(
+        W, H, L, R, T, B, y_ticks, x_ticks,
+        f"{Y(mu0):.1f}" if mu0 is not None and lo <= mu0 <= hi else None,
+        lines,
+    )  # fmt: skip
+
+
+# ---- the match list --------------------------------------------------------------------------
+@dataclass
+class SeatCell:
+    name: str
+    total: int | None
+    win: bool
+    forfeited: bool
+
+
+@dataclass
+class MatchRow:
+    """One line of the match list; ``m`` is the match's entry in the report's data."""
+
+    m: dict[str, Any]
+    seats: list[SeatCell]
+    entrants: str  # JSON list, for the filter
+    fault_tip: str
+    short_log: str
+
+
+def match_row(m: dict[str, Any]) -> MatchRow:
+    seats = []
+    for s in range(4):
+        place = m["places"][s] if s < len(m["places"]) else None
+        seats.append(
+            SeatCell(
+                name=m["seats"][s] if s < len(m["seats"]) else "?",
+                total=m["totals"][s] if s < len(m["totals"]) else None,
+                win=place == 1 and m["status"] == "complete",
+                forfeited=s in m["forfeited"],
+            )
+        )
+    tip = "\n".join(
+        f"deal {f['deal']}, seat {f['seat']}: {f['kind']} ({f['detail']}) → {f['action']}" for f in m["fault_list"]
+    )
+    return MatchRow(m, seats, json.dumps(sorted(set(m["seats"]))), tip, SHORT_LOG.get(m["log"], m["log"]))
+
+
+# ---- the page --------------------------------------------------------------------------------
+def render_page(data: dict[str, Any], standings: Sequence[Standing], colours: Colours, chart: Chart, title: str) -> str:
+    """The whole page; ``data`` is also embedded, as it is, for tools and tests."""
+    order = data["entrants"]
+    kinds = data["faults"]["kinds"]
+    by_entrant = data["faults"]["by_entrant"]
+    seen = {k for counts in by_entrant.values() for k, n in counts.items() if n}
+
+    def column(stats: dict[str, dict[str, dict[str, Any]]], contract: str) -> list[float]:
+        """The entrants' means for one contract: what a heat-map cell is compared with."""
+        return [stats[e][contract]["mean"] for e in order if stats[e][contract]["mean"] is not None]
+
+    return render(
+        "report.html",
+        title=title,
+        data_json=json_for_script(data),
+        d=data,
+        t=data["tournament"],
+        order=order,
+        standings=standings,
+        colours=colours,
+        chart=chart,
+        total_faults=sum(sum(counts.values()) for counts in by_entrant.values()),
+        problems=sum(1 for m in data["matches"] if m["log"] != "ok"),
+        complete=sum(1 for m in data["matches"] if m["status"] == "complete"),
+        wall=sum(m["wall_seconds"] for m in data["matches"]),
+        fault_kinds=[k for k in kinds if k in seen],
+        unseen_kinds=[k for k in kinds if k not in seen],
+        matches=[match_row(m) for m in data["matches"]],
+        num=num,
+        cls=cls,
+        heat=heat,
+        column=column,
+        plural=plural,
+    )
