@@ -20,7 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from arbiter.errors import ConfigError
-from arbiter.process.users import BotUser, path_problem, resolve_user, setpriv_program
+from arbiter.process.users import BotUser, as_user, path_problem, resolve_user
 
 log = logging.getLogger(__name__)
 
@@ -79,19 +79,7 @@ def bubblewrap_problem(user: BotUser | None = None) -> str | None:
                 "--",
                 "true",
             ]
-            kw: dict = {}
-            if user.is_other and setpriv_program() is not None:
-                argv = [
-                    setpriv_program(),
-                    f"--reuid={user.uid}",
-                    f"--regid={user.gid}",
-                    "--clear-groups",
-                    "--no-new-privs",
-                    "--",
-                    *argv,
-                ]
-            elif user.is_other:
-                kw = {"user": user.uid, "group": user.gid, "extra_groups": []}
+            argv, kw = as_user(argv, user)
             try:
                 r = subprocess.run(
                     argv, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL, check=False, **kw

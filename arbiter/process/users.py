@@ -16,6 +16,7 @@ import re
 import shutil
 import stat
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 from arbiter.errors import ConfigError
@@ -158,6 +159,22 @@ def _may(st: os.stat_result, user: BotUser, want: int) -> bool:
     if st.st_gid == user.gid:
         return bool((st.st_mode >> 3) & want == want)
     return bool(st.st_mode & want == want)
+
+
+def as_user(argv: list[str], user: BotUser) -> tuple[list[str], dict[str, Any]]:
+    """``argv`` and the ``subprocess.Popen`` keywords that run it as ``user``.
+
+    util-linux setpriv switches user in the exec chain, which keeps subprocess on its vfork path
+    (``user=`` forces a fork() of this multi-threaded, gRPC-serving process) and sets
+    no_new_privs (no set-user-ID program can give the bot privileges back); without it,
+    subprocess's ``user=``/``group=``.
+    """
+    if not user.is_other:
+        return argv, {}
+    setpriv = setpriv_program()
+    if setpriv is None:
+        return argv, {"user": user.uid, "group": user.gid, "extra_groups": []}
+    return [setpriv, f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups", "--no-new-privs", "--", *argv], {}
 
 
 def path_problem(path: str, user: BotUser, need: str) -> str | None:

@@ -4,6 +4,7 @@ detail, how limits are set without util-linux prlimit, how users are switched wi
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import tempfile
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from arbiter.process import bot as launcher
+from arbiter.process import users
 from arbiter.process.bot import BotProcess
 from arbiter.process.limits import Limits
 
@@ -66,7 +68,8 @@ def test_a_program_over_its_cpu_limit_is_named(folder):
     p = run(folder, "sh -c 'while :; do :; done'", Limits(cpu=1))
     try:
         assert p.exit_signal() == 24
-        assert "killed by SIGXCPU (CPU time limit: 1 s per process after 1." in p.describe_exit()
+        # the kernel charges CPU by ticks: under load the process may be stopped a little short of 1 s
+        assert re.search(r"killed by SIGXCPU \(CPU time limit: 1 s per process after (0\.9|1\.\d) s of CPU", p.describe_exit())
     finally:
         p.kill()
 
@@ -100,7 +103,7 @@ def test_limits_are_set_without_prlimit_too(folder, monkeypatch):
 @pytest.mark.parametrize("setpriv", [True, False])
 def test_a_bot_of_a_uid_range_runs_as_a_uid_of_its_own(folder, monkeypatch, setpriv):
     if not setpriv:
-        monkeypatch.setattr(launcher, "setpriv_program", lambda: None)  # subprocess's user=/group= instead
+        monkeypatch.setattr(users, "setpriv_program", lambda: None)  # subprocess's user=/group= instead
     p = run(folder, "sleep 5", Limits(user=UIDS, processes=40), wait=0.3)
     q = run(folder, "sleep 5", Limits(user=UIDS, processes=40), wait=0.3)
     try:

@@ -2,25 +2,53 @@
 
 Override ``decide(view)`` for one entry point, or any of ``declare``, ``double`` and ``play``
 for one method per kind of decision. ``view.legal`` always holds the legal actions; return one
-of them (a ``Declaration``, a tuple of seats, a card ``int`` or ``None`` for a Domino pass).
-Run it with ``barbu.runner.run(MyBot())``.
+of them (an :data:`~barbu.rules.Action`: a ``Declaration``, a tuple of seats, a card ``int`` or
+``None`` for a Domino pass). Run it with ``barbu.runner.run(MyBot())``.
+
+>>> class LowestCard(Bot):
+...     name = "lowest"
+...     def play(self, view):
+...         return view.legal[0]  # legal cards come in ascending order
+>>> import random
+>>> from barbu.rules import make_ruleset, new_match, deal, shuffle_hands, apply, observe, Phase
+>>> state = new_match(make_ruleset("standard"))
+>>> deal(state, shuffle_hands(random.Random(3)))
+>>> bot = LowestCard()
+>>> while state.phase is not Phase.PLAY:
+...     apply(state, bot.decide(observe(state, state.turn)))
+>>> card = bot.decide(observe(state, state.turn))
+>>> card == min(c for c in range(52) if state.hands[state.turn] >> c & 1)  # the lowest card it holds
+True
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
-from .rules import Declaration, Phase, View
+from .rules import Action, Declaration, Phase, View
 
 
 class Bot:
-    name = "bot"
-    version = "0"
-    # Set by the runner before each decision: the free time for it and the reserve left.
-    decision_seconds: float = 0.0
-    reserve_seconds: float = 0.0
+    """A bot: the runner calls :meth:`decide` with a :class:`~barbu.rules.View` for every
+    decision of its seat, and the ``on_*`` hooks with the informational messages.
 
-    def decide(self, view: View) -> Any:
+    The defaults play the first legal action: a subclass overrides what it wants to decide.
+    A decision must return in time (``decision_seconds`` free, then the reserve); an
+    exception or an illegal answer is a fault, and the arbiter plays a substitute action.
+    """
+
+    name = "bot"
+    """The name the bot gives in its hello (the tournament file's entrant name is separate)."""
+    version = "0"
+    """The version the bot gives in its hello."""
+    decision_seconds: float = 0.0
+    """Set by the runner before each decision: the free time for it, in seconds."""
+    reserve_seconds: float = 0.0
+    """Set by the runner before each decision: the reserve left (spent once the free time runs out)."""
+
+    def decide(self, view: View) -> Action:
+        """Return one of ``view.legal``. By default: :meth:`declare`, :meth:`double` or
+        :meth:`play` by ``view.phase``."""
         if view.phase is Phase.DECLARE:
             return self.declare(view)
         if view.phase is Phase.DOUBLE:
@@ -28,20 +56,23 @@ class Bot:
         return self.play(view)
 
     def declare(self, view: View) -> Declaration:
-        return view.legal[0]
+        """The declarer's choice of contract (``view.legal`` holds the legal declarations)."""
+        return cast(Declaration, view.legal[0])
 
     def double(self, view: View) -> tuple[int, ...]:
-        return view.legal[0]
+        """The seats to double or redouble now, ascending; ``()`` passes (the first legal action)."""
+        return cast("tuple[int, ...]", view.legal[0])
 
     def play(self, view: View) -> int | None:
-        return view.legal[0]
+        """The card to play, in trick play or Domino; ``None`` passes in Domino."""
+        return cast("int | None", view.legal[0])
 
     # Informational messages; override to keep state across decisions (most bots need none).
     def on_match_start(self, view: View) -> None:
-        pass
+        """The match begins: ``view`` is the seat's view before the first deal."""
 
     def on_deal_end(self, view: View) -> None:
-        pass
+        """A deal has been scored: ``view.results[-1]`` is its result."""
 
     def on_match_end(self, view: View) -> None:
-        pass
+        """The match is over (or aborted): ``view.totals`` are the final totals."""

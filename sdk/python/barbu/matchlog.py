@@ -1,7 +1,27 @@
-"""The published match log (``barbu-match-log``, spec/match-log.md): write, read, verify.
+"""The published match log (``barbu-match-log``, docs/match-log.md): write, read, verify.
 
 Pure: the writer hands finished lines to a callable, the verifier reads an iterable of lines.
-Files, atomic renames and paths belong to the callers.
+Files, atomic renames and paths belong to the callers. A bot author uses it to study the logs
+of past matches (every deal's hands are in them):
+
+>>> import random
+>>> from barbu.rules import make_ruleset, new_match, deal, shuffle_hands, legal_actions, apply
+>>> lines = []
+>>> state = new_match(make_ruleset("standard"))
+>>> writer = MatchLogWriter(lines.append, rules=state.rules, first_declarer=0,
+...                         seats=[{"seat": s, "entrant": f"bot{s}"} for s in range(4)])
+>>> rng = random.Random(5)
+>>> while not state.is_over:
+...     if state.phase is Phase.DEAL:
+...         deal(state, shuffle_hands(rng))
+...         writer.dealt(state)
+...     else:
+...         seat, action = state.turn, rng.choice(legal_actions(state))
+...         apply(state, action)
+...         writer.acted(state, seat, action)
+>>> result = verify(lines)  # an iterable of lines (a file object does)
+>>> result.valid, result.complete, result.deals, result.totals == state.totals
+(True, True, 28, True)
 """
 
 from __future__ import annotations
@@ -9,9 +29,10 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, NoReturn
 
 from .rules import (
+    Action,
     BarbuError,
     Contract,
     Declaration,
@@ -31,7 +52,9 @@ from .rules.ruleset import Ruleset
 from .rules.scoring import places
 
 FORMAT = "barbu-match-log"
+"""The ``format`` of a log's header line."""
 VERSION = 1
+"""The log format version this module writes and reads."""
 
 
 class FaultKind(StrEnum):
@@ -46,6 +69,7 @@ class FaultKind(StrEnum):
 
 
 FAULT_KINDS = tuple(kind.value for kind in FaultKind)
+"""The ``FaultKind`` values as plain strings."""
 
 
 def dumps(obj: dict[str, Any]) -> str:
@@ -91,6 +115,7 @@ class MatchLogWriter:
         self._emit(dumps(obj))
 
     def dealt(self, state: MatchState) -> None:
+        """Log the deal just dealt to ``state`` (its ``deal`` line, with the four hands)."""
         self._tricks_written = 0
         self._line(
             {
@@ -102,7 +127,7 @@ class MatchLogWriter:
         )
 
     def acted(
-        self, state: MatchState, seat: int, action: Any, *, ms: float | None = None, auto: bool = False
+        self, state: MatchState, seat: int, action: Action, *, ms: float | None = None, auto: bool = False
     ) -> None:
         """Log the decision just applied to ``state`` and whatever it completed."""
         deal = self._deals_written
@@ -151,6 +176,7 @@ class MatchLogWriter:
             self._line({"type": "match_end", "status": "complete", "totals": list(state.totals), "places": state.places()})
 
     def fault(self, deal: int, seat: int, kind: str, detail: str, action: str) -> None:
+        """Log a fault of ``seat`` (``kind`` one of ``FAULT_KINDS``) and what was done about it."""
         self._line({"type": "fault", "deal": deal, "seat": seat, "kind": kind, "detail": detail, "action": action})
 
     def aborted(self, state: MatchState, reason: str) -> None:
@@ -170,6 +196,7 @@ class MatchLogWriter:
 
 
 def declare_line(deal: int, seat: int, decl: Declaration) -> dict[str, Any]:
+    """The ``declare`` line of a declaration, as a dict in log key order."""
     line: dict[str, Any] = {"type": "declare", "deal": deal, "seat": seat, "contract": decl.contract.value}
     if decl.trump is not None:
         line["trump"] = SUITS[decl.trump]
@@ -204,6 +231,7 @@ class Verification:
     faults: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
+        """The verdict as ``arbiter verify --json`` prints it."""
         if not self.valid:
             return {"valid": False, "line": self.line, "error": self.error}
         out: dict[str, Any] = {
@@ -272,7 +300,7 @@ def verify(
                 raise LogError(number, "not a JSON object")
             verifier.feed(number, obj)
             if on_line is not None:
-                on_line(number, obj, verifier.state)
+                on_line(number, obj, verifier.game)
     except LogError as e:
         return Verification(valid=False, line=e.line, error=e.message)
     return verifier.result()
@@ -287,7 +315,7 @@ def _same(value: Any, expected: Any) -> bool:
         return False
     if isinstance(expected, list):
         return len(value) == len(expected) and all(map(_same, value, expected))
-    return value == expected
+    return bool(value == expected)
 
 
 class _Verifier:
@@ -305,7 +333,13 @@ class _Verifier:
         self._tricks_seen = 0  # its tricks already owed or checked
         self._deals_seen = 0  # deal results already owed or checked
 
-    def fail(self, message: str) -> None:
+    @property
+    def game(self) -> MatchState:
+        """The match being rebuilt: made by the header line, which every other line follows."""
+        assert self.state is not None
+        return self.state
+
+    def fail(self, message: str) -> NoReturn:
         raise LogError(self.line, message)
 
     def feed(self, number: int, obj: dict[str, Any]) -> None:
@@ -358,13 +392,14 @@ class _Verifier:
 
     # -- decisions
     def _check_deal_seat(self, obj: dict[str, Any], want_seat: bool = True) -> None:
-        if not _same(obj.get("deal"), self.state.deal_index):
-            self.fail(f"expected deal {self.state.deal_index}, got {obj.get('deal')!r}")
-        if want_seat and not _same(obj.get("seat"), self.state.turn):
-            self.fail(f"it is seat {self.state.turn}'s turn, not seat {obj.get('seat')!r}'s")
+        state = self.game
+        if not _same(obj.get("deal"), state.deal_index):
+            self.fail(f"expected deal {state.deal_index}, got {obj.get('deal')!r}")
+        if want_seat and not _same(obj.get("seat"), state.turn):
+            self.fail(f"it is seat {state.turn}'s turn, not seat {obj.get('seat')!r}'s")
 
     def _decision(self, kind: str, obj: dict[str, Any]) -> None:
-        state = self.state
+        state = self.game
         want = {
             Phase.DEAL: "deal",
             Phase.DECLARE: "declare",
@@ -395,8 +430,11 @@ class _Verifier:
 
     def _action(self, kind: str, obj: dict[str, Any]) -> Any:
         if kind == "declare":
+            name = obj.get("contract")
             try:
-                contract = Contract(obj.get("contract"))
+                if not isinstance(name, str):
+                    raise ValueError(name)
+                contract = Contract(name)
             except ValueError:
                 self.fail(f"unknown contract {obj.get('contract')!r}")
             trump = obj.get("trump")
@@ -417,13 +455,13 @@ class _Verifier:
             return targets
         card = obj.get("card", "missing")
         if card is None:
-            if self.state.phase is not Phase.DOMINO:
+            if self.game.phase is not Phase.DOMINO:
                 self.fail("a pass (card null) is only possible in domino")
             return None
         return parse_card(card)
 
     def _owe_derived(self) -> None:
-        state = self.state
+        state = self.game
         for trick in state.tricks[self._tricks_seen :]:
             self.expected.append(
                 {
@@ -468,7 +506,7 @@ class _Verifier:
         self.faults.append(obj)
 
     def _match_end(self, obj: dict[str, Any]) -> None:
-        state = self.state
+        state = self.game
         status = obj.get("status")
         if status == "complete":
             if state.phase is not Phase.OVER or self.expected:
@@ -489,7 +527,7 @@ class _Verifier:
     def result(self) -> Verification:
         if self.header is None:
             return Verification(valid=False, line=1, error="the log is empty: no 'match' line")
-        state = self.state
+        state = self.game
         return Verification(
             valid=True,
             complete=self.status == "complete",

@@ -25,7 +25,6 @@ runner logs to stderr, which the arbiter keeps beside the match log. It never re
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import queue
@@ -55,10 +54,10 @@ class _SessionError(Exception):
     """The arbiter broke the protocol; the message says how."""
 
 
-class _StderrHandler(logging.StreamHandler):
+class _StderrHandler(logging.StreamHandler[Any]):
     """Writes to whatever ``sys.stderr`` is at the time of the record (tests swap it)."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> Any:
         return sys.stderr
 
@@ -190,6 +189,8 @@ class _Session:
             self._decide(msg.request)
         elif kind == "match_start":
             start = msg.match_start
+            import json  # here, not at the top: nothing before the hello needs it
+
             try:
                 self.rules = ruleset_from_json(json.loads(start.rules_json or "{}"))
             except (ValueError, BarbuError) as e:

@@ -18,18 +18,19 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, cast
 
 from .rules.cards import CARD_NAMES, RANKS, SUITS, cards_of
 from .rules.contracts import Contract
 from .rules.errors import BarbuError
 from .rules.ruleset import Ruleset
-from .rules.state import DealResult, Declaration, Phase, Trick
+from .rules.state import Action, DealResult, Declaration, Phase, Trick
 from .rules.tricks import play_order
 from .rules.view import View
 from .v1 import arbiter_pb2 as pb
 
 PROTOCOL_VERSION = 1
+"""The protocol version a hello announces (docs/protocol.md)."""
 
 __all__ = [
     "PROTOCOL_VERSION", "WireError", "action_from_proto", "action_to_proto", "legal_from_proto",
@@ -50,9 +51,10 @@ _PHASE_TO_PB = {
     Phase.DOMINO: pb.DOMINO_PLAY,
     Phase.OVER: pb.OVER,
 }
-_PHASE_FROM_PB = {v: k for k, v in _PHASE_TO_PB.items()}
-_CONTRACT_TO_PB = {c: pb.Contract.Value(c.name) for c in Contract}
-_CONTRACT_FROM_PB = {v: k for k, v in _CONTRACT_TO_PB.items()}
+_PHASE_FROM_PB: dict[int, Phase] = {v: k for k, v in _PHASE_TO_PB.items()}
+_CONTRACT_TO_PB = cast("dict[Contract, pb.Contract]", {c: pb.Contract.Value(c.name) for c in Contract})
+_CONTRACT_FROM_PB: dict[int, Contract] = {v: k for k, v in _CONTRACT_TO_PB.items()}
+_PASS: dict[str, Any] = {"pass": True}  # ``pass`` is a Python keyword: set through ** unpacking
 
 _CARD_BY_NAME = {name: c for c, name in enumerate(CARD_NAMES)}
 _ACTION_KIND = {Phase.DECLARE: "declare", Phase.DOUBLE: "double", Phase.PLAY: "play", Phase.DOMINO: "play"}
@@ -218,7 +220,7 @@ def _seat_contracts_to_proto(contracts: tuple[Contract, ...]) -> pb.SeatContract
 def _played_to_proto(seat: int, card: int | None) -> pb.PlayedCard:
     # ``pass`` is a Python keyword: the field is set through keyword unpacking.
     if card is None:
-        return pb.PlayedCard(seat=seat, **{"pass": True})
+        return pb.PlayedCard(seat=seat, **_PASS)
     return pb.PlayedCard(seat=seat, card=CARD_NAMES[card])
 
 
@@ -262,7 +264,7 @@ def _is_domino(declaration: Declaration | None) -> bool:
     return declaration is not None and declaration.contract is Contract.DOMINO
 
 
-def view_from_proto(msg: pb.View, rules: Ruleset, legal: Sequence[Any] = ()) -> View:
+def view_from_proto(msg: pb.View, rules: Ruleset, legal: Sequence[Action] = ()) -> View:
     """Rebuild the engine's view from its protocol form, the match's rules and the legal actions."""
     declaration = _declare_from_proto(msg.declaration) if msg.HasField("declaration") else None
     trick = _cards(msg.trick)
@@ -301,13 +303,21 @@ def view_from_proto(msg: pb.View, rules: Ruleset, legal: Sequence[Any] = ()) -> 
 
 
 # ---- actions --------------------------------------------------------------------------------
-def action_to_proto(action: Any) -> pb.Action:
+def action_to_proto(action: object) -> pb.Action:
     """An engine action (a Declaration, a collection of target seats, a card ``int``, or ``None``
-    for a Domino pass) -> its protocol form. Raises WireError for anything else."""
+    for a Domino pass) -> its protocol form. Raises WireError for anything else: it takes any
+    value, since a bot's answer is checked here (typed, it is an :data:`~barbu.rules.Action`).
+
+    >>> from barbu.rules import parse_card
+    >>> action_to_proto(parse_card("TH")).play.card
+    'TH'
+    >>> action_from_proto(action_to_proto([2, 0]), Phase.DOUBLE)  # targets come back ascending
+    (0, 2)
+    """
     if isinstance(action, Declaration):
         return pb.Action(declare=_declare_to_proto(action))
     if action is None:
-        return pb.Action(play=pb.Play(**{"pass": True}))
+        return pb.Action(play=pb.Play(**_PASS))
     if isinstance(action, (tuple, list, set, frozenset)):
         targets = []
         for t in action:
@@ -333,7 +343,7 @@ def _index(value: Any, what: str) -> int:
         ) from None
 
 
-def action_from_proto(msg: pb.Action, phase: Phase) -> Any:
+def action_from_proto(msg: pb.Action, phase: Phase) -> Action:
     """The engine action a protocol action stands for in ``phase``; WireError if malformed.
 
     Double targets come back ascending (duplicates kept, for the referee to reject)."""
@@ -360,9 +370,11 @@ def action_from_proto(msg: pb.Action, phase: Phase) -> Any:
     return _card(play.card)
 
 
-def legal_to_proto(actions: Iterable[Any]) -> list[pb.Action]:
+def legal_to_proto(actions: Iterable[Action]) -> list[pb.Action]:
+    """A list of legal actions in protocol form (a decision request's ``legal``)."""
     return [action_to_proto(a) for a in actions]
 
 
-def legal_from_proto(msgs: Iterable[pb.Action], phase: Phase) -> tuple[Any, ...]:
+def legal_from_proto(msgs: Iterable[pb.Action], phase: Phase) -> tuple[Action, ...]:
+    """A decision request's legal actions as engine actions, in their order."""
     return tuple(action_from_proto(m, phase) for m in msgs)

@@ -1,9 +1,17 @@
-"""Domino / Fan Tan layout arithmetic (RULES.md §1.7).
+"""Domino / Fan Tan layout arithmetic (docs/rules.md §7).
 
 Each suit's row is a run of consecutive ranks around the start rank. The *frontier* is the
 mask of cards that may be played next: the start card of each unopened suit and the next card
 beyond each open end. Ranks are placed on an ordinal scale: with ``domino_ace=high`` the ace is
 above the king; with ``low`` it is below the 2.
+
+>>> from barbu.rules.cards import hand_names, parse_card
+>>> frontier = start_cards(5)  # the four 7s open the rows
+>>> hand_names(frontier)
+['7C', '7D', '7H', '7S']
+>>> frontier = frontier ^ (1 << parse_card("7H")) | frontier_steps(5, "high")[parse_card("7H")]
+>>> hand_names(frontier)  # once the 7H is down, the 6H and the 8H are playable
+['7C', '7D', '6H', '8H', '7S']
 """
 
 from __future__ import annotations
@@ -14,12 +22,15 @@ from .cards import RANKS
 
 
 def ordinal(rank: int, ace: str) -> int:
+    """A rank index's place in a Domino row: the rank itself, shifted up one under ``ace="low"``
+    where the ace (12) comes first at 0."""
     if ace == "low":
         return 0 if rank == 12 else rank + 1
     return rank
 
 
 def rank_at(ordinal_value: int, ace: str) -> int:
+    """The inverse of :func:`ordinal`."""
     if ace == "low":
         return 12 if ordinal_value == 0 else ordinal_value - 1
     return ordinal_value
@@ -37,9 +48,11 @@ def neighbours(ace: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 NEIGHBOURS = {ace: neighbours(ace) for ace in ("high", "low")}
+"""``neighbours(ace)`` for both values of ``domino_ace``."""
 
 
 def start_cards(start_rank: int) -> int:
+    """The mask of the four cards of the start rank: what may open each row."""
     return sum(1 << (s * 13 + start_rank) for s in range(4))
 
 

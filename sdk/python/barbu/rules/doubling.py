@@ -1,4 +1,4 @@
-"""The doubling phase (RULES.md §1.4): who may double or redouble whom, and the quota.
+"""The doubling phase (docs/rules.md §4): who may double or redouble whom, and the quota.
 
 Pair levels live in a symmetric 4x4 matrix; ``doubled[p]`` is the mask of seats that p has
 doubled first in this deal, which tells a redouble (answering a double) from a new double.
@@ -74,4 +74,12 @@ _SUBSETS = {(legal, forced): _subsets(legal, forced) for legal in range(16) for 
 
 
 def actions_for(legal: int, forced: int) -> tuple[tuple[int, ...], ...]:
+    """Every doubling action within the ``legal`` target mask that contains the ``forced``
+    one, as ascending seat tuples in increasing mask order (the pass first).
+
+    >>> actions_for(0b0101, 0)
+    ((), (0,), (2,), (0, 2))
+    >>> actions_for(0b0101, 0b0001)  # seat 0 must be doubled
+    ((0,), (0, 2))
+    """
     return _SUBSETS[legal, forced]

@@ -1,9 +1,23 @@
-"""Rulesets as values: a preset name plus switch overrides (RULES.md §2).
+"""Rulesets as values: a preset name plus switch overrides (docs/rules.md §10-11).
 
 A ``Ruleset`` is frozen and hashable. It is built by :func:`make_ruleset` from a preset and
 overrides given either as typed JSON values (the match log's ``rules`` object) or as strings
 (the command line's ``--set switch=value``); every bad name or value raises :class:`RulesError`
 naming it.
+
+>>> rules = make_ruleset("seed_fi", {"domino_ace": "low"})
+>>> rules.trump_void_rule, rules.domino_ace, rules.deals_per_match
+('overruff_if_trumped', 'low', 28)
+>>> rules.to_json()
+{'preset': 'seed_fi', 'domino_ace': 'low'}
+>>> ruleset_from_json(rules.to_json()) == rules
+True
+>>> make_ruleset("standard", parse_switch_assignments(["double_quota=3"])).double_quota
+3
+>>> make_ruleset("standard", {"domino_ace": "middle"})
+Traceback (most recent call last):
+  ...
+barbu.rules.errors.RulesError: rules switch 'domino_ace': 'middle' is not one of high, low
 """
 
 from __future__ import annotations
@@ -25,7 +39,9 @@ SCORE_KEYS = (
     "trick_13",
     "trump_trick",
 )
+"""The keys of the ``score_values`` switch, in the order of ``Ruleset.score_values``."""
 STANDARD_SCORES = (-2, -2, -6, -6, -20, -10, -20, 5)
+"""The standard score values, in ``SCORE_KEYS`` order."""
 
 # Switch name -> allowed string values (first is the default). Non-enumerated switches are
 # handled by their own parsers below.
@@ -46,44 +62,74 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "quota_enforcement": ("forced", "none"),
     "undoubled_negative": ("play", "split"),
 }
+"""The enumerated switches' allowed values, the standard default first."""
 BOOLEANS = ("trump_lead_must_head", "domino_must_play", "domino_ace_replay")
+"""The switches that take true or false."""
 
 
 @dataclass(frozen=True)
 class Ruleset:
-    """Every switch of RULES.md §2; the defaults are the ``standard`` preset."""
+    """Every switch of docs/rules.md §10; the defaults are the ``standard`` preset.
+
+    Build one with :func:`make_ruleset` (which checks every value), not by hand. A bot reads
+    the match's rules as ``view.rules``; the switches that change what is legal are
+    ``hearts_lead``, ``barbu_lead``, ``kh_must_discard``, ``trump_lead_must_head``,
+    ``trump_void_rule``, the ``domino_*`` ones and the doubling ones.
+    """
 
     declarer_rotation: str = "block7"
+    """Blocks of one declarer (``block7``) or a new declarer every deal (``per_deal``); M2."""
     dealer_seat: str = "declarer"
+    """Who is called the dealer: a label only (M4)."""
     first_lead: str = "declarer"
+    """Who leads to the first trick (P1)."""
     hearts_lead: str = "only_if_only_hearts"
+    """When a heart may be led in No Hearts and the salad (P4)."""
     barbu_lead: str = "only_if_only_hearts"
+    """When a heart (or the K♥) may be led in Barbu (P4)."""
     kh_must_discard: str = "never"
+    """Barbu: when the K♥ holder must play it."""
     early_end: str = "standard"
+    """Which contracts end before the 13th trick once their penalty cards are all taken."""
     trump_lead_must_head: bool = True
+    """Trumps: on a trump lead, a higher trump is due when held (P5a)."""
     trump_void_rule: str = "free"
-    # "declarer_choice", "fixed_rank:R" or "seven_of_diamonds"
+    """Trumps: what a player void in a plain led suit must play (P5b)."""
     domino_start: str = "declarer_choice"
+    """``declarer_choice``, ``fixed_rank:R`` or ``seven_of_diamonds`` (F3)."""
     domino_first_player: str = "declarer"
+    """Who moves first in the Domino."""
     domino_ace: str = "high"
+    """Whether the ace sits above the king or below the 2 in the Domino rows (F2)."""
     domino_payouts: tuple[int, int, int, int] = (45, 20, 5, -5)
+    """Domino payouts by finishing place (F6); they add up to 65."""
     domino_must_play: bool = True
+    """Domino: a seat holding a playable card must play (F4)."""
     domino_ace_replay: bool = False
+    """Domino: playing an ace earns an extra turn."""
     double_scoring: str = "pagat"
+    """Settlement multipliers: ``pagat`` x1/x2, ``multiplier`` x2/x4 (S2)."""
     double_targets: str = "standard"
+    """Who may be doubled (X3)."""
     redouble_window: str = "own_turn"
+    """``extra_round`` adds a round for redoubles only (X8)."""
     double_quota: int = 2
+    """The quota of doubles per declarer each non-declarer owes (X7); 0 turns it off."""
     quota_enforcement: str = "forced"
+    """``forced``: a seat that would miss the quota must double the declarer."""
     undoubled_negative: str = "play"
-    # In SCORE_KEYS order.
+    """``split``: an undoubled negative deal is not played, its total is shared out (S4)."""
     score_values: tuple[int, ...] = STANDARD_SCORES
+    """Raw score values, in ``SCORE_KEYS`` order."""
     contracts: tuple[Contract, ...] = STANDARD_CONTRACTS
-    # Not a switch: the name the ruleset was built from, kept for logs and display.
+    """The contracts of the match, in canonical order: 4 x len deals."""
     preset: str = field(default="standard", compare=False)
+    """Not a switch: the name the ruleset was built from, kept for logs and display."""
 
     # ---- derived facts -------------------------------------------------------------
     @property
     def deals_per_match(self) -> int:
+        """4 x the number of contracts: 28 with the standard menu."""
         return 4 * len(self.contracts)
 
     @property
@@ -92,6 +138,7 @@ class Ruleset:
         return self.contracts == STANDARD_CONTRACTS and self.score_values == STANDARD_SCORES
 
     def score(self, key: str) -> int:
+        """One score value by its ``SCORE_KEYS`` name: ``rules.score("queen") == -6``."""
         return self.score_values[SCORE_KEYS.index(key)]
 
     def fixed_domino_rank(self) -> int | None:
@@ -103,6 +150,7 @@ class Ruleset:
         return None
 
     def contract_total(self, contract: Contract) -> int:
+        """The sum of the four raw scores of a played deal of ``contract`` (e.g. -26 for No Tricks)."""
         s = dict(zip(SCORE_KEYS, self.score_values))
         totals = {
             Contract.NO_TRICKS: 13 * s["trick"],
@@ -118,7 +166,7 @@ class Ruleset:
         return totals[contract]
 
     def declarer_of(self, first_declarer: int, deal: int) -> int:
-        """RULES M2: blocks of one declarer each, or a new declarer every deal."""
+        """M2: blocks of one declarer each, or a new declarer every deal."""
         if self.declarer_rotation == "per_deal":
             return (first_declarer + deal) % 4
         return (first_declarer + deal // len(self.contracts)) % 4
@@ -138,6 +186,7 @@ class Ruleset:
 
 
 SWITCHES = tuple(f.name for f in fields(Ruleset) if f.name != "preset")
+"""Every switch name, in ``Ruleset`` field order."""
 
 PRESETS: dict[str, Ruleset] = {
     "standard": Ruleset(),
@@ -163,6 +212,7 @@ PRESETS: dict[str, Ruleset] = {
         double_targets="any",
     ),
 }
+"""The four presets by name (docs/rules.md §11)."""
 
 
 def make_ruleset(preset: str = "standard", overrides: Mapping[str, Any] | None = None) -> Ruleset:
@@ -237,7 +287,7 @@ def _parse_typed(name: str, value: Any) -> Any:
 
 
 def _parse_domino_start(value: Any) -> str:
-    if value in ("declarer_choice", "seven_of_diamonds"):
+    if isinstance(value, str) and value in ("declarer_choice", "seven_of_diamonds"):
         return value
     if isinstance(value, str) and value.startswith("fixed_rank:"):
         rank = value.split(":", 1)[1].strip().upper()

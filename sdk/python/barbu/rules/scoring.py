@@ -1,4 +1,15 @@
-"""Raw contract scores, pairwise doubling settlement and places (RULES.md §1.6-1.8, M5)."""
+"""Raw contract scores, pairwise doubling settlement and places (docs/rules.md §6-8, M5).
+
+A bot that plays a deal out in simulation reads the outcome from ``state.results``; these are
+the pieces, for a bot that scores positions of its own:
+
+>>> from barbu.rules import make_ruleset
+>>> rules = make_ruleset("standard")
+>>> settle(rules, [-12, 0, -6, -8], [[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+[-24, 12, -6, -8]
+>>> places([10, -5, 10, 0])
+[1, 4, 1, 3]
+"""
 
 from __future__ import annotations
 
@@ -6,8 +17,8 @@ from .cards import ACE_OF_HEARTS, HEARTS_MASK, KING_OF_HEARTS, QUEENS
 from .contracts import Contract
 from .ruleset import Ruleset
 
-# Settlement multiplier by pair level, per double_scoring (RULES S2).
 MULTIPLIERS = {"pagat": (0, 1, 2), "multiplier": (0, 2, 4)}
+"""Settlement multiplier by pair level (0, 1, 2), per ``double_scoring`` (S2)."""
 
 
 def trick_raw_scores(
@@ -45,6 +56,7 @@ def trick_raw_scores(
 
 
 def domino_raw_scores(rules: Ruleset, finish_order: list[int]) -> list[int]:
+    """Raw Domino scores: each seat's payout by its place in ``finish_order`` (F6)."""
     raw = [0, 0, 0, 0]
     for place, seat in enumerate(finish_order):
         raw[seat] = rules.domino_payouts[place]
@@ -52,14 +64,14 @@ def domino_raw_scores(rules: Ruleset, finish_order: list[int]) -> list[int]:
 
 
 def split_raw_scores(rules: Ruleset, contract: Contract, declarer: int) -> list[int]:
-    """RULES S4: an undoubled negative hand is not played; the total is shared out."""
+    """S4: an undoubled negative hand is not played; the total is shared out."""
     total = rules.contract_total(contract)
     share = total // 3
     return [total - 3 * share if s == declarer else share for s in range(4)]
 
 
 def settle(rules: Ruleset, raw: list[int], levels: list[list[int]]) -> list[int]:
-    """RULES S2-S3: deal scores = raw + each doubled pair's transfer, on raw differences."""
+    """S2-S3: deal scores = raw + each doubled pair's transfer, on raw differences."""
     mult = MULTIPLIERS[rules.double_scoring]
     scores = list(raw)
     for i in range(4):

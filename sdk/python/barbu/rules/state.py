@@ -4,23 +4,45 @@
 ``clone()`` copies it cheaply. The public entry points are the functions at the bottom:
 :func:`new_match`, :func:`deal`, :func:`legal_actions`, :func:`apply`, and :func:`shuffle_hands`.
 
-Actions are values:
+Actions are values (the type :data:`Action`):
 
 * ``Declaration(contract, trump, start_rank)`` in the declare phase;
 * a tuple of target seats (ascending; ``()`` passes) in the doubling phase;
 * a card (an ``int``, see :mod:`.cards`) in trick play and Domino; ``None`` is a Domino pass.
 
-Legal actions come in a fixed order: declarations by contract in RULES.md order, trump suits
-C D H S, start ranks 2..A; doubling actions by the mask of their targets (the pass first);
-cards ascending (clubs 2 .. spades ace), a Domino pass (``None``) last.
+Legal actions come in a fixed order: declarations by contract in docs/rules.md order, trump
+suits C D H S, start ranks 2..A; doubling actions by the mask of their targets (the pass
+first); cards ascending (clubs 2 .. spades ace), a Domino pass (``None``) last.
+
+A whole deal, played by hand:
+
+>>> import random
+>>> from barbu.rules import make_ruleset
+>>> state = new_match(make_ruleset("standard"), first_declarer=0)
+>>> deal(state, shuffle_hands(random.Random(7)))
+>>> state.phase, state.turn
+(<Phase.DECLARE: 1>, 0)
+>>> [str(d) for d in legal_actions(state)[:7]]
+['no_tricks', 'no_hearts', 'no_queens', 'barbu', 'no_last_two', 'trumps (C)', 'trumps (D)']
+>>> apply(state, Declaration(Contract.NO_QUEENS))
+>>> legal_actions(state)  # seat 1 may pass or double the declarer (or the others)
+((), (0,), (2,), (0, 2), (3,), (0, 3), (2, 3), (0, 2, 3))
+>>> apply(state, (0,))
+>>> while state.phase is Phase.DOUBLE:
+...     apply(state, legal_actions(state)[0])
+>>> state.phase, len(legal_actions(state)) > 0
+(<Phase.PLAY: 3>, True)
+>>> apply(state, 99)
+Traceback (most recent call last):
+  ...
+barbu.rules.errors.IllegalActionError: expected a card, got 99
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, NamedTuple, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Sequence, TypeAlias
 
 from . import doubling, domino, scoring, tricks
 from .cards import (
@@ -29,23 +51,45 @@ from .cards import (
 from .contracts import ALL_CONTRACTS, Contract
 from .errors import IllegalActionError
 from .ruleset import Ruleset
+from .tricks import Trick as Trick  # re-exported: Trick lived here once
 
-PASS = None  # the Domino pass action
+if TYPE_CHECKING:
+    import random
+
+PASS = None
+"""The Domino pass action (``None``): legal when the seat has no playable card, or under
+``domino_must_play=false``."""
 
 
 class Phase(IntEnum):
-    DEAL = 0  # waiting for the next deal's hands
+    """What the match waits for; ``View.phase`` and ``MatchState.phase``."""
+
+    DEAL = 0
+    """Waiting for the next deal's hands (:func:`deal`); nobody acts."""
     DECLARE = 1
+    """The declarer chooses the contract: actions are :class:`Declaration` values."""
     DOUBLE = 2
-    PLAY = 3  # trick play
+    """Each seat in turn doubles or redoubles: actions are tuples of target seats."""
+    PLAY = 3
+    """Trick play: actions are cards."""
     DOMINO = 4
-    OVER = 5  # the match has ended
+    """The Domino contract: actions are cards, or ``None`` (a pass)."""
+    OVER = 5
+    """The match has ended."""
 
 
 class Declaration(NamedTuple):
+    """The declare-phase action: a contract, with its trump suit or Domino start rank.
+
+    >>> str(Declaration(Contract.TRUMPS, trump=2)), str(Declaration(Contract.DOMINO, start_rank=9))
+    ('trumps (H)', 'domino (from J)')
+    """
+
     contract: Contract
-    trump: int | None = None  # suit index, with trumps only
-    start_rank: int | None = None  # rank index, with domino only
+    trump: int | None = None
+    """The trump suit index (0 clubs .. 3 spades), with Trumps only."""
+    start_rank: int | None = None
+    """The rank index the Domino starts from (0 the 2 .. 12 the ace), with Domino only."""
 
     def __str__(self) -> str:
         if self.trump is not None:
@@ -55,23 +99,31 @@ class Declaration(NamedTuple):
         return self.contract.value
 
 
-class Trick(NamedTuple):
-    index: int
-    leader: int
-    cards: tuple[int, ...]  # in play order, the leader's first
-    winner: int
+Action: TypeAlias = Declaration | tuple[int, ...] | int | None
+"""Any action a seat takes: a :class:`Declaration` (declare phase), a tuple of target seats
+(doubling; ``()`` passes), a card number (trick play, Domino) or ``None`` (a Domino pass).
+``view.legal`` and :func:`legal_actions` list the legal ones; :meth:`Bot.decide
+<barbu.bot.Bot.decide>` returns one of them."""
 
 
 @dataclass(frozen=True)
 class DealResult:
+    """A scored deal, as ``View.results`` and ``MatchState.results`` keep them."""
+
     deal: int
+    """The deal's 0-based index in the match."""
     declarer: int
     declaration: Declaration
     levels: tuple[tuple[int, ...], ...]
-    reason: str  # all_tricks, all_queens, king_taken, all_hearts, domino_done, split
+    """The final pair levels: ``levels[a][b]`` is 0, 1 (doubled) or 2 (redoubled)."""
+    reason: str
+    """How the deal ended: all_tricks, all_queens, king_taken, all_hearts, domino_done, split."""
     raw: tuple[int, ...]
+    """Each seat's raw contract score, before the doubles are settled."""
     scores: tuple[int, ...]
+    """Each seat's deal score: raw plus the transfers of its doubled pairs."""
     totals: tuple[int, ...]
+    """Each seat's match total after this deal."""
 
 
 _CONTRACT_BIT = {c: 1 << i for i, c in enumerate(ALL_CONTRACTS)}
@@ -81,7 +133,17 @@ _SEATS_OF_MASK = tuple(tuple(s for s in range(4) if m >> s & 1) for m in range(1
 
 
 class MatchState:
-    """Everything about a match in progress. Read it through :func:`observe` for one seat."""
+    """Everything about a match in progress, all four hands included.
+
+    A bot sees its own seat through :func:`~barbu.rules.observe` (a :class:`~barbu.rules.View`);
+    a simulating bot builds states of its own (:func:`new_match`, or a sampled deal) and plays
+    them out with :func:`legal_actions` / :func:`apply` or :func:`random_playout`, on
+    ``clone()`` copies. Its attributes are read-only for callers: change it through actions.
+    The ones a bot reads most: ``phase``, ``turn`` (the seat to act, -1 when nobody is),
+    ``declarer``, ``contract``, ``trump``, ``hands`` (masks), ``trick`` (cards of the trick in
+    play), ``tricks``, ``tricks_won``, ``won`` (captured cards per seat), ``layout`` (Domino),
+    ``results`` and ``totals``.
+    """
 
     __slots__ = (
         "rules", "first_declarer", "deal_index", "phase", "turn", "declarer", "hands",
@@ -95,7 +157,7 @@ class MatchState:
     # ``_legal`` caches the legal set of the decision at hand (-1: not computed yet): the card
     # mask in trick play and Domino, ``legal | forced << 4`` target masks while doubling.
 
-    def __init__(self, rules: Ruleset, first_declarer: int = 0):
+    def __init__(self, rules: Ruleset, first_declarer: int = 0) -> None:
         if first_declarer not in (0, 1, 2, 3):
             raise ValueError(f"first_declarer must be a seat 0-3, got {first_declarer!r}")
         self.rules = rules
@@ -144,6 +206,7 @@ class MatchState:
         self._plain_follow = False
 
     def clone(self) -> "MatchState":
+        """An independent copy, cheap enough to make one per simulation."""
         other = MatchState.__new__(MatchState)
         for name in MatchState.__slots__:
             setattr(other, name, getattr(self, name))
@@ -173,24 +236,28 @@ class MatchState:
 
     @property
     def start_rank(self) -> int | None:
+        """The Domino start rank of the current deal, else None."""
         return self.declaration.start_rank if self.declaration else None
 
     @property
     def is_over(self) -> bool:
+        """True once the last deal is scored."""
         return self.phase is Phase.OVER
 
     def declarations_left(self, seat: int) -> int:
-        """The declarer's deals still to come, this one included (k of RULES X7)."""
+        """The declarer's deals still to come, this one included (k of X7)."""
         declared = self.declared[seat].bit_count()
         if self.phase in (Phase.DOUBLE, Phase.PLAY, Phase.DOMINO) and seat == self.declarer:
             declared -= 1  # the current deal's declaration is already counted
         return len(self.rules.contracts) - declared
 
     def places(self) -> list[int]:
+        """1-based places by the current totals; tied totals share the better place."""
         return scoring.places(self.totals)
 
     # ---- dealing -----------------------------------------------------------------------
     def deal(self, hands: Sequence[int]) -> None:
+        """Start the next deal with these four 13-card hand masks (seat 0 first)."""
         if self.phase is not Phase.DEAL:
             raise IllegalActionError(f"cannot deal now: the match is in the {self.phase.name.lower()} phase")
         if len(hands) != 4 or any(h.bit_count() != 13 for h in hands):
@@ -223,19 +290,24 @@ class MatchState:
         hand = self.hands[self.turn]
         trick = self.trick
         if not trick:
-            legal = tricks.legal_lead(self.rules, self.contract, hand, self.hearts_broken)
+            contract = self.contract
+            assert contract is not None  # trick play follows a declaration
+            legal = tricks.legal_lead(self.rules, contract, hand, self.hearts_broken)
         elif self._plain_follow:  # the common case, inlined: follow suit if able, else anything
             legal = hand & SUIT_MASKS[trick[0] // 13] or hand
         else:
+            contract = self.contract
+            assert contract is not None
             legal = tricks.legal_follow(
-                self.rules, self.contract, self.trump, hand, trick[0] // 13, self.best, self.trick_mask
+                self.rules, contract, self.trump, hand, trick[0] // 13, self.best, self.trick_mask
             )
         self._legal = legal
         return legal
 
     def legal_declarations(self) -> list[Declaration]:
+        """The declarer's legal declarations (the declare phase's legal actions)."""
         fixed = self.rules.fixed_domino_rank()
-        out = []
+        out: list[Declaration] = []
         for c in self.rules.contracts:
             if self.declared[self.declarer] & _CONTRACT_BIT[c]:
                 continue
@@ -264,7 +336,9 @@ class MatchState:
         self._legal = legal | forced_mask << 4
         return legal, forced_mask
 
-    def legal_actions(self) -> Sequence[Any]:
+    def legal_actions(self) -> Sequence[Action]:
+        """The legal actions of the seat to act (``turn``), in the fixed order of the module
+        docstring; empty when nobody acts. Also available as the function :func:`legal_actions`."""
         phase = self.phase
         if phase is _PLAY:
             legal = self._legal
@@ -281,8 +355,9 @@ class MatchState:
         return ()
 
     # ---- applying actions --------------------------------------------------------------
-    def apply(self, action: Any) -> None:
-        """Apply the action of the seat to act (``self.turn``); raises IllegalActionError."""
+    def apply(self, action: Action) -> None:
+        """Apply the action of the seat to act (``self.turn``); raises IllegalActionError saying
+        why when it is not legal (and then changes nothing). Also the function :func:`apply`."""
         phase = self.phase
         if phase is _PLAY:
             legal = self._legal
@@ -303,7 +378,7 @@ class MatchState:
         else:
             raise IllegalActionError("the match is over")
 
-    def _checked_card(self, card: Any) -> int:
+    def _checked_card(self, card: object) -> int:
         """The card if it is legal now; otherwise an IllegalActionError saying why."""
         if type(card) is not int or not 0 <= card < 52:
             raise IllegalActionError(f"expected a card, got {card!r}")
@@ -317,7 +392,7 @@ class MatchState:
         deal could stall forever (docs/rulings.md)."""
         return self.rules.domino_must_play or self.domino_passes >= 4 - len(self.finished)
 
-    def _checked_domino(self, card: Any) -> int | None:
+    def _checked_domino(self, card: object) -> int | None:
         if card is PASS:
             if self.legal_mask() and self._domino_must_play():
                 raise IllegalActionError("you may not pass while you hold a playable card")
@@ -334,14 +409,16 @@ class MatchState:
             return f"{name} does not fit the layout; playable: {legal}"
         if self.trick and card // 13 != self.trick[0] // 13 and hand & SUIT_MASKS[self.trick[0] // 13]:
             return f"{name} does not follow the led suit {SUITS[self.trick[0] // 13]}; legal: {legal}"
+        contract = self.contract
+        assert contract is not None
         if not self.trick:
-            return f"{name} may not be led in {self.contract.value} now; legal: {legal}"
-        return f"{name} breaks a {self.contract.value} obligation (trump or K♥ rule); legal: {legal}"
+            return f"{name} may not be led in {contract.value} now; legal: {legal}"
+        return f"{name} breaks a {contract.value} obligation (trump or K♥ rule); legal: {legal}"
 
-    def _checked_targets(self, action: Any) -> tuple[int, tuple[int, ...]]:
+    def _checked_targets(self, action: object) -> tuple[int, tuple[int, ...]]:
         """(mask, ascending seat tuple) of a legal doubling action; else IllegalActionError."""
         try:
-            targets = list(action)
+            targets = list(action)  # type: ignore[call-overload]  # anything iterable; else TypeError
         except TypeError:
             raise IllegalActionError(f"a doubling action is a list of seats, got {action!r}") from None
         mask = 0
@@ -370,9 +447,11 @@ class MatchState:
             return f"seat {seat} has already doubled or redoubled seat {t} in this deal"
         if seat == self.declarer or self.double_round == 1:
             return f"seat {seat} may only redouble seats that doubled it, and seat {t} did not"
-        return f"seat {seat} may not double seat {t} in {self.contract.value}: only the declarer may be doubled"
+        contract = self.contract
+        assert contract is not None
+        return f"seat {seat} may not double seat {t} in {contract.value}: only the declarer may be doubled"
 
-    def _checked_declaration(self, action: Any) -> Declaration:
+    def _checked_declaration(self, action: object) -> Declaration:
         if not isinstance(action, tuple) or len(action) != 3:
             raise IllegalActionError(f"expected a declaration, got {action!r}")
         try:
@@ -402,8 +481,13 @@ class MatchState:
             return "trumps needs a trump suit (C D H S)"
         if c is Contract.DOMINO and decl.start_rank is None:
             return "domino needs a start rank"
-        if c is Contract.DOMINO and decl.start_rank != self.rules.fixed_domino_rank():
-            return f"these rules fix the domino start rank at {RANKS[self.rules.fixed_domino_rank()]}"
+        fixed = self.rules.fixed_domino_rank()
+        if c is Contract.DOMINO and fixed is not None and decl.start_rank != fixed:
+            return f"these rules fix the domino start rank at {RANKS[fixed]}"
+        if decl.trump is not None and decl.trump not in (0, 1, 2, 3):
+            return f"bad trump suit {decl.trump!r}: expected a suit index 0-3 (C D H S)"
+        if decl.start_rank is not None and decl.start_rank not in range(13):
+            return f"bad domino start rank {decl.start_rank!r}: expected a rank index 0-12 (2 .. A)"
         return f"{decl} is malformed: a trump goes with trumps only, a start rank with domino only"
 
     # ---- phase transitions -------------------------------------------------------------
@@ -448,14 +532,16 @@ class MatchState:
         self._start_play()
 
     def _start_play(self) -> None:
-        rules, contract, declarer = self.rules, self.contract, self.declarer
+        rules, contract, declarer, declaration = self.rules, self.contract, self.declarer, self.declaration
+        assert contract is not None and declaration is not None
         doubled_any = any(any(row) for row in self.levels)
         if rules.undoubled_negative == "split" and not contract.is_positive and not doubled_any:
             self._end_deal("split", scoring.split_raw_scores(rules, contract, declarer))
             return
         if contract is Contract.DOMINO:
             self.phase = Phase.DOMINO
-            start = self.declaration.start_rank
+            start = declaration.start_rank
+            assert start is not None  # a Domino declaration has its start rank
             self.frontier = domino.start_cards(start)
             self.domino_steps = domino.frontier_steps(start, rules.domino_ace)
             if rules.domino_start == "seven_of_diamonds":
@@ -507,7 +593,9 @@ class MatchState:
         reason = self._trick_play_end()
         if reason:
             last_two = (self.tricks[11].winner, self.tricks[12].winner) if len(self.tricks) == 13 else None
-            raw = scoring.trick_raw_scores(self.rules, self.contract, self.won, self.tricks_won, last_two)
+            contract = self.contract
+            assert contract is not None
+            raw = scoring.trick_raw_scores(self.rules, contract, self.won, self.tricks_won, last_two)
             self._end_deal(reason, raw)
 
     def trick_play_history(self) -> list[tuple[int, int]]:
@@ -556,6 +644,8 @@ class MatchState:
             self.turn = nxt
 
     def _end_deal(self, reason: str, raw: list[int]) -> None:
+        declaration = self.declaration
+        assert declaration is not None
         scores = scoring.settle(self.rules, raw, self.levels)
         for s in range(4):
             self.totals[s] += scores[s]
@@ -563,7 +653,7 @@ class MatchState:
             DealResult(
                 deal=self.deal_index,
                 declarer=self.declarer,
-                declaration=self.declaration,
+                declaration=declaration,
                 levels=tuple(tuple(r) for r in self.levels),
                 reason=reason,
                 raw=tuple(raw),
@@ -579,6 +669,8 @@ class MatchState:
 
 # ---- the functional API ----------------------------------------------------------------
 def new_match(rules: Ruleset, first_declarer: int = 0) -> MatchState:
+    """A match about to be dealt its first deal (phase ``DEAL``); seat ``first_declarer``
+    declares first."""
     return MatchState(rules, first_declarer)
 
 
@@ -600,6 +692,7 @@ def shuffle_hands(rng: random.Random) -> list[int]:
 
 
 def deal(state: MatchState, hands: Sequence[int]) -> None:
+    """Start the next deal of ``state`` with four 13-card hand masks (see :func:`shuffle_hands`)."""
     state.deal(hands)
 
 
@@ -659,4 +752,6 @@ def random_playout(state: MatchState, rng: random.Random, *, to_deal_end: bool =
 
 # The functional names are the methods themselves: no extra call on the hot path.
 legal_actions = MatchState.legal_actions
+"""``legal_actions(state)``: the legal actions of the seat to act (:meth:`MatchState.legal_actions`)."""
 apply = MatchState.apply
+"""``apply(state, action)``: play the action of the seat to act (:meth:`MatchState.apply`)."""

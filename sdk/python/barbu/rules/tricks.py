@@ -1,23 +1,46 @@
-"""Trick play (RULES.md §1.5 and the lead/follow/trump switches of §2).
+"""Trick play (docs/rules.md §5 and the lead/follow/trump switches of §10.2).
 
 All functions work on masks: ``hand`` is the player's cards, ``best`` the card currently
 winning the trick. They return the mask of legal cards, never empty for a non-empty hand.
+A bot that simulates play from a hypothetical hand (a sampled deal) can ask them directly:
+
+>>> from barbu.rules import make_ruleset, parse_hand, hand_names
+>>> rules = make_ruleset("standard")
+>>> hand = parse_hand(["2H", "KH", "3C"])
+>>> hand_names(legal_lead(rules, Contract.NO_HEARTS, hand, hearts_broken=False))
+['3C']
+>>> hand_names(legal_follow(rules, Contract.NO_HEARTS, None, hand, led=SPADES, best=0, trick_mask=0))
+['3C', '2H', 'KH']
+
+This module also defines :class:`Trick`, the record of a completed trick.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import NamedTuple, Sequence
 
-from .cards import HEARTS, HEARTS_MASK, KING_OF_HEARTS, ACE_OF_HEARTS, SUIT_MASKS
+from .cards import HEARTS, HEARTS_MASK, KING_OF_HEARTS, ACE_OF_HEARTS, SPADES, SUIT_MASKS
 from .contracts import Contract
 from .ruleset import Ruleset
 
-if TYPE_CHECKING:
-    from .state import Trick
+__all__ = ["Trick", "follow_is_plain", "legal_follow", "legal_lead", "play_order"]
+
+
+class Trick(NamedTuple):
+    """A completed trick of the current deal (``View.tricks``, ``MatchState.tricks``)."""
+
+    index: int  # type: ignore[assignment]  # shadows tuple.index, as the field always has
+    """0-based, in the deal."""
+    leader: int
+    """The seat that led it."""
+    cards: tuple[int, ...]
+    """The cards in play order, the leader's first."""
+    winner: int
+    """The seat that won it (and leads the next one)."""
 
 
 def legal_lead(rules: Ruleset, contract: Contract, hand: int, hearts_broken: bool) -> int:
-    """P4 and the hearts_lead / barbu_lead switches."""
+    """The cards ``hand`` may lead: P4 and the hearts_lead / barbu_lead switches."""
     if contract is Contract.NO_HEARTS or contract is Contract.SALAD:
         rule = rules.hearts_lead
     elif contract is Contract.BARBU:
@@ -34,7 +57,12 @@ def legal_lead(rules: Ruleset, contract: Contract, hand: int, hearts_broken: boo
 def legal_follow(
     rules: Ruleset, contract: Contract, trump: int | None, hand: int, led: int, best: int, trick_mask: int
 ) -> int:
-    """P2, P5 and the trump_lead_must_head / trump_void_rule / kh_must_discard switches."""
+    """The cards ``hand`` may play to a trick: P2, P5 and the trump_lead_must_head /
+    trump_void_rule / kh_must_discard switches.
+
+    ``trump`` is the trump suit (Trumps only, else None), ``led`` the led suit, ``best`` the
+    card winning the trick so far and ``trick_mask`` the mask of the cards already in it.
+    """
     follow = hand & SUIT_MASKS[led]
     if follow:
         if contract is Contract.TRUMPS and led == trump and rules.trump_lead_must_head:
@@ -49,6 +77,7 @@ def legal_follow(
             return KING_OF_HEARTS
         return follow
     if contract is Contract.TRUMPS:
+        assert trump is not None, "a Trumps deal has a trump suit"
         trumps = hand & SUIT_MASKS[trump]
         rule = rules.trump_void_rule
         if rule == "free" or not trumps:
@@ -62,7 +91,6 @@ def legal_follow(
     if contract is Contract.BARBU and rules.kh_must_discard != "never" and hand & KING_OF_HEARTS:
         return KING_OF_HEARTS
     return hand
-
 
 
 def follow_is_plain(rules: Ruleset, contract: Contract) -> bool:

@@ -3,52 +3,95 @@
 A view holds the seat's own hand and everything public (declarations, doubles, played cards,
 tricks, the Domino layout, scores). It never holds another seat's unplayed cards, nor the
 dealt hands; hand sizes are public because every played card is.
+
+A bot receives a view with every decision (``Bot.decide(view)``); the arbiter builds it with
+:func:`observe`, and a bot can do the same on states it simulates:
+
+>>> import random
+>>> from barbu.rules import make_ruleset, new_match, deal, shuffle_hands, hand_names
+>>> state = new_match(make_ruleset("standard"))
+>>> deal(state, shuffle_hands(random.Random(1)))
+>>> view = observe(state, 0)
+>>> view.phase.name, view.turn, view.hand_sizes, len(hand_names(view.hand))
+('DECLARE', 0, (13, 13, 13, 13), 13)
+>>> view.legal[0], observe(state, 1).legal  # only the seat to act has legal actions
+(Declaration(contract=<Contract.NO_TRICKS: 'no_tricks'>, trump=None, start_rank=None), ())
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 from .contracts import Contract
-from .state import DealResult, Declaration, MatchState, Phase, Trick
+from .state import Action, DealResult, Declaration, MatchState, Phase, Trick
 from .ruleset import Ruleset
 
 
 @dataclass(frozen=True)
 class View:
+    """What seat ``seat`` knows at one moment of the match (cards are numbers, hands masks:
+    see :mod:`barbu.rules.cards`). Immutable; ``dataclasses.replace`` makes altered copies."""
+
     seat: int
+    """The seat this view belongs to (0-3)."""
     rules: Ruleset
+    """The match's rules."""
     phase: Phase
-    deal: int  # 0-based index of the current (or next) deal
+    deal: int
+    """0-based index of the current (or next) deal."""
     declarer: int
+    """The current deal's declarer."""
     dealer: int
-    turn: int  # seat to act, -1 when nobody is
-    hand: int  # mask of this seat's cards
+    """A label only: the declarer, or the seat to his right (``dealer_seat``)."""
+    turn: int
+    """The seat to act, -1 when nobody is."""
+    hand: int
+    """The mask of this seat's cards."""
     hand_sizes: tuple[int, ...]
+    """Every seat's number of cards in hand."""
     declaration: Declaration | None
-    declared: tuple[tuple[Contract, ...], ...]  # per seat, contracts declared so far
-    quota_doubles: tuple[int, ...]  # per seat: earlier deals in which it doubled the declarer
-    declarations_left: int  # the declarer's deals still to come, this one included
-    doubles: tuple[tuple[int, tuple[int, ...]], ...]  # (seat, targets) in order, this deal
+    """The current deal's declaration, None before it is made."""
+    declared: tuple[tuple[Contract, ...], ...]
+    """Per seat, the contracts it has declared so far in the match."""
+    quota_doubles: tuple[int, ...]
+    """Per seat: the declarer's earlier deals in which it doubled him (the quota, X7)."""
+    declarations_left: int
+    """The declarer's deals still to come, this one included."""
+    doubles: tuple[tuple[int, tuple[int, ...]], ...]
+    """This deal's doubling actions in order: (seat, targets)."""
     levels: tuple[tuple[int, ...], ...]
-    plays: tuple[tuple[int, int | None], ...]  # (seat, card or None for a Domino pass)
+    """Pair levels: ``levels[a][b]`` is 0, 1 (doubled) or 2 (redoubled)."""
+    plays: tuple[tuple[int, int | None], ...]
+    """This deal's turns in order: (seat, card), or (seat, None) for a Domino pass."""
     trick_leader: int
-    trick: tuple[int, ...]  # the current trick, in play order
+    """The seat that led the trick in progress, -1 when none is."""
+    trick: tuple[int, ...]
+    """The trick in progress, in play order."""
     tricks: tuple[Trick, ...]
+    """This deal's completed tricks."""
     tricks_won: tuple[int, ...]
-    layout: int  # Domino: mask of cards on the table
-    finished: tuple[int, ...]  # Domino: seats in finishing order
+    """Per seat, the tricks won in this deal."""
+    layout: int
+    """Domino: the mask of the cards on the table."""
+    finished: tuple[int, ...]
+    """Domino: the seats that have gone out, in finishing order."""
     results: tuple[DealResult, ...]
+    """Every scored deal so far."""
     totals: tuple[int, ...]
-    legal: tuple[Any, ...]  # this seat's legal actions when it is to act, else ()
+    """Per seat, the match total so far."""
+    legal: tuple[Action, ...]
+    """This seat's legal actions when it is to act, else ``()``: a decision returns one of them."""
 
     @property
     def contract(self) -> Contract | None:
+        """The current deal's contract, None before the declaration."""
         return self.declaration.contract if self.declaration else None
 
 
 def observe(state: MatchState, seat: int) -> View:
+    """Seat ``seat``'s view of ``state``: its hand and everything public, with its legal
+    actions when it is the seat to act."""
     to_act = state.turn == seat and state.phase not in (Phase.DEAL, Phase.OVER)
     return View(
         seat=seat,
