@@ -10,7 +10,7 @@ from barbu.rules.errors import BarbuError
 
 USAGE = 2  # the input cannot be used as given: fix it and run again
 FAILED = 1  # the work itself failed (a tournament's matches, a database)
-INTERRUPTED = 130  # Ctrl-C, or SIGTERM/SIGHUP treated alike
+INTERRUPTED = 130  # Ctrl-C; a stop signal exits with 128 + its number (SIGTERM: 143, SIGHUP: 129)
 
 
 class ArbiterError(BarbuError):
@@ -31,6 +31,10 @@ class StorageError(ArbiterError):
     """A results database that cannot be used: not ours, newer, a conflicting tournament."""
 
 
+class LeaseHeld(StorageError):
+    """Another run holds the tournament's lease: this one does not start."""
+
+
 class ReportError(ArbiterError):
     """A report that cannot be written (no tournament, an unwritable path)."""
 
@@ -42,13 +46,17 @@ class TournamentError(ArbiterError):
 
 
 class TournamentInterrupted(ArbiterError):
-    """A tournament stopped by Ctrl-C or SIGTERM; what was recorded stays, a rerun resumes."""
+    """A tournament stopped by Ctrl-C or SIGTERM; what was recorded stays, a rerun resumes.
+
+    ``recorded`` counts the matches the database holds; the exit code is 128 + the signal."""
 
     exit_code = INTERRUPTED
 
-    def __init__(self, recorded: int, total: int):
+    def __init__(self, recorded: int, total: int, signum: int = 2):
         super().__init__(
             f"interrupted: {recorded} of {total} matches are recorded; run the same command again to finish"
         )
         self.recorded = recorded
         self.total = total
+        self.signum = signum
+        self.exit_code = 128 + signum

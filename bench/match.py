@@ -1,42 +1,57 @@
-"""Arbiter speed: the bare gRPC stream round trip against a real match.
+"""Arbiter speed, side by side in one run: the floor gRPC Python sets, a real match, and CPU.
 
-1. Bare: the arbiter's server and one echo bot process exchange N request/reply pairs on one
-   open stream (no engine, no views, no log): the floor that gRPC sets. Measured twice: with a
-   minimal request, and with the very requests a match sends (same views, same sizes),
-   prebuilt, so that only the arbiter's own work (engine, views, encoding, legality, time
-   control, log) separates the bare figure from the match figure.
-2. Match: four echo bots play full matches through the real arbiter (engine, views, legality,
-   time control, log). Per asked decision: loop time / decisions asked.
+1. **Floor**: the arbiter's own kind of server (``grpc.aio``, the same options, a Unix socket)
+   asking four echo bot processes in turn, over open bidirectional streams, the very requests a
+   match sends (prebuilt: ~350 bytes), each answered with a ~20-byte reply. The handler does
+   nothing but write a request and read the reply: what gRPC Python itself costs per exchange.
+2. **Match**: four echo bots (the same processes' code) play full matches through the arbiter
+   (engine, views, legality, time control, log). Per asked decision: loop time / decisions.
+3. **Start-up**: a sample random bot from its start to its hello, next to ``python -c "import
+   grpc"``.
+4. **CPU**: ``arbiter match`` of four sample random bots (start-up included, the arbiter and its
+   bots, user + system) next to ``arbiter selfplay`` of the same seed; and a league of matches of
+   random bots through one arbiter that keeps the bots (``multi_match``), per match.
 
-Last line: ``match: X ms/match, Y decisions/s, overhead Z x bare stream``.
+Medians throughout. The figures shift with the machine's load: compare only figures of one run.
+``--profile`` prints where the arbiter's time goes during a match (cProfile, top functions).
+
+Last line: ``match: X ms/match, Y decisions/s, overhead Z x bare stream`` (Z: loop time per
+decision asked over the floor measured just before it, median over the rounds).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
 import random
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from arbiter.process.bot import BotProcess, wait_until
-from arbiter.match.play import BotSpec, play_bot_match
-from arbiter.referee.loop import MatchSetup
-from arbiter.transport.server import ArbiterServer
-from dataclasses import replace
-
+import grpc
 from barbu import wire
 from barbu.rules import Phase, deal, make_ruleset, new_match, observe, shuffle_hands
 from barbu.v1 import arbiter_pb2 as pb
 
+from arbiter.match.play import BotSpec, MatchHost
+from arbiter.referee.loop import MatchSetup
+from arbiter.transport.server import MAX_MESSAGE_BYTES, SERVICE, server_options
+
 HERE = Path(__file__).resolve().parent
-ECHO = f"{sys.executable} {HERE / 'echo_bot.py'}"
-RANDOM = f"{sys.executable} {HERE.parent / 'sample_bots' / 'random_bot.py'}"
+ROOT = HERE.parent
+PY = sys.executable
+ECHO = f"{PY} {HERE / 'echo_bot.py'}"
+RANDOM = f"{PY} {ROOT / 'sample_bots' / 'random_bot.py'}"
+ARBITER = [PY, "-m", "arbiter"]
 
 
-def match_requests(seed: int) -> list[pb.DecisionRequest]:
+def match_requests(seed: int) -> list[bytes]:
     """The decision requests a match asks, built as the arbiter builds them (views and all)."""
     rng = random.Random(seed)
     state = new_match(make_ruleset())
@@ -48,94 +63,209 @@ def match_requests(seed: int) -> list[pb.DecisionRequest]:
         legal = state.legal_actions()
         if len(legal) > 1:
             view = replace(observe(state, state.turn), results=())
-            requests.append(
-                pb.DecisionRequest(view=wire.view_to_proto(view), legal=wire.legal_to_proto(legal), decision_seconds=1)
+            request = pb.DecisionRequest(
+                request_id=len(requests) + 1,
+                view=wire.view_to_proto(view),
+                legal=wire.legal_to_proto(legal),
+                decision_seconds=1.0,
+                reserve_seconds=10.0,
             )
+            requests.append(pb.ArbiterMessage(request=request).SerializeToString())
         state.apply(rng.choice(legal))
     return requests
 
 
-def bare_round_trip(requests: list[pb.DecisionRequest], workdir: Path, bots: int = 1) -> float:
-    """Median seconds per request/reply on open streams, over the given (prebuilt) requests,
-    asking ``bots`` echo bot processes in turn (a match asks four)."""
-    server = ArbiterServer(f"unix:{workdir}/bare.sock").start()
-    sessions = [server.expect(seat) for seat in range(bots)]
-    processes = [
-        BotProcess(ECHO, {"BARBU_ARBITER": server.address, "BARBU_TOKEN": s.token}, workdir / f"bare{i}.out")
-        for i, s in enumerate(sessions)
-    ]
+# ---- 1. the floor --------------------------------------------------------------------------
+async def floor(requests: list[bytes], workdir: Path, bots: int = 4) -> tuple[float, float]:
+    """Median seconds per request/reply, asking ``bots`` echo processes in turn; and the median
+    reply size."""
+    address = f"unix:{workdir}/floor.sock"
+    contexts: dict[str, object] = {}
+    ready = asyncio.Event()
+    done = asyncio.get_running_loop().create_future()
+
+    async def play(_request_iterator, context):
+        hello = await context.read()
+        contexts[hello.hello.token] = context
+        if len(contexts) == bots:
+            ready.set()
+        await done
+
+    server = grpc.aio.server(options=server_options(MAX_MESSAGE_BYTES, 60.0, 20.0, 15.0), maximum_concurrent_rpcs=64)
+    handler = grpc.stream_stream_rpc_method_handler(
+        play, request_deserializer=pb.BotMessage.FromString, response_serializer=lambda b: b
+    )
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {"Play": handler}),))
+    server.add_insecure_port(address)
+    await server.start()
+    env = {**os.environ, "BARBU_ARBITER": address}
+    procs = [subprocess.Popen(ECHO.split(), env={**env, "BARBU_TOKEN": str(i)}) for i in range(bots)]
     try:
-        assert wait_until(lambda: all(s.connected.is_set() for s in sessions), 10), "echo bots did not connect"
-        messages = [pb.ArbiterMessage(request=r) for r in requests]
-        times = []
-        for rid, message in enumerate(messages, start=1):
-            session = sessions[rid % bots]
-            message.request.request_id = rid
-            session.requests += 1  # as RemotePlayer counts them: the reply is solicited
+        await asyncio.wait_for(ready.wait(), 30)
+        ctxs = [contexts[str(i)] for i in range(bots)]
+        times, sizes = [], []
+        for i, data in enumerate(requests):
+            context = ctxs[i % bots]
             start = time.perf_counter()
-            session.send(message)
-            reply = session.inbound.get(timeout=5)
+            await context.write(data)
+            reply = await context.read()
             times.append(time.perf_counter() - start)
-            assert reply.reply.request_id == rid
-        for session in sessions:
-            session.send(pb.ArbiterMessage(match_end=pb.MatchEnd(status="complete")))
-        return statistics.median(times[len(times) // 10 :])  # skip warm-up
+            sizes.append(reply.ByteSize())
+        done.set_result(None)
+        return statistics.median(times[len(times) // 10 :]), statistics.median(sizes)
     finally:
-        for p in processes:
-            p.kill()
-        server.stop()
+        if not done.done():
+            done.set_result(None)
+        await server.stop(0.5)
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+# ---- bot start-up ------------------------------------------------------------------------------
+async def startup(runs: int, workdir: Path) -> tuple[float, float]:
+    """Median seconds from starting a sample random bot to its hello reaching the arbiter, and
+    median seconds of ``python -c "import grpc"``, measured in turn."""
+    from arbiter.transport.server import ArbiterServer
+
+    server = await ArbiterServer(f"unix:{workdir}/start.sock").astart()
+    to_hello, imports = [], []
+    try:
+        for _ in range(runs):
+            session = server.expect(0)
+            env = {**os.environ, "BARBU_ARBITER": server.address, "BARBU_TOKEN": session.token}
+            started = time.perf_counter()
+            proc = await asyncio.create_subprocess_exec(*RANDOM.split(), env=env, stderr=subprocess.DEVNULL)
+            await session.connected.wait_async(30)
+            to_hello.append(time.perf_counter() - started)
+            session.stream.release()
+            await proc.wait()
+            started = time.perf_counter()
+            proc = await asyncio.create_subprocess_exec(PY, "-c", "import grpc")
+            await proc.wait()
+            imports.append(time.perf_counter() - started)
+    finally:
+        await server.astop()
+    return statistics.median(to_hello), statistics.median(imports)
+
+
+# ---- 3. CPU ------------------------------------------------------------------------------------
+def cpu_of(argv: list[str], **kw) -> float:
+    """CPU seconds (user + system) of a command and everything it started and reaped."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def league_child(n: int, folder: Path) -> None:
+    """``--league N``: N matches of four random bots through one arbiter that keeps its bots."""
+    with MatchHost(reuse=True) as host:
+        for i in range(n):
+            played = host.play(
+                [BotSpec(f"random{s}", RANDOM) for s in range(4)], MatchSetup(make_ruleset(), seed=1000 + i),
+                folder / f"league{i}.jsonl",
+            )  # fmt: skip
+            assert played.result.status == "complete" and not played.result.faults, played.result.faults
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--exchanges", type=int, default=3000)
-    parser.add_argument("--matches", type=int, default=3)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--exchanges", type=int, default=3000, help="floor exchanges (default 3000)")
+    parser.add_argument("--matches", type=int, default=3, help="echo matches (default 3)")
+    parser.add_argument("--cpu-runs", type=int, default=3, help="arbiter match / selfplay pairs (default 3)")
+    parser.add_argument("--league", type=int, default=6, help="matches in the league with reuse (default 6)")
+    parser.add_argument("--startups", type=int, default=9, help="bot start-ups timed (default 9)")
+    parser.add_argument("--profile", action="store_true", help="profile the arbiter during one echo match")
+    parser.add_argument("--league-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.league_child:
+        return league_child(args.league_child, args.folder)
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="barbu-bench-") as tmp:
         workdir = Path(tmp)
-        minimal = [pb.DecisionRequest(legal=[pb.Action(play=pb.Play(card="2C"))])] * args.exchanges
-        bare_minimal = bare_round_trip(minimal, workdir)
-        print(f"bare stream round trip, minimal message: {bare_minimal * 1000:.3f} ms (median of {args.exchanges})")
-        realistic = match_requests(seed=12345)
-        size = statistics.median(r.ByteSize() for r in realistic)
-        bare = bare_round_trip(realistic * max(1, args.exchanges // len(realistic)), workdir)
-        print(f"bare stream round trip, match-sized requests (median {size:.0f} bytes): {bare * 1000:.3f} ms")
-        bare_four = bare_round_trip(realistic * max(1, args.exchanges // len(realistic)), workdir, bots=4)
-        print(f"bare stream round trip, match-sized requests to 4 bots in turn: {bare_four * 1000:.3f} ms")
-        per_decision, loop_ms, wall, connect, rates = [], [], [], [], []
+        # One event loop for the floor and the matches: grpc.aio keeps one poller per process,
+        # made for the first loop that uses it (a second loop in turn would be slowed down).
+        floors, per_decision, loop_ms, rates = asyncio.run(rounds(args, workdir))
+        # CPU of whole commands, start-up included: the arbiter and its bots, against selfplay.
+        match_cpu, self_cpu = [], []
+        for i in range(args.cpu_runs):
+            seed = 7 + i
+            bots = [a for _ in range(4) for a in ("--bot", RANDOM)]
+            match_cpu.append(cpu_of([*ARBITER, "match", "--seed", str(seed), "--log", str(workdir / f"c{i}.jsonl"), *bots]))
+            self_cpu.append(cpu_of([*ARBITER, "selfplay", "--seed", str(seed), "--out", str(workdir / f"s{i}.jsonl")]))
+        m, s = statistics.median(match_cpu), statistics.median(self_cpu)
+        print(
+            f"CPU of one 28-deal match of 4 random bots, start-up included: arbiter match {m:.2f} s, "
+            f"selfplay {s:.2f} s (same seeds, medians of {args.cpu_runs}): {m / s:.2f} x selfplay"
+        )
+        league = cpu_of([PY, __file__, "--league-child", str(args.league), "--folder", str(workdir)]) / args.league
+        print(f"CPU per match in a league of {args.league} with the bots kept (multi_match): {league:.2f} s, "
+              f"{league / s:.2f} x selfplay")  # fmt: skip
+    bare = statistics.median(floors)
+    # Each round's match against the floor measured just before it (the load changes from one
+    # minute to the next): the median of those ratios.
+    z = statistics.median(d / f for d, f in zip(per_decision, floors))
+    print(f"floor: {bare * 1000:.3f} ms per exchange (median of {len(floors)} runs of {args.exchanges}); "
+          f"match {statistics.median(per_decision) * 1000:.3f} ms per decision asked (median of {len(per_decision)})")  # fmt: skip
+    print(
+        f"match: {statistics.median(loop_ms):.0f} ms/match, {statistics.median(rates):.0f} decisions/s, "
+        f"overhead {z:.2f} x bare stream"
+    )
+
+
+async def rounds(args: argparse.Namespace, workdir: Path) -> tuple[list[float], list[float], list[float], list[float]]:
+    """The floor and a match of four echo bots, in turn, ``args.matches`` times; then the bot
+    start-up. Returns the floors, the match seconds per decision, loop milliseconds, rates."""
+    realistic = match_requests(seed=12345)
+    size = statistics.median(len(r) for r in realistic)
+    exchanges = (realistic * (args.exchanges // len(realistic) + 1))[: args.exchanges]
+    per_decision, loop_ms, rates, floors = [], [], [], []
+    host = MatchHost(reuse=True)
+    try:
         for i in range(args.matches):
-            played = play_bot_match(
-                [BotSpec(f"echo{s}", ECHO) for s in range(4)],
-                MatchSetup(make_ruleset(), seed=i),
-                workdir / f"m{i}.jsonl",
+            bare, reply = await floor(exchanges, workdir)
+            floors.append(bare)
+            played = await host.aplay(
+                [BotSpec(f"echo{s}", ECHO) for s in range(4)], MatchSetup(make_ruleset(), seed=i), workdir / f"m{i}.jsonl"
             )
             r = played.result
             assert r.status == "complete" and not r.faults, r.faults
             per_decision.append(played.play_seconds / r.decisions)
             rates.append(r.decisions / played.play_seconds)
             loop_ms.append(played.play_seconds * 1000)
-            wall.append(played.wall_seconds)
-            connect.append(played.connect_seconds)
             print(
-                f"match {i}: {r.decisions} decisions asked, loop {played.play_seconds * 1000:.0f} ms, "
-                f"{played.play_seconds / r.decisions * 1000:.3f} ms/decision; bot start-up "
-                f"{played.connect_seconds:.2f} s; wall {played.wall_seconds:.2f} s"
+                f"round {i}: floor {bare * 1000:.3f} ms/exchange (request {size:.0f} B, reply {reply:.0f} B); "
+                f"match {r.decisions} decisions asked, loop {played.play_seconds * 1000:.0f} ms, "
+                f"{played.play_seconds / r.decisions * 1000:.3f} ms/decision = "
+                f"{played.play_seconds / r.decisions / bare:.2f} x floor"
+                + (f" (bots kept: seats {played.reused})" if played.reused else "")
             )
-        random_match = play_bot_match(
-            [BotSpec(f"random{s}", RANDOM) for s in range(4)], MatchSetup(make_ruleset(), seed=99), workdir / "r.jsonl"
-        )
-        print(
-            f"full match of 4 sample random bots incl. start-up: {random_match.wall_seconds:.2f} s "
-            f"(start-up {random_match.connect_seconds:.2f} s, play {random_match.play_seconds:.2f} s, "
-            f"{random_match.result.decisions} decisions asked)"
-        )
-    z = statistics.median(per_decision) / bare
-    print(f"overhead against the minimal message: {statistics.median(per_decision) / bare_minimal:.2f} x")
-    print(f"overhead against the same requests to 4 bots in turn: {statistics.median(per_decision) / bare_four:.2f} x")
-    print(
-        f"match: {statistics.median(loop_ms):.0f} ms/match, {statistics.median(rates):.0f} decisions/s, "
-        f"overhead {z:.2f} x bare stream"
+        if args.profile:
+            await profile(host, workdir)
+    finally:
+        await host.aclose()
+    hello, imports = await startup(args.startups, workdir)
+    print(f"bot start-up up to its hello: {hello * 1000:.0f} ms; python -c 'import grpc': {imports * 1000:.0f} ms "
+          f"({hello / imports:.2f} x; medians of {args.startups})")  # fmt: skip
+    return floors, per_decision, loop_ms, rates
+
+
+async def profile(host: MatchHost, workdir: Path) -> None:
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    played = await host.aplay(
+        [BotSpec(f"echo{s}", ECHO) for s in range(4)], MatchSetup(make_ruleset(), seed=99), workdir / "p.jsonl"
     )
+    profiler.disable()
+    print(f"profile of one match ({played.result.decisions} decisions, loop {played.play_seconds * 1000:.0f} ms):")
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(18)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,15 @@
 """Tournament throughput: the smoke league (tournaments/smoke.yaml, real bot processes) played
-with jobs=1 and then jobs=2, each into a fresh SQLite database in a temporary folder.
+with jobs=1 and jobs=2, each with the bots kept between matches (the default: both sample bots
+say ``multi_match``) and without (every match starts its four bots), each into a fresh SQLite
+database in a temporary folder.
 
 Prints, per run, the wall time (worker start-up included), matches per minute, and the CPU one
-match costs: the arbiter's (the worker process that referees it: RUSAGE_SELF) against the four
-bots' (its child processes: RUSAGE_CHILDREN). The last line is
-``tournament: A matches/min at jobs=1, B at jobs=2, scaling B/A``.
+match costs: the arbiter's (the worker process that referees it) and the four bots' (start-up
+included when they start; a kept bot is charged what it used during the match). The smoke
+league is a duplicate one: the copies of a set share their deals, so a kept bot plays at most
+one copy of each set (it never sees a deal twice) and reuse pays only from set to set.
+
+The last line is ``tournament: A matches/min at jobs=1, B at jobs=2, scaling B/A`` (with reuse).
 
     python bench/tournament.py [--rounds N] [--config tournaments/smoke.yaml]
 """
@@ -15,12 +20,18 @@ import argparse
 import os
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from arbiter.tournament.config import load_config, override
-from arbiter.tournament.runner import run_tournament
+from arbiter.tournament.runner import MatchOutcome, MatchTask, play_match, run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def play_fresh(task: MatchTask) -> MatchOutcome:
+    """Every match with four freshly started bots (the workers keep none)."""
+    return play_match(replace(task, reuse=False))
 
 
 def main() -> None:
@@ -31,23 +42,31 @@ def main() -> None:
     config = load_config(args.config)
     if args.rounds:
         config = override(config, rounds=args.rounds)
+    load = os.getloadavg()
     print(f"{config.name}: {config.format}, {config.rounds} rounds, {config.rules.deals_per_match} deals a match, "
-          f"{len(config.entrants)} entrants; {os.cpu_count()} cores")  # fmt: skip
-    rates = {}
+          f"{len(config.entrants)} entrants; {os.cpu_count()} cores; load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")  # fmt: skip
+    rates: dict[tuple[int, bool], float] = {}
+    # Interleaved, so that both kinds of run see much the same load.
     for jobs in (1, 2):
-        with tempfile.TemporaryDirectory(prefix="barbu-bench-") as folder:
-            run_config = override(config, log_folder=Path(folder) / "logs")
-            started = time.perf_counter()
-            summary = run_tournament(run_config, database=f"sqlite:///{folder}/bench.db", jobs=jobs)
-            wall = time.perf_counter() - started
-        n = summary.played
-        rates[jobs] = 60 * n / wall
-        print(
-            f"jobs={jobs}: {n} matches in {wall:.1f}s = {rates[jobs]:.1f} matches/min; per match "
-            f"CPU: arbiter {summary.arbiter_cpu / n:.2f}s, bots {summary.bots_cpu / n:.2f}s "
-            f"({summary.bots_cpu / (summary.arbiter_cpu + summary.bots_cpu):.0%} of the CPU is the bots')"
-        )
-    print(f"tournament: {rates[1]:.1f} matches/min at jobs=1, {rates[2]:.1f} at jobs=2, scaling {rates[2] / rates[1]:.2f}")
+        for reuse in (True, False):
+            with tempfile.TemporaryDirectory(prefix="barbu-bench-") as folder:
+                run_config = override(config, log_folder=Path(folder) / "logs")
+                started = time.perf_counter()
+                summary = run_tournament(
+                    run_config, database=f"sqlite:///{folder}/bench.db", jobs=jobs,
+                    play=play_match if reuse else play_fresh,
+                )  # fmt: skip
+                wall = time.perf_counter() - started
+            n = summary.played
+            rates[jobs, reuse] = 60 * n / wall
+            print(
+                f"jobs={jobs} {'reuse   ' if reuse else 'no reuse'}: {n} matches in {wall:.1f}s = "
+                f"{rates[jobs, reuse]:.1f} matches/min; per match CPU: arbiter {summary.arbiter_cpu / n:.2f}s, "
+                f"bots {summary.bots_cpu / n:.2f}s, total {(summary.arbiter_cpu + summary.bots_cpu) / n:.2f}s"
+            )
+    print(f"scaling without reuse: {rates[2, False] / rates[1, False]:.2f}")
+    a, b = rates[1, True], rates[2, True]
+    print(f"tournament: {a:.1f} matches/min at jobs=1, {b:.1f} at jobs=2, scaling {b / a:.2f}")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ except ImportError:  # run as a script, or imported with sample_bots/ on sys.pat
 class HeuristicBot(Bot):
     name = "heuristic"
     version = "1"
+    multi_match = True  # it decides from each view alone: one process may play several matches
 
     def __init__(self, strict: bool = False):
         # strict: let a heuristic's exception propagate (tests) instead of falling back

@@ -7,12 +7,15 @@ non-zero; ``--json`` prints machine-readable results on stdout.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import typer
 from barbu.rules import BarbuError
 
+from arbiter.cli.ab import ab_command
 from arbiter.cli.checkbot import check_bot_command
+from arbiter.cli.newbot import new_bot_command
 from arbiter.cli.play import match, selfplay
 from arbiter.cli.replay import replay_command
 from arbiter.cli.report import report_command
@@ -32,20 +35,83 @@ app.command("selfplay")(selfplay)
 app.command("match")(match)
 app.command("replay")(replay_command)
 app.command("check-bot")(check_bot_command)
+app.command("new-bot")(new_bot_command)
 app.command("report")(report_command)
 app.command("run")(run_command)
 app.command("standings")(standings_command)
+app.command("ab")(ab_command)
+
+
+def _not_utf8(args: list[str]) -> tuple[int, str] | None:
+    """The first argument that is not valid UTF-8 (Python carries its bytes as surrogates)."""
+    for i, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return i, arg
+    return None
 
 
 def main() -> None:
+    """Run the command line: every user mistake and every stop is one line and an exit code,
+    never a traceback (2: a usage error, 1: the work failed, 128 + N: stopped by signal N)."""
+    try:  # typer carries its own copy of click
+        from typer._click import exceptions as click_exceptions
+    except ImportError:  # pragma: no cover - a typer that uses click itself
+        from click import exceptions as click_exceptions
+
+    from arbiter.signals import INTERRUPTS, exit_code, signal_of, stop_on_signals
+    from arbiter.text import printable
+
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    try:
-        app()
-    except BarbuError as e:  # raised while typer parses options, outside any command's guard
-        print(f"error: {e}", file=sys.stderr)
+    bad = _not_utf8(sys.argv[1:])
+    if bad is not None:
+        print(f"error: argument {bad[0]} is not valid UTF-8: {printable(bad[1])!s}", file=sys.stderr)
         sys.exit(2)
-    except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        sys.exit(INTERRUPTED)
+    code = 0
+    try:
+        with stop_on_signals():
+            result = app(standalone_mode=False)
+            code = result if isinstance(result, int) else 0
+    except click_exceptions.ClickException as e:  # a missing or bad option: one line, not a usage box
+        message = e.format_message()
+        if message:  # (none when the help was shown for a bare `arbiter`)
+            print(f"error: {printable(message)}", file=sys.stderr)
+        code = e.exit_code
+    except typer.Abort:
+        print("interrupted", file=sys.stderr)
+        code = INTERRUPTED
+    except BarbuError as e:  # raised while typer parses options, outside any command's guard
+        print(f"error: {printable(str(e))}", file=sys.stderr)
+        code = 2
+    except INTERRUPTS as e:  # stopped where no command said more
+        print("interrupted", file=sys.stderr)
+        code = exit_code(signal_of(e))
+    except BrokenPipeError:
+        code = 0
+    _quiet_if_pipe_closed()
+    if code >= 128:
+        # Stopped, and everything of ours is cleaned up by now (bots, workers, folders, the
+        # lease): exit without waiting on interpreter-exit hooks, so that a process pool whose
+        # workers were killed mid-task cannot keep a stopped arbiter alive.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        logging.shutdown()
+        os._exit(code)
+    sys.exit(code)
 
 
+def _quiet_if_pipe_closed() -> None:
+    """A reader that went away (``arbiter replay LOG | head``) is no error: whatever is still
+    buffered for it is dropped, without Python's 'Exception ignored' note at exit."""
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass

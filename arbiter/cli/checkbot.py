@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from arbiter.cli.common import fail, print_json
-from arbiter.compliance.checkbot import check_bot
+from arbiter.cli.common import check_listen, fail, print_json, user_errors
+from arbiter.files import output_folder
+from arbiter.text import printable
+from arbiter.referee.timecontrol import MAX_SECONDS
 
 
 def check_bot_command(
@@ -29,9 +30,11 @@ def check_bot_command(
     connect_timeout: Annotated[
         float, typer.Option("--connect-timeout", help="Seconds for the bot to start, connect and say hello.")
     ] = 10.0,
-    seed: Annotated[int, typer.Option(help="Seed for the deals and the three random opponents.")] = 1,
+    seed: Annotated[
+        int, typer.Option(min=0, max=2**63 - 1, help="Seed for the deals and the three random opponents.")
+    ] = 1,
     logs: Annotated[
-        Optional[Path], typer.Option("--logs", help="Keep the match logs and the bot's output in this folder.")
+        Optional[str], typer.Option("--logs", help="Keep the match logs and the bot's output in this folder.")
     ] = None,
     listen: Annotated[
         Optional[str],
@@ -46,14 +49,25 @@ def check_bot_command(
         fail("no bot command: give it after --, e.g. arbiter check-bot -- python mybot.py")
     if not time_per_decision > 0 or not connect_timeout > 0:
         fail("--time-per-decision and --connect-timeout must be positive")
+    if not time_per_decision <= MAX_SECONDS["per_decision"] or not connect_timeout <= MAX_SECONDS["connect"]:
+        fail(
+            f"--time-per-decision and --connect-timeout must be at most {MAX_SECONDS['per_decision']:g} seconds "
+            f"(got {time_per_decision:g} and {connect_timeout:g}): a finite wait the bot can be judged by"
+        )
+    folder = None
+    with user_errors():
+        folder = output_folder(logs, "--logs") if logs is not None else None
+    listen = check_listen(listen)
+    from arbiter.compliance.checkbot import check_bot  # here: the other commands start without it
+
     try:
         report = check_bot(
-            command, time_per_decision, connect_timeout=connect_timeout, seed=seed, logs=logs, listen=listen
+            command, time_per_decision, connect_timeout=connect_timeout, seed=seed, logs=folder, listen=listen
         )
     except (RuntimeError, OSError, ValueError) as e:  # e.g. a --listen address that cannot be bound
         fail(str(e))
     if as_json:
         print_json(report.to_json())
     else:
-        typer.echo(report.render())
+        typer.echo(printable(report.render(), newlines=True))
     raise typer.Exit(0 if report.ok else 1)

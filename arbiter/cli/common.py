@@ -1,8 +1,17 @@
-"""What every command shares: one ``error:`` line and an exit code for a user's mistake."""
+"""What every command shares: one ``error:`` line and an exit code for a user's mistake.
+
+Whatever reaches the terminal from outside (a file name, a bot's output, a log's entrant names)
+goes through :func:`arbiter.text.printable` first: no escape sequence from a bot or a log is
+ever written to the user's terminal. :func:`safe_console` is a rich Console that does so for
+everything it prints.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import socket
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,13 +20,70 @@ from typing import Any, NoReturn
 import typer
 from barbu.rules import BarbuError
 
-from arbiter.errors import FAILED, INTERRUPTED, USAGE, ArbiterError
+from rich.console import Console
+from rich.segment import Segment
+
+from arbiter.errors import FAILED, USAGE, ArbiterError
+from arbiter.text import printable
 
 
 def fail(message: str, code: int = USAGE) -> NoReturn:
-    """Print ``error: message`` on stderr and exit with ``code``."""
-    typer.echo(f"error: {message}", err=True)
+    """Print ``error: message`` (one line, control characters spelled out) on stderr and exit."""
+    typer.echo(f"error: {printable(message)}", err=True)
     raise typer.Exit(code)
+
+
+class _SafeConsole(Console):
+    """A rich Console that spells out control characters in the text it prints (its own
+    styling codes are added after, so they still work)."""
+
+    def _render_buffer(self, buffer):  # rich's one funnel from segments to the terminal
+        safe = (seg if seg.control else Segment(printable(seg.text, newlines=True), seg.style, seg.control) for seg in buffer)
+        return super()._render_buffer(safe)
+
+
+def safe_console(**kwargs: Any) -> Console:
+    return _SafeConsole(**kwargs)
+
+
+def check_listen(value: str | None, option: str = "--listen") -> str | None:
+    """A listen address the arbiter can use (``HOST:PORT`` with a port from 0 to 65535, or
+    ``unix:PATH`` for a new socket in an existing folder), checked by binding it for a moment;
+    else one ``error:`` line."""
+    if value is None:
+        return None
+    shown = printable(value)
+    if not value.strip():
+        fail(f"{option}: the address is empty; give HOST:PORT (e.g. 127.0.0.1:0) or unix:PATH")
+    if value.startswith("unix:"):
+        path = value[len("unix:") :]
+        if not path:
+            fail(f"{option} {shown}: the socket path is empty")
+        if len(os.fsencode(path)) > 107:
+            fail(f"{option} {shown}: a Unix socket path has at most 107 bytes")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            fail(f"{option} {shown}: no such folder {printable(folder)}")
+        if os.path.lexists(path):
+            kind = "a socket" if stat.S_ISSOCK(os.lstat(path).st_mode) else "a file"
+            fail(f"{option} {shown}: {printable(path)} exists ({kind}); give a new path")
+        return value
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        fail(f"{option} {shown}: expected HOST:PORT with a port from 0 to 65535 (e.g. 127.0.0.1:0), or unix:PATH")
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        infos = socket.getaddrinfo(bare, int(port), type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as e:
+        fail(f"{option} {shown}: cannot resolve host {printable(bare)}: {getattr(e, 'strerror', None) or e}")
+    family, kind, proto, _, address = infos[0]
+    try:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as e:
+        fail(f"{option} {shown}: cannot listen there: {e.strerror or e}")
+    return value
 
 
 def print_json(obj: Any) -> None:
@@ -42,14 +108,16 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except ArbiterError as e:
-        if e.exit_code == INTERRUPTED:
-            typer.echo(str(e), err=True)
-            raise typer.Exit(INTERRUPTED) from None
+        if e.exit_code >= 128:  # interrupted by a signal: not an error, a way to stop
+            typer.echo(printable(str(e)), err=True)
+            raise typer.Exit(e.exit_code) from None
         fail(str(e), e.exit_code)
     except BarbuError as e:
         fail(str(e))
     except OSError as e:
         fail(f"{e.strerror or e}: {e.filename}" if e.filename else str(e), FAILED)
+    except RecursionError:
+        fail("the input is nested too deeply to be read")
     except Exception as e:
         message = database_error(e)
         if message is None:

@@ -7,7 +7,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from arbiter.cli.common import fail, print_json
+from arbiter.cli.common import check_listen, fail, print_json
+from arbiter.text import printable
+
+MAX_SEED = 2**63 - 1  # seeds are kept as signed 64-bit numbers (the results database's)
 
 
 def rules_of(preset: str, settings: list[str] | None):
@@ -18,8 +21,8 @@ def rules_of(preset: str, settings: list[str] | None):
 
 
 def selfplay(
-    out: Annotated[Path, typer.Option("--out", help="Where to write the match log.")],
-    seed: Annotated[int, typer.Option(help="Seed for the deals and the players.")] = 0,
+    out: Annotated[str, typer.Option("--out", help="Where to write the match log.")],
+    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed for the deals and the players.")] = 0,
     rules: Annotated[str, typer.Option("--rules", help="Rules preset: standard, seed_fi, seed_pl, seed_de_fr.")] = "standard",
     settings: Annotated[
         Optional[list[str]], typer.Option("--set", help="Override a rules switch: --set domino_ace=low (repeatable).")
@@ -28,19 +31,25 @@ def selfplay(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Play one match between four in-process random players and write its log."""
+    from arbiter.files import output_path
     from arbiter.referee.logfile import AtomicLogFile
     from arbiter.referee.loop import MatchSetup, Referee
     from arbiter.referee.players import RandomPlayer
 
+    target = output_path(out, "--out")
     setup = MatchSetup(rules_of(rules, settings), seed=seed, first_declarer=first_declarer, match_id=f"selfplay-{seed}")
     players = [RandomPlayer(seed=f"{seed}/{s}", name=f"random-{s}") for s in range(4)]
-    sink = AtomicLogFile(out)
-    result = Referee(setup, players, sink, log_times=False).run()  # same seed, same bytes
+    sink = AtomicLogFile(target)
+    try:
+        result = Referee(setup, players, sink, log_times=False).run()  # same seed, same bytes
+    except BaseException:
+        sink.discard()  # stopped: no half log is left behind
+        raise
     path = sink.commit()
     if as_json:
         print_json({"totals": result.totals, "places": result.places, "log": str(path)})
     else:
-        typer.echo(f"played {result.deals} deals; totals {result.totals}, places {result.places}; log: {path}")
+        typer.echo(f"played {result.deals} deals; totals {result.totals}, places {result.places}; log: {printable(path)}")
 
 
 
@@ -48,25 +57,27 @@ def match(
     bots: Annotated[
         list[str], typer.Option("--bot", help='A bot command, 4 times in seat order, e.g. "python sample_bots/random_bot.py".')
     ],
-    seed: Annotated[int, typer.Option(help="Seed for the deals.")] = 0,
-    log_file: Annotated[Optional[Path], typer.Option("--log", help="Match log path (default: logs/match-SEED-TIME.jsonl).")] = None,
+    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed for the deals.")] = 0,
+    log_file: Annotated[Optional[str], typer.Option("--log", help="Match log path (default: logs/match-SEED-TIME.jsonl).")] = None,
     rules: Annotated[str, typer.Option("--rules", help="Rules preset.")] = "standard",
     settings: Annotated[Optional[list[str]], typer.Option("--set", help="Override a rules switch (repeatable).")] = None,
     first_declarer: Annotated[int, typer.Option(min=0, max=3)] = 0,
     time_per_decision: Annotated[float, typer.Option("--time-per-decision", help="Seconds per decision.")] = 1.0,
     reserve: Annotated[float, typer.Option("--reserve", help="Per-match reserve in seconds.")] = 10.0,
     connect_timeout: Annotated[float, typer.Option("--connect-timeout", help="Seconds for a bot to connect.")] = 10.0,
-    max_strikes: Annotated[int, typer.Option("--max-strikes", min=1, help="Faults before a seat forfeits.")] = 3,
+    max_strikes: Annotated[int, typer.Option("--max-strikes", min=1, max=1000, help="Faults before a seat forfeits.")] = 3,
     listen: Annotated[Optional[str], typer.Option(help="Listen on host:port instead of a private Unix socket.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Play one match between four bot processes over gRPC and write its log."""
     import time
 
-    from arbiter.match.play import BotSpec, play_bot_match
+    from arbiter.files import output_path
     from arbiter.referee.faults import FaultPolicy
     from arbiter.referee.loop import MatchSetup
     from arbiter.referee.timecontrol import TimeControl
+    from arbiter.signals import INTERRUPTS, exit_code, signal_of
+    from arbiter.tournament.config import bot_command
 
     if len(bots) != 4:
         fail(f"a match needs exactly 4 --bot options, got {len(bots)}")
@@ -74,12 +85,29 @@ def match(
         control = TimeControl(per_decision=time_per_decision, reserve=reserve, connect=connect_timeout)
     except ValueError as e:
         fail(str(e))
-    log_path = log_file or Path("logs") / f"match-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    for cmd in bots:  # every program and script is there before anything starts, as in tournament files
+        bot_command(cmd)
+    if log_file is None:
+        log_path = Path("logs") / f"match-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    else:
+        log_path = output_path(log_file, "--log")
+    output_path(log_path, "--log")
+    listen = check_listen(listen)
+    from arbiter.match.play import BotSpec, play_bot_match  # (gRPC) once the options are known good
+
     setup = MatchSetup(rules_of(rules, settings), seed=seed, first_declarer=first_declarer, match_id=log_path.stem)
     specs = [BotSpec(name=f"seat{s}:{short_name(cmd)}", command=cmd) for s, cmd in enumerate(bots)]
-    played = play_bot_match(
-        specs, setup, log_path, time_control=control, fault_policy=FaultPolicy(max_strikes), listen=listen
-    )
+    try:
+        played = play_bot_match(
+            specs, setup, log_path, time_control=control, fault_policy=FaultPolicy(max_strikes), listen=listen
+        )
+    except INTERRUPTS as e:  # Ctrl-C, SIGTERM: the bots are killed and the socket removed by now
+        typer.echo("interrupted: the match was stopped; no log was written", err=True)
+        raise typer.Exit(exit_code(signal_of(e))) from None
+    except RuntimeError as e:
+        if "bind" not in str(e):
+            raise
+        fail(f"--listen {printable(listen)}: cannot listen there")
     r = played.result
     if as_json:
         print_json(
@@ -95,8 +123,8 @@ def match(
         return
     typer.echo(f"{r.status}: {r.deals} deals in {played.wall_seconds:.1f}s; totals {r.totals}, places {r.places}")
     for f in r.faults:
-        typer.echo(f"  fault: deal {f.deal} seat {f.seat} {f.kind}: {f.detail} -> {f.action}")
-    typer.echo(f"log: {played.log_path}")
+        typer.echo(f"  fault: deal {f.deal} seat {f.seat} {f.kind}: {printable(f.detail)} -> {f.action}")
+    typer.echo(f"log: {printable(played.log_path)}")
 
 
 def short_name(command: str) -> str:

@@ -8,7 +8,6 @@ is :mod:`arbiter.replay.model`; ``--html`` hands it to :mod:`arbiter.web.viewer`
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
@@ -21,7 +20,8 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from arbiter.cli.common import fail
+from arbiter.cli.common import fail, safe_console
+from arbiter.text import printable
 from arbiter.replay.model import (
     REASONS,
     DealRecord,
@@ -431,7 +431,7 @@ def _render_think_times(replay: Replay, console: Console) -> None:
 
 
 def replay_command(
-    log_file: Annotated[Path, typer.Argument(metavar="LOG", help="A match log (JSON Lines).")],
+    log_file: Annotated[str, typer.Argument(metavar="LOG", help="A match log (JSON Lines).")],
     verify_only: Annotated[bool, typer.Option("--verify", help="Only verify the log move by move and report.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the verification as one JSON object.")] = False,
     deal: Annotated[
@@ -442,7 +442,7 @@ def replay_command(
         typer.Option("--seat", min=0, max=3, help="Show only what seat S knew: its own hand and public plays."),
     ] = None,
     html: Annotated[
-        Optional[Path],
+        Optional[str],
         typer.Option("--html", metavar="OUT.html", help="Write a self-contained HTML viewer of the match."),
     ] = None,
 ) -> None:
@@ -451,12 +451,16 @@ def replay_command(
     Exit 0 if the log is valid, 1 if it is invalid (shown up to the bad line), 2 if it cannot be
     read. --verify / --json only verify and report.
     """
-    from arbiter.errors import LogFileError
+    from arbiter.errors import ConfigError, LogFileError
+    from arbiter.files import output_path
     from arbiter.referee.logfile import read_log_lines
 
     try:
+        out = output_path(html, "--html") if html is not None else None  # before reading anything
+        if not log_file.strip():
+            raise LogFileError("the match log's name is empty")
         lines = list(read_log_lines(log_file))
-    except LogFileError as e:
+    except (LogFileError, ConfigError) as e:
         fail(str(e))
     if verify_only or as_json:
         report = verify(lines)
@@ -466,7 +470,7 @@ def replay_command(
             state = "complete" if report.complete else (report.status or "incomplete (cut short)")
             typer.echo(f"valid: {state}, {report.deals} deals, totals {report.totals}, places {report.places}")
         else:
-            typer.echo(f"invalid: line {report.line}: {report.error}")
+            typer.echo(f"invalid: line {report.line}: {printable(report.error)}")
         if not report.valid:
             raise typer.Exit(1)
         return
@@ -479,11 +483,11 @@ def replay_command(
         from arbiter.web import write_html
 
         try:
-            steps = write_html(replay, html, deal=deal, seat=seat)
+            steps = write_html(replay, out, deal=deal, seat=seat)
         except OSError as e:
             fail(f"cannot write {html}: {e.strerror}")
-        typer.echo(f"wrote {html}: {len(deals)} deals, {steps} steps; {replay.verdict()}")
+        typer.echo(f"wrote {printable(html)}: {len(deals)} deals, {steps} steps; {printable(replay.verdict())}")
     else:
-        render(replay, Console(highlight=False), deal=deal, seat=seat)
+        render(replay, safe_console(highlight=False), deal=deal, seat=seat)
     if not replay.valid:
         raise typer.Exit(1)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from arbiter.cli.common import user_errors
-from arbiter.web.report import build_report
+from arbiter.files import output_folder, output_path
 
 
 def report_command(
-    html: Annotated[Path, typer.Option("--html", help="Where to write the report: one self-contained HTML file.")],
+    html: Annotated[str, typer.Option("--html", help="Where to write the report: one self-contained HTML file.")],
     db: Annotated[
         str | None, typer.Option("--db", help="Database URL or SQLite file (default: $BARBU_DB, else logs/arbiter.db).")
     ] = None,
@@ -28,8 +27,13 @@ def report_command(
     ] = True,
 ) -> None:
     """Write a tournament report: standings, rating history, contracts, doubling, faults, matches."""
+    from arbiter.web.report import build_report  # here: the other commands start without it
+
     with user_errors():
-        result = build_report(db, tournament, html, replays=replays)
+        out = output_path(html, "--html")  # a regular file or a new path, checked before any work
+        if replays:
+            output_folder(out.with_name(f"{out.stem}_replays"), "the replays folder")
+        result = build_report(db, tournament, out, replays=replays)
     note = f"{result.tournament}, {result.matches} match{'es' * (result.matches != 1)}"
     if replays:
         note += f", {result.replays} replay page{'s' * (result.replays != 1)} in {result.out.stem}_replays/"

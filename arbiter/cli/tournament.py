@@ -1,18 +1,17 @@
 """``arbiter run`` and ``arbiter standings``: typer command functions, registered in arbiter/cli.py.
 
-Errors a user can act on (a bad tournament file, a missing bot, an unreachable database) print
-one ``error: ...`` line on stderr and exit 2; a tournament that could not go on exits 1; an
-interrupted one (Ctrl-C, SIGTERM) exits 130 after saying how to resume. ``--json`` prints one
+Errors a user can act on (a bad tournament file, a missing bot, an unreachable database, a run
+of the same tournament already going on) print one ``error: ...`` line on stderr and exit 2; a
+tournament that could not go on exits 1; an interrupted one exits 128 + the signal (Ctrl-C: 130,
+SIGTERM: 143, SIGHUP: 129) after saying how many matches are recorded and how to resume. ``--json`` prints one
 JSON document on stdout and nothing else there.
 """
 
 from __future__ import annotations
 
 import json
-import signal
 import time
 from datetime import timedelta
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -23,8 +22,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.table import Table
 from rich.text import Text
 
-from arbiter.cli.common import user_errors
-from arbiter.errors import INTERRUPTED
+from arbiter.cli.common import safe_console, user_errors
+from arbiter.signals import INTERRUPTS, exit_code, signal_of
+from arbiter.text import printable
 from arbiter.tournament.ratings import Standing
 
 
@@ -50,7 +50,7 @@ def standings_table(rows: list[Standing], duplicate: bool, title: str | None = N
         table.add_column("vs field ±95%", justify="right", no_wrap=True)
     table.add_column("faults", justify="right", no_wrap=True)
     for r in rows:
-        cells = [str(r.rank), r.name, _fmt(r.mu, 2), _fmt(r.sigma, 2), _fmt(r.rating, 2), str(r.matches), _pm(r.mean_score, r.ci95)]
+        cells = [str(r.rank), printable(r.name), _fmt(r.mu, 2), _fmt(r.sigma, 2), _fmt(r.rating, 2), str(r.matches), _pm(r.mean_score, r.ci95)]
         if duplicate:
             cells.append(_pm(r.duplicate_diff, r.duplicate_ci95))
         cells.append(str(r.faults) + (f" ({r.forfeits} forfeited)" if r.forfeits else ""))
@@ -85,9 +85,11 @@ class RichReporter:
         self.duplicate = config.format == "duplicate"
         resumed = f", resuming with {recorded} recorded" if recorded else ""
         where = f"{workers} worker process{'es' * (workers != 1)}" if workers else "in process"
+        if getattr(config, "cluster", None):
+            where = f"on the Dask cluster at {escape(printable(config.cluster))}"
         self.console.print(
-            f"[bold]{config.name}[/bold]: {config.format.replace('_', ' ')}, {total} matches{resumed}; "
-            f"{where}; results in {escape(database)}"
+            f"[bold]{escape(printable(config.name))}[/bold]: {config.format.replace('_', ' ')}, {total} matches{resumed}; "
+            f"{where}; results in {escape(printable(database))}"
         )
         self.progress = Progress(
             TextColumn("[progress.description]{task.description}"),
@@ -107,7 +109,9 @@ class RichReporter:
         if self.progress is not None:
             self.progress.update(self.task, completed=recorded)
             if outcome.status != "complete":
-                self.progress.console.print(f"[yellow]match {m.key} aborted: {escape(outcome.reason or '')}[/yellow]")
+                self.progress.console.print(
+                    f"[yellow]match {m.key} aborted: {escape(printable(outcome.reason or ''))}[/yellow]"
+                )
 
     def live_standings(self, table: list[Standing], recorded: int, total: int) -> None:
         if self.progress is not None:
@@ -119,45 +123,59 @@ class RichReporter:
             self.progress = None
 
 
-def _raise_keyboard_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
-
-
 def run_command(
-    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="A tournament file (YAML), e.g. tournaments/league.yaml.")],
+    config: Annotated[str, typer.Argument(metavar="CONFIG", help="A tournament file (YAML), e.g. tournaments/league.yaml.")],
     db: Annotated[
         Optional[str],
         typer.Option("--db", help="Database URL or SQLite file (default: the file's 'database', else logs/arbiter.db)."),
     ] = None,
     jobs: Annotated[
-        Optional[int], typer.Option("--jobs", min=1, help="Matches played at once (default: the file's 'parallelism', else the cores).")
+        Optional[int],
+        typer.Option("--jobs", min=1, max=1024, help="Matches played at once (default: the file's 'parallelism', else the cores)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result and standings as JSON, no progress.")] = False,
+    cluster: Annotated[
+        Optional[str],
+        typer.Option(
+            "--cluster",
+            metavar="tcp://HOST:PORT",
+            help="Play the matches on the Dask cluster of this scheduler (default: the file's 'cluster', else here); "
+            "see docs/cluster.md.",
+        ),
+    ] = None,
 ) -> None:
     """Run (or resume) a tournament: play every match not yet recorded, then print the standings."""
+    from arbiter.errors import ConfigError
     from arbiter.tournament.config import load_config
     from arbiter.tournament.runner import Reporter, run_tournament
 
-    # `kill` and a closed terminal stop as cleanly as Ctrl-C
-    previous = {sig: signal.signal(sig, _raise_keyboard_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    console = Console(stderr=False, highlight=False)
+    # Ctrl-C, `kill` and a closed terminal stop alike (arbiter.signals; main() installs it)
+    console = safe_console(stderr=False, highlight=False)
     try:
         with user_errors():
+            if not config.strip():
+                raise ConfigError("the tournament file name is empty")
             cfg = load_config(config)
+            if cluster is not None:
+                from arbiter.tournament.config import cluster_address_problem, override
+
+                problem = cluster_address_problem(cluster.strip())
+                if problem:
+                    raise ConfigError(f"--cluster: {problem}")
+                cfg = override(cfg, cluster=cluster.strip())
             reporter = Reporter() if as_json else RichReporter(console)
             summary = run_tournament(cfg, database=db, jobs=jobs, reporter=reporter)
-    except KeyboardInterrupt:
-        typer.echo("interrupted before any match started", err=True)
-        raise typer.Exit(INTERRUPTED) from None
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    except INTERRUPTS as e:  # before the run took its lease: nothing was played
+        typer.echo("interrupted before any match was played", err=True)
+        raise typer.Exit(exit_code(signal_of(e))) from None
     if as_json:
         typer.echo(json.dumps(summary.to_json()))
         return
     duplicate = summary.format == "duplicate"
     console.print(standings_table(summary.standings, duplicate, f"{summary.tournament}: final standings" if summary.complete else None))
     note = f"{summary.played} played now, {summary.recorded_before} recorded before"
+    if summary.reconciled:
+        note += f", {summary.reconciled} recorded from the log a stopped run had finished"
     if summary.aborted:
         note += f", {summary.aborted} aborted (not rated)"
     if summary.played:
@@ -200,8 +218,11 @@ def standings_command(
     if as_json:
         typer.echo(json.dumps([r.to_json(duplicate) for r in rows]))
         return
-    console = Console(highlight=False)
+    console = safe_console(highlight=False)
     state = "complete" if t.finished_at else "in progress"
-    console.print(f"[bold]{t.name}[/bold]: {t.format.replace('_', ' ')}, {recorded}/{t.total_matches} matches ({state})")
+    console.print(
+        f"[bold]{escape(printable(t.name))}[/bold]: {escape(printable(t.format.replace('_', ' ')))}, "
+        f"{recorded}/{t.total_matches} matches ({state})"
+    )
     console.print(standings_table(rows, duplicate))
 

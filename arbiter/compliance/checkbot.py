@@ -72,6 +72,7 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("request-ids", "every reply carries the request id it answers; nothing else is sent"),
     ("time-limit", "every decision is answered within the per-decision time limit"),
     ("informational-messages", "it stays in the session through MatchStart, every DealEnd and MatchEnd"),
+    ("multi-match", "if its hello says multi_match, it plays the next match on the same process and stream"),
     ("clean-exit", "it exits with code 0 within a few seconds after MatchEnd"),
 )
 STEP_NAMES = tuple(name for name, _ in STEPS)
@@ -174,6 +175,10 @@ class _Session:
     exit_seconds: float | None = None
     exit_detail: str = ""
     log_path: Path | None = None
+    multi_match: bool = False  # its hello said it can play several matches
+    reused: bool = False  # played by the previous match's process, on its stream
+    handed_on: bool = False  # its process and stream were kept for the next match
+    carry: Any = None  # (server, process, stream) handed to the next session
 
 
 def _tags(view: Any) -> tuple[str, ...]:
@@ -274,7 +279,11 @@ def _plans(seed: int) -> list[_Plan]:
 def _run_session(
     plan: _Plan, command: str, *, time_limit: float, connect_timeout: float, exit_grace: float,
     match_limit: float, folder: Path, cwd: str | None, env: dict[str, str] | None, listen: str | None,
+    carry: Any = None, last: bool = True,
 ) -> _Session:  # fmt: skip
+    """One match of the check. ``carry``: the previous match's server, process and stream, for a
+    bot that said multi_match (this match is handed to it, as a tournament would); ``last``:
+    no match follows (a multi-match bot is then let go, and must exit)."""
     from arbiter.errors import ConfigError
     from arbiter.process.bot import BotProcess, wait_until
     from arbiter.referee.faults import FaultPolicy
@@ -286,17 +295,28 @@ def _run_session(
 
     out = _Session(plan.label)
     control = TimeControl(per_decision=time_limit, reserve=0.0, connect=connect_timeout, match_limit=match_limit)
-    socket_dir = tempfile.mkdtemp(prefix="barbu-check-")
-    server = ArbiterServer(listen or f"unix:{socket_dir}/arbiter.sock").start()
-    process = None
+    if carry is not None:
+        server, process, stream, socket_dir = carry
+    else:
+        socket_dir = tempfile.mkdtemp(prefix="barbu-check-")
+        server = ArbiterServer(listen or f"unix:{socket_dir}/arbiter.sock").start()
+        process = None
+    handed_on = False
     try:
-        session = server.expect(0)
-        bot_env = {**(env or {}), "BARBU_ARBITER": server.address, "BARBU_TOKEN": session.token, "BARBU_SEAT": "0"}
-        try:
-            process = BotProcess(command, bot_env, folder / f"check-{plan.label}.seat0.stderr", cwd=cwd)
-        except ConfigError as e:
-            out.start_error = str(e)
-            return out
+        if carry is not None:  # the same process and stream: a session of its own, as in a tournament
+            session = server.call(_hand_over(server, stream))
+            process.redirect_output(folder / f"check-{plan.label}.seat0.stderr")
+            out.reused = True
+        else:
+            session = server.expect(0)
+            bot_env = {
+                **(env or {}), "BARBU_ARBITER": server.address, "BARBU_TOKEN": session.token, "BARBU_SEAT": "0",
+            }  # fmt: skip
+            try:
+                process = BotProcess(command, bot_env, folder / f"check-{plan.label}.seat0.stderr", cwd=cwd)
+            except ConfigError as e:
+                out.start_error = str(e)
+                return out
         out.started, out.pid = True, process.pid
         launched = time.perf_counter()
         wait_until(
@@ -317,11 +337,15 @@ def _run_session(
         hello = session.hello
         assert hello is not None  # connected: its hello arrived
         out.hello = f"as {hello.bot_name or '(no name)'!r} version {hello.bot_version or '(none)'!r}"
+        out.multi_match = bool(hello.multi_match)
+        keep = out.multi_match and not last  # hand it the next match if this one ends well
 
         name = hello.bot_name or "bot"
         entrants = [name, "random-1", "random-2", "random-3"]
         match_id = f"check-bot-{plan.label}"
-        remote = RemotePlayer(session, name, control, process=process, match_id=match_id, entrants=entrants)
+        remote = RemotePlayer(
+            session, name, control, process=process, match_id=match_id, entrants=entrants, release_on_close=not keep
+        )
         players = [_recorder(remote, out)] + [
             RandomPlayer(seed=f"check/{plan.seed}/{s}", name=entrants[s]) for s in (1, 2, 3)
         ]
@@ -347,6 +371,14 @@ def _run_session(
                     if d.deal == f.deal and d.fault is None and d.elapsed > time_limit and d.answered:
                         d.fault = f
                         break
+        stream = session.stream
+        if keep and stream is not None:
+            if out.match_end_sent and not out.forfeit and result.status == "complete" and stream.alive:
+                server.call(_detach(stream))
+                out.handed_on = handed_on = True
+                out.carry = (server, process, stream, socket_dir)
+                return out
+            server.call(_release(stream))  # no next match for it after all: let it go
         # A clean exit: code 0 within the grace period after MatchEnd (the stream then ends).
         # A bot that lost its seat got no MatchEnd: a short look at how it ended is enough.
         grace = exit_grace if out.match_end_sent and not out.forfeit else min(exit_grace, 0.5)
@@ -357,10 +389,23 @@ def _run_session(
         out.exit_detail = process.describe_exit()
         return out
     finally:
-        if process is not None:
-            process.kill()
-        server.stop()
-        shutil.rmtree(socket_dir, ignore_errors=True)
+        if not handed_on:
+            if process is not None:
+                process.kill()
+            server.stop()
+            shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+async def _hand_over(server: Any, stream: Any) -> Any:
+    return server.open_desk().hand_over(0, stream)
+
+
+async def _detach(stream: Any) -> None:
+    stream.detach()
+
+
+async def _release(stream: Any) -> None:
+    stream.release()
 
 
 # ---- judging ------------------------------------------------------------------------------------
@@ -601,9 +646,27 @@ def _informational_messages(_name: str, ev: _Evidence) -> Verdict:
     return True, f"received MatchStart, {ends} and MatchEnd, answering throughout"
 
 
+def _multi_match(_name: str, ev: _Evidence) -> Verdict:
+    """An optional capability: not declaring it passes; declaring it must hold."""
+    first = ev.sessions[0]
+    if not first.connected:
+        return False, ev.unreached or "not reached: the bot never connected (see hello)"
+    if not first.multi_match:
+        return True, "not declared (optional): every match gets a process of its own"
+    later = ev.sessions[1:]
+    if not first.handed_on or not all(s.reused for s in later):
+        return False, ev.unreached or f"declared, but the {first.label} match did not end well enough to hand it another"
+    for s in later:
+        if not s.ran or s.forfeit or s.status != "complete":
+            return False, f"declared, but on the same process the {s.label} match went wrong: {s.status or 'not played'}"
+    return True, f"declared: played the {', '.join(s.label for s in later)} match on the same process and stream"
+
+
 def _clean_exit(_name: str, ev: _Evidence) -> Verdict:
     exits = []
     for s in ev.sessions:
+        if s.handed_on:
+            continue  # its process went on to the next match: the exit that counts comes after it
         if not s.connected or s.forfeit or not s.match_end_sent:
             exits.append(
                 f"{ev.unreached or 'not reached: MatchEnd was not sent'}; {s.exit_detail or 'the process was killed'}"
@@ -635,6 +698,7 @@ JUDGES: dict[str, Judge] = {
     "request-ids": _request_ids,
     "time-limit": _time_limit,
     "informational-messages": _informational_messages,
+    "multi-match": _multi_match,
     "clean-exit": _clean_exit,
 }
 assert tuple(JUDGES) == STEP_NAMES, "every step has one judge, in report order"
@@ -685,11 +749,16 @@ def check_bot(
     level = referee_log.level
     referee_log.setLevel(logging.ERROR)
     try:
-        for plan in _plans(seed):
+        plans = _plans(seed)
+        for i, plan in enumerate(plans):
+            carry = sessions[-1].carry if sessions else None
             s = _run_session(
                 plan, launch, time_limit=time_limit, connect_timeout=connect_timeout, exit_grace=exit_grace,
                 match_limit=match_limit, folder=folder, cwd=cwd, env=env, listen=listen,
+                carry=carry, last=i == len(plans) - 1,
             )  # fmt: skip
+            if sessions:
+                sessions[-1].carry = None
             sessions.append(s)
             if not s.connected:
                 # Starting again will not help; report the rest as not reached.

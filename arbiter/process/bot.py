@@ -45,9 +45,10 @@ from pathlib import Path
 from arbiter.errors import ConfigError
 from arbiter.process.command import split_command
 from arbiter.process.limits import CPU_GRACE, Limits, human_bytes, prlimit_argv, prlimit_program, rlimit_values
-from arbiter.process.procfs import processes_of_uid, processes_with_token, sweep
+from arbiter.process.procfs import processes_of_uid, processes_with_token, sweep, tree_cpu_seconds, tree_exiting
 from arbiter.process.sandbox import ISOLATIONS, Isolation, bubblewrap_argv, bubblewrap_problem
-from arbiter.process.users import BotUser, UidLease, make_reachable, path_problem, resolve_user, setpriv_program
+from arbiter.process.users import BotUser, UidLease, as_user, make_reachable, path_problem, resolve_user
+from arbiter.text import printable
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,9 @@ class BotProcess:
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.rusage: resource.struct_rusage | None = None
         self._tail = b""  # the last bytes of output, kept or dropped (for the last line)
+        self._out_lock = threading.Lock()  # the drain thread against redirect_output
+        self._kept = 0  # bytes kept in the current output file
+        self._dropped = 0  # bytes dropped since
         self.scratch: str | None = None  # the seat's TMPDIR (and HOME, for another user)
         self._lease: UidLease | None = None
         self._out = None
@@ -126,23 +130,7 @@ class BotProcess:
                 child_env["HOME"] = self.scratch
             child_env["TMPDIR"] = self.scratch
             argv = list(self.argv)
-        kw: dict = {}
-        if user.is_other:
-            # util-linux setpriv switches user in the exec chain, which keeps subprocess on its
-            # vfork path (user= forces a fork() of this multi-threaded, gRPC-serving process) and
-            # sets no_new_privs (no set-user-ID program can give the bot privileges back).
-            if setpriv_program() is not None:
-                argv = [
-                    setpriv_program(),
-                    f"--reuid={user.uid}",
-                    f"--regid={user.gid}",
-                    "--clear-groups",
-                    "--no-new-privs",
-                    "--",
-                    *argv,
-                ]
-            else:
-                kw = {"user": user.uid, "group": user.gid, "extra_groups": []}
+        argv, kw = as_user(argv, user)
         if prlimit_program() is not None:
             argv = [*prlimit_argv(self.rlimits), *argv]
         self.output.parent.mkdir(parents=True, exist_ok=True)
@@ -159,8 +147,8 @@ class BotProcess:
                 **kw,
             )
         except OSError as e:
-            as_user = f" as user {user.name}" if user.is_other else ""
-            raise ConfigError(f"cannot start bot {self.command!r}{as_user}: {e.strerror or e}") from None
+            who = f" as user {user.name}" if user.is_other else ""
+            raise ConfigError(f"cannot start bot {self.command!r}{who}: {e.strerror or e}") from None
         self.pid = self.proc.pid
         if prlimit_program() is None:
             self._set_limits_after_start()
@@ -225,20 +213,55 @@ class BotProcess:
 
     def _keep_output(self) -> None:
         """Copy the bot's output to its file up to the limit; read and drop the rest."""
-        kept = 0
-        dropped = 0
         pipe = self.proc.stdout
         while chunk := pipe.read1(65536):
-            self._tail = (self._tail + chunk)[-4096:]
-            room = self.output_limit - kept
-            if room > 0:
-                self._out.write(chunk[:room])
-                self._out.flush()
-                kept += min(room, len(chunk))
-            dropped += max(0, len(chunk) - max(room, 0))
-        if dropped:
-            self._out.write(f"\n[arbiter: {dropped} more bytes of output were dropped]\n".encode())
+            with self._out_lock:
+                self._tail = (self._tail + chunk)[-4096:]
+                room = self.output_limit - self._kept
+                if room > 0:
+                    self._out.write(chunk[:room])
+                    self._out.flush()
+                    self._kept += min(room, len(chunk))
+                self._dropped += max(0, len(chunk) - max(room, 0))
+        with self._out_lock:
+            self._close_output()
         pipe.close()
+
+    def _close_output(self) -> None:
+        """Note what was dropped at the end of the current output file (under the lock)."""
+        if self._dropped:
+            self._out.write(f"\n[arbiter: {self._dropped} more bytes of output were dropped]\n".encode())
+            self._out.flush()
+            self._dropped = 0
+
+    def redirect_output(self, output: Path) -> None:
+        """From now on the bot's output goes to ``output``, with a limit of its own: a bot process
+        that plays several matches keeps one output file per match."""
+        output.parent.mkdir(parents=True, exist_ok=True)
+        new = open(output, "wb")
+        with self._out_lock:
+            self._close_output()
+            old, self._out, self.output = self._out, new, output
+            self._kept = 0
+            self._tail = b""
+        old.close()
+
+    def running(self) -> bool:
+        """Whether the bot still runs: False once it has ended, or is ending (its process, or one
+        in its sandbox, is exiting). Asked when gRPC cuts the bot's stream, to tell a crash from a
+        connection dropped by a live process."""
+        return self.exit_code() is None and not tree_exiting(self.pid)
+
+    def exit_description(self) -> str | None:
+        """None while the bot runs; once it has ended, how (:meth:`describe_exit`)."""
+        return None if self.exit_code() is None else self.describe_exit()
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the bot has used so far: the process and its descendants,
+        live or reaped (after the bot is reaped, what ``wait4`` reported)."""
+        if self.rusage is not None:
+            return self.rusage.ru_utime + self.rusage.ru_stime
+        return tree_cpu_seconds(self.pid)
 
     def exit_code(self) -> int | None:
         """The exit code (negative: killed by that signal), or None while it runs."""
@@ -322,10 +345,20 @@ class BotProcess:
         return None
 
     def last_output_line(self) -> str:
-        """The last line the bot wrote (kept or dropped), without the arbiter's own notes."""
-        lines = self._tail.decode("utf-8", "replace").strip().splitlines()
+        """The last line the bot wrote (kept or dropped), without the arbiter's own notes; its
+        control characters spelled out (it is shown on terminals and kept in logs)."""
+        lines = self._tail.decode("utf-8", "replace").strip().split("\n")
         lines = [x for x in lines if x.strip() and not x.startswith("[arbiter:")]
-        return lines[-1].strip()[:300] if lines else ""
+        return printable(lines[-1].strip()[:300]) if lines else ""
+
+    def with_last_words(self, detail: str, wait: float = 0.2) -> str:
+        """``detail`` of a fault, with the bot's last output line if it wrote one: a bot that
+        answers nonsense has usually said why on its stderr just before (the SDK logs it before
+        it sends). With no output yet, waits up to ``wait`` seconds for the pipe to catch up."""
+        if not self._tail:
+            wait_until(lambda: bool(self._tail), wait, interval=0.01)
+        last = self.last_output_line()
+        return f"{detail}; the bot's last output: {last}" if last else detail
 
     def kill(self) -> None:
         """Kill the process group and every process still carrying this seat's token."""

@@ -27,8 +27,9 @@ CPU_GRACE = 2  # seconds between the CPU soft limit (SIGXCPU) and the hard one (
 class Limits:
     """Per-process resource limits of a launched bot (``None``: not limited).
 
-    Every process of the bot gets them (children inherit them); a bot process lives for one
-    match, so ``cpu`` is CPU seconds per match and process. ``processes`` counts every process
+    Every process of the bot gets them (children inherit them). ``cpu`` is CPU seconds per
+    process over its life: one match, or several for a bot kept between matches (multi_match;
+    arbiter.match.play lets such a process go once it has used half of it). ``processes`` counts every process
     and thread of the bots' *user* (that is how the kernel counts RLIMIT_NPROC), so it is only
     applied when ``user`` names another user than the arbiter's; root ignores it anyway.
     """

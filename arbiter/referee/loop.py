@@ -7,13 +7,14 @@ policy, and writes every move to the match log.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
-from barbu.matchlog import MatchLogWriter
+from barbu.matchlog import MatchLogWriter, dumps
 from barbu.rules import (
     IllegalActionError,
     MatchState,
@@ -83,7 +84,7 @@ class Referee:
         self.log_times = log_times
         self.state: MatchState = new_match(setup.rules, setup.first_declarer)
         seats = seats or [{"seat": s, "entrant": p.name} for s, p in enumerate(players)]
-        self.writer = MatchLogWriter(
+        self.writer = _BufferedWriter(
             emit,
             rules=setup.rules,
             first_declarer=setup.first_declarer,
@@ -96,13 +97,35 @@ class Referee:
         self.fallbacks = [RandomPlayer(seed=f"{setup.seed}/fallback/{s}", name="fallback") for s in range(4)]
         self.taken_over = [False] * 4
         self.result = MatchResult(status="complete", totals=[0] * 4, places=[1] * 4)
+        self._calls: list[Player] = list(self.players)  # what the loop calls: the players, or blocking adapters
+        self._concurrent = False  # notify the seats at once (in an event loop)
 
     # ---- the match loop ----------------------------------------------------------------
     def run(self) -> MatchResult:
+        """Play the match, calling each player's blocking methods (``decide``): in-process
+        players, or remote ones from outside their server's event loop."""
+        self._calls = [_Blocking(p) for p in self.players]
+        self._concurrent = False
+        coro = self._play()
+        try:
+            coro.send(None)
+        except StopIteration as done:
+            return done.value
+        coro.close()
+        raise RuntimeError("a player waited: play this match with `await referee.arun()`")
+
+    async def arun(self) -> MatchResult:
+        """Play the match in the running event loop, awaiting each player (``ask``): a remote
+        player waits for its bot without blocking the loop."""
+        self._calls = list(self.players)
+        self._concurrent = True
+        return await self._play()
+
+    async def _play(self) -> MatchResult:
         state = self.state
         rng = random.Random(self.setup.seed)
         started = self.clock()
-        self._each_player(lambda seat, p: p.start(seat, observe(state, seat)))
+        await self._each_player(lambda seat, p: p.astart(seat, observe(state, seat)))
         try:
             while state.phase is not Phase.OVER:
                 if self.clock() - started > self.time_control.match_limit:
@@ -111,17 +134,18 @@ class Referee:
                 if state.phase is Phase.DEAL:
                     self._deal(rng)
                     continue
-                self._decision()
+                await self._decision()
                 if state.phase in (Phase.DEAL, Phase.OVER):
-                    self._each_player(lambda seat, p: p.deal_ended(observe(state, seat)))
+                    await self._each_player(lambda seat, p: p.deal_end(state, seat))
         except Exception as e:  # an arbiter bug must still leave a readable, closed log
             log.exception("match aborted by an internal error")
             self._abort(f"internal error: {e}")
         finally:
-            self._each_player(lambda seat, p: p.match_ended(observe(state, seat)))
-            for p in self.players:
+            await self._each_player(lambda seat, p: p.amatch_ended(observe(state, seat)))
+            self.writer.flush()
+            for p in self._calls:
                 try:
-                    p.close()
+                    await p.aclose()
                 except Exception:
                     log.exception("closing player %s failed", p.name)
         r = self.result
@@ -139,7 +163,7 @@ class Referee:
             state.deal(shuffle_hands(rng))
         self.writer.dealt(state)
 
-    def _decision(self) -> None:
+    async def _decision(self) -> None:
         state = self.state
         seat = state.turn
         legal = state.legal_actions()
@@ -152,7 +176,7 @@ class Referee:
             state.apply(action)
             self.writer.acted(state, seat, action, auto=True)
             return
-        action, elapsed, fault = self._ask(seat)
+        action, elapsed, fault = await self._ask(seat)
         if fault is None:
             try:
                 state.apply(action)
@@ -165,17 +189,21 @@ class Referee:
         state.apply(action)
         self.writer.acted(state, seat, action, ms=self._ms(elapsed), auto=True)
 
+    def _flush_log(self) -> None:
+        """Write the log lines made so far. Called once the next request has gone out: the bot
+        thinks while the arbiter encodes and writes them."""
+        self.writer.flush()
+
     def _ms(self, seconds: float) -> float | None:
         return seconds * 1000 if self.log_times else None
 
-    def _ask(self, seat: int) -> tuple[Any, float, PlayerFault | None]:
+    async def _ask(self, seat: int) -> tuple[Any, float, PlayerFault | None]:
         """The seat's answer, the time it took, and the fault if it did not answer well."""
         clock = self.clocks[seat]
-        view = observe(self.state, seat)
         self.result.decisions += 1
         start = self.clock()
         try:
-            action = self.players[seat].decide(view, clock.limit)
+            action = await self._calls[seat].ask(self.state, seat, clock.limit, self._flush_log)
             fault = None
         except PlayerFault as f:
             action, fault = None, f
@@ -207,17 +235,28 @@ class Referee:
         self.result.reason = reason
         self.writer.aborted(self.state, reason)
 
-    def _each_player(self, call: Callable[[int, Player], None]) -> None:
-        """Notify every seat still played by its bot; a failure here is the bot's fault."""
-        for seat, player in enumerate(self.players):
-            if self.taken_over[seat]:
-                continue
-            try:
-                call(seat, player)
-            except PlayerFault as f:
-                self._record_silent_fault(seat, f)
-            except Exception as e:
-                self._record_silent_fault(seat, PlayerFault(FaultKind.CRASH, f"{type(e).__name__}: {e}"))
+    async def _each_player(self, call: Callable[[int, Player], Awaitable[None]]) -> None:
+        """Notify every seat still played by its bot; a failure here is the bot's fault. In an
+        event loop the four notifications go out at once (each waits for its own stream); their
+        failures are recorded in seat order either way."""
+        seats = [(seat, p) for seat, p in enumerate(self._calls) if not self.taken_over[seat]]
+        outcomes: list[BaseException | None] = []
+        if self._concurrent and len(seats) > 1:
+            outcomes = await asyncio.gather(*(call(seat, p) for seat, p in seats), return_exceptions=True)
+        else:
+            for seat, player in seats:
+                try:
+                    await call(seat, player)
+                    outcomes.append(None)
+                except Exception as e:
+                    outcomes.append(e)
+        for (seat, _), outcome in zip(seats, outcomes):
+            if isinstance(outcome, PlayerFault):
+                self._record_silent_fault(seat, outcome)
+            elif isinstance(outcome, Exception):
+                self._record_silent_fault(seat, PlayerFault(FaultKind.CRASH, f"{type(outcome).__name__}: {outcome}"))
+            elif outcome is not None:
+                raise outcome  # cancelled, interrupted: not the bot's doing
 
     def _record_silent_fault(self, seat: int, fault: PlayerFault) -> None:
         """A fault outside a decision (e.g. the bot died between deals): take the seat over.
@@ -233,6 +272,56 @@ class Referee:
         if not self.taken_over[seat]:
             self.taken_over[seat] = True
             self.result.forfeits.append(seat)
+
+
+class _BufferedWriter(MatchLogWriter):
+    """The match log writer, with each line made at once (from the state of that moment) but
+    encoded and written on :meth:`flush`: the referee flushes once a request has gone out, so
+    the JSON is written while the bot thinks, not between its reply and the next request."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        self._buffer: list[dict[str, Any]] = []
+        super().__init__(*args, **kwargs)
+
+    def _line(self, obj: dict[str, Any]) -> None:
+        self._buffer.append(obj)
+
+    def flush(self) -> None:
+        if self._buffer:
+            buffer, self._buffer = self._buffer, []
+            for obj in buffer:
+                self._emit(dumps(obj))
+
+
+class _Blocking(Player):
+    """A player's blocking face seen as its asynchronous one (``Referee.run``): never waits."""
+
+    def __init__(self, player: Player):
+        self.player = player
+        self.name = player.name
+
+    async def astart(self, seat: int, view: Any) -> None:
+        self.player.start(seat, view)
+
+    def decide(self, view: Any, time_limit: float) -> Any:
+        return self.player.decide(view, time_limit)
+
+    async def ask(self, state: MatchState, seat: int, time_limit: float, sent: Callable[[], None] | None = None) -> Any:
+        if sent is not None:
+            sent()
+        return self.player.decide(observe(state, seat), time_limit)
+
+    async def adeal_ended(self, view: Any) -> None:
+        self.player.deal_ended(view)
+
+    async def deal_end(self, state: MatchState, seat: int) -> None:
+        self.player.deal_ended(observe(state, seat))
+
+    async def amatch_ended(self, view: Any) -> None:
+        self.player.match_ended(view)
+
+    async def aclose(self) -> None:
+        self.player.close()
 
 
 def _describe(action: Any) -> str:

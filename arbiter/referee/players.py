@@ -10,10 +10,17 @@ import random
 from abc import ABC, abstractmethod
 from typing import Any, Callable
 
-from barbu.rules import View
+from barbu.rules import MatchState, View, observe
 
 
 class Player(ABC):
+    """A player has two faces. The blocking one (``start``, ``decide``, ``deal_ended``,
+    ``match_ended``, ``close``) is what an in-process player implements and what
+    :meth:`Referee.run <arbiter.referee.loop.Referee.run>` calls. The asynchronous one (``astart``,
+    ``ask``, ``adeal_ended``, ``amatch_ended``, ``aclose``) is what :meth:`Referee.arun` awaits;
+    by default it calls the blocking one (and never waits), so in-process players work in both.
+    A player behind a network stream implements the asynchronous face natively."""
+
     name: str = "player"
 
     def start(self, seat: int, view: View) -> None:
@@ -31,6 +38,33 @@ class Player(ABC):
 
     def close(self) -> None:
         """Release whatever the player holds (processes, streams)."""
+
+    # -- the asynchronous face (Referee.arun)
+    async def astart(self, seat: int, view: View) -> None:
+        self.start(seat, view)
+
+    async def ask(self, state: MatchState, seat: int, time_limit: float, sent: Callable[[], None] | None = None) -> Any:
+        """The seat's action in ``state`` (its turn): by default ``decide`` on the seat's view.
+        A player may encode the request from the state without building the view (the state
+        is the referee's: read it, never change it). ``sent``, if given, is called once the
+        request has gone out (the referee then does its bookkeeping while the bot thinks)."""
+        if sent is not None:
+            sent()
+        return self.decide(observe(state, seat), time_limit)
+
+    async def adeal_ended(self, view: View) -> None:
+        self.deal_ended(view)
+
+    async def deal_end(self, state: MatchState, seat: int) -> None:
+        """A deal of ``state`` has been scored: by default ``adeal_ended`` with the seat's view
+        (a player may encode its message from the state, as with ``ask``)."""
+        await self.adeal_ended(observe(state, seat))
+
+    async def amatch_ended(self, view: View) -> None:
+        self.match_ended(view)
+
+    async def aclose(self) -> None:
+        self.close()
 
 
 class RandomPlayer(Player):

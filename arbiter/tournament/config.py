@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
@@ -26,18 +27,22 @@ from barbu.rules import BarbuError, Ruleset, make_ruleset
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from arbiter.errors import ConfigError
+from arbiter.files import output_folder, read_text
 from arbiter.process.command import with_own_python
 from arbiter.process.limits import Limits
 from arbiter.process.sandbox import ISOLATIONS, Isolation, bubblewrap_problem
 from arbiter.process.users import resolve_user
 from arbiter.referee.faults import FaultPolicy
-from arbiter.referee.timecontrol import TimeControl
+from arbiter.referee.logfile import line_problem
+from arbiter.referee.timecontrol import MAX_SECONDS, TimeControl
+from arbiter.text import printable
+from arbiter.tournament.schedule import MAX_MATCHES, schedule_size
 
 FORMATS = ("round_robin", "gauntlet", "duplicate")
 TOP_KEYS = (
     "name", "description", "entrants", "rules", "format", "challenger", "copies", "rounds", "seed",
     "deals", "time_control", "faults", "parallelism", "database", "log_folder", "standings_every",
-    "limits", "isolation",
+    "limits", "isolation", "cluster",
 )  # fmt: skip
 ENTRANT_KEYS = ("name", "command", "remote")
 TIME_KEYS = ("per_decision", "reserve", "connect", "match_limit")
@@ -48,6 +53,13 @@ SIZE_UNITS = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "
               "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}  # fmt: skip
 # The smallest sensible values: below them no bot starts (or a unit was forgotten).
 LIMIT_MINIMUMS = {"memory": 16 << 20, "file_size": 1 << 10, "cpu": 1, "processes": 4, "open_files": 16, "output": 0}
+# The largest: what the kernel accepts (open files, processes) and what any machine has.
+LIMIT_MAXIMUMS = {"memory": 1 << 50, "file_size": 1 << 50, "output": 1 << 40, "cpu": 10**7, "processes": 1 << 22, "open_files": 1 << 20}
+MAX_INT = 2**63 - 1  # the largest whole number the results database holds (seeds, counts)
+MAX_PARALLELISM = 1024
+MAX_STRIKES = 1000
+MAX_FILE_BYTES = 1 << 20  # a tournament file
+MAX_DEAL_BYTES = 64 << 20  # a deal file
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 # Interpreters whose first non-option argument is a script file that must exist.
 INTERPRETERS = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|bash|sh|Rscript|lua)$")
@@ -86,6 +98,7 @@ class TournamentConfig:
     standings_every: int = 0  # 0: every max(4, total // 8) matches
     limits: Limits = Limits()  # resource limits of every launched bot (docs/security.md)
     isolation: str = Isolation.NONE
+    cluster: str | None = None  # a Dask scheduler address (tcp://HOST:PORT): play there (docs/cluster.md)
     description: str = ""
     path: Path | None = None
     source: str = ""  # the file's text, kept in the database
@@ -100,8 +113,11 @@ class TournamentConfig:
                 return e
         raise KeyError(name)
 
-    def fingerprint(self) -> str:
-        """What fixes the games: a resumed run must have the same (``rounds`` may grow)."""
+    def fingerprint(self, legacy: bool = False) -> str:
+        """What fixes the games: a resumed run must have the same (``rounds`` may grow).
+
+        ``legacy``: the fingerprint stored before it covered ``limits`` and ``isolation`` (a
+        database written then is taken as having been played with the file's current ones)."""
         tc = self.time_control
         data = {
             "entrants": [[e.name, e.command, e.remote] for e in self.entrants],
@@ -114,6 +130,9 @@ class TournamentConfig:
             "time_control": [tc.per_decision, tc.reserve, tc.connect, tc.match_limit],
             "max_strikes": self.fault_policy.max_strikes,
         }
+        if not legacy:
+            data["limits"] = self.limits.to_json()
+            data["isolation"] = str(self.isolation)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -121,17 +140,10 @@ class TournamentConfig:
 def load_config(path: str | os.PathLike[str], *, check_commands: bool = True) -> TournamentConfig:
     """Read and validate a tournament file; raises ConfigError naming file, line and key."""
     path = Path(path)
-    display = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"no such tournament file: {display}") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{display} is a folder, not a tournament file") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{display} is not a UTF-8 text file") from None
-    except OSError as e:
-        raise ConfigError(f"cannot read {display}: {e.strerror}") from None
+    display = printable(str(path))
+    if not str(path).strip() or str(path) == ".":
+        raise ConfigError("the tournament file name is empty")
+    text = read_text(path, MAX_FILE_BYTES, "tournament file")
     config = parse_config(text, display=display, base_dir=path.resolve().parent, check_commands=check_commands)
     return override(config, path=path)
 
@@ -214,6 +226,8 @@ class _Parser:
     # -- errors and primitive types --
     def fail(self, node: Node, where: str, message: str) -> ConfigError:
         prefix = f"{where}: " if where else ""
+        if node.start_mark is None:  # a command line option, not a file (bot_command)
+            return ConfigError(f"{prefix}{message}")
         return ConfigError(f"{self.display}:{node.start_mark.line + 1}: {prefix}{message}")
 
     def mapping(self, node: Node, where: str, known: tuple[str, ...]) -> dict[str, tuple[Node, Node]]:
@@ -243,18 +257,30 @@ class _Parser:
             raise self.fail(node, where, f"expected text, got {_kind(node)}")
         return node.value
 
-    def integer(self, node: Node, where: str, minimum: int | None = None) -> int:
+    def integer(self, node: Node, where: str, minimum: int | None = None, maximum: int = MAX_INT) -> int:
         if not isinstance(node, ScalarNode) or node.tag != "tag:yaml.org,2002:int":
             raise self.fail(node, where, f"expected a whole number, got {_kind(node)}")
+        if len(node.value) > 80:  # beyond any limit below (and Python's int parsing limit)
+            raise self.fail(node, where, f"must be at most {maximum}, got a number of {len(node.value)} digits")
         number = self.value(node)
         if minimum is not None and number < minimum:
             raise self.fail(node, where, f"must be at least {minimum}, got {number}")
+        if number > maximum:
+            raise self.fail(node, where, f"must be at most {maximum}, got {number}")
         return number
 
     def number(self, node: Node, where: str) -> float:
         if not isinstance(node, ScalarNode) or node.tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
             raise self.fail(node, where, f"expected a number of seconds, got {_kind(node)}")
-        return float(self.value(node))
+        if len(node.value) > 80:
+            raise self.fail(node, where, "expected a number of seconds, got a number far too long")
+        try:
+            value = float(self.value(node))
+        except (ValueError, OverflowError):
+            value = math.inf
+        if not math.isfinite(value):
+            raise self.fail(node, where, f"must be a finite number of seconds, got {node.value}")
+        return value
 
     def boolean(self, node: Node, where: str) -> bool:
         if not isinstance(node, ScalarNode) or node.tag != "tag:yaml.org,2002:bool":
@@ -300,18 +326,34 @@ class _Parser:
         if "faults" in top:
             entries = self.mapping(top["faults"][1], "faults", FAULT_KEYS)
             if "max_strikes" in entries:
-                kw["fault_policy"] = FaultPolicy(self.integer(entries["max_strikes"][1], "faults.max_strikes", 1))
+                kw["fault_policy"] = FaultPolicy(
+                    self.integer(entries["max_strikes"][1], "faults.max_strikes", 1, maximum=MAX_STRIKES)
+                )
         if "parallelism" in top:
             node = top["parallelism"][1]
             if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:str" and node.value == "auto":
                 kw["parallelism"] = None
             else:
-                kw["parallelism"] = self.integer(node, "parallelism", minimum=1)
+                kw["parallelism"] = self.integer(node, "parallelism", minimum=1, maximum=MAX_PARALLELISM)
         if "database" in top:
             node = top["database"][1]
-            kw["database"] = self.database(self.string(node, "database"), node)
+            value = self.string(node, "database")
+            if not value.strip():
+                raise self.fail(node, "database", "the database name is empty: give an SQLite file or a database URL")
+            kw["database"] = self.database(value, node)
+            hidden = hide_password(value)
+            if hidden != value:  # the file's text is kept in the database: never with a password
+                kw["source"] = text[: node.start_mark.index] + json.dumps(hidden) + text[node.end_mark.index :]
         if "log_folder" in top:
-            kw["log_folder"] = self.path(self.string(top["log_folder"][1], "log_folder"))
+            node = top["log_folder"][1]
+            value = self.string(node, "log_folder")
+            if not value.strip():
+                raise self.fail(node, "log_folder", "the folder name is empty")
+            kw["log_folder"] = self.path(value)
+            try:
+                output_folder(kw["log_folder"], "log_folder")  # a folder or a new path
+            except ConfigError as e:
+                raise self.fail(node, "", str(e)) from None
         else:
             kw["log_folder"] = Path(DEFAULT_LOG_ROOT) / name
         if "standings_every" in top:
@@ -320,6 +362,13 @@ class _Parser:
             kw["limits"] = self.limits(top["limits"][1])
         if "isolation" in top:
             kw["isolation"] = self.isolation(top["isolation"][1], kw.get("limits", Limits()))
+        if "cluster" in top:
+            node = top["cluster"][1]
+            value = self.string(node, "cluster").strip()
+            problem = cluster_address_problem(value)
+            if problem:
+                raise self.fail(node, "cluster", problem)
+            kw["cluster"] = value
 
         entrants_key, entrants_node = top["entrants"]
         kw["entrants"] = entrants = self.entrants(entrants_node)
@@ -349,6 +398,15 @@ class _Parser:
                     f"the {fmt} format needs at least 4 entrants when 'copies' is false "
                     f"(copies of an entrant fill a table otherwise), got {len(entrants)}",
                 )  # fmt: skip
+        rounds = kw.get("rounds", 1)
+        per_round = schedule_size(fmt, len(entrants), 1)
+        if per_round * rounds > MAX_MATCHES:
+            node = top["rounds"][1] if "rounds" in top and per_round <= MAX_MATCHES else entrants_key
+            raise self.fail(
+                node, "rounds" if node is not entrants_key else "entrants",
+                f"{rounds} round(s) of {per_round} matches ({len(entrants)} entrants, {fmt}) make {per_round * rounds} "
+                f"matches; a tournament has at most {MAX_MATCHES}",
+            )  # fmt: skip
         return TournamentConfig(**kw)
 
     def rules(self, node: Node) -> Ruleset:
@@ -388,7 +446,14 @@ class _Parser:
             values[key] = self.number(value_node, f"time_control.{key}")
             if not values[key] > 0:
                 raise self.fail(value_node, f"time_control.{key}", f"must be more than 0 seconds, got {values[key]:g}")
-        return TimeControl(**values)
+            if values[key] > MAX_SECONDS[key]:
+                raise self.fail(
+                    value_node, f"time_control.{key}", f"must be at most {MAX_SECONDS[key]:g} seconds, got {values[key]:g}"
+                )
+        try:
+            return TimeControl(**values)
+        except ValueError as e:
+            raise self.fail(node, "time_control", str(e)) from None
 
     def limits(self, node: Node) -> Limits:
         entries = self.mapping(node, "limits", LIMIT_KEYS)
@@ -413,6 +478,10 @@ class _Parser:
             else:
                 value = self.limit_integer(value_node, where, "a whole number")
             minimum = LIMIT_MINIMUMS[key]
+            if value > LIMIT_MAXIMUMS[key]:
+                most = LIMIT_MAXIMUMS[key]
+                shown = f"{most >> 40} TiB" if key in ("memory", "file_size", "output") else str(most)
+                raise self.fail(value_node, where, f"must be at most {shown}, got {value_node.value}")
             if value < minimum:
                 shown = f"{minimum >> 20} MiB" if key == "memory" else f"{minimum >> 10} KiB" if key == "file_size" else str(minimum)
                 unitless = value_node.tag == "tag:yaml.org,2002:int"
@@ -424,13 +493,15 @@ class _Parser:
     def limit_integer(self, node: Node, where: str, what: str) -> int:
         if not isinstance(node, ScalarNode) or node.tag != "tag:yaml.org,2002:int":
             raise self.fail(node, where, f"expected {what} or 'unlimited', got {_kind(node)}")
-        return self.value(node)
+        return self.integer(node, where)
 
     def size(self, node: Node, where: str, allow_unlimited: bool = True) -> int:
         """A number of bytes: a whole number, or text with a unit (512MiB, 2GiB, 1.5GB)."""
         unlimited = " or 'unlimited'" if allow_unlimited else ""
         if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:int":
-            return self.value(node)
+            return self.integer(node, where)
+        if isinstance(node, ScalarNode) and len(str(node.value)) > 80:
+            raise self.fail(node, where, "expected a size in bytes, got a value far too long")
         match = SIZE_RE.match(node.value) if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:str" else None
         if match is None:
             raise self.fail(
@@ -546,19 +617,20 @@ class _Parser:
         from barbu.matchlog import hands_from_deal_line
 
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            raise self.fail(node, "deals", f"no such deal file: {path}") from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise self.fail(node, "deals", f"cannot read the deal file {path}: {e}") from None
+            lines = read_text(path, MAX_DEAL_BYTES, "deal file").splitlines()
+        except ConfigError as e:
+            raise self.fail(node, "deals", str(e)) from None
         deals = []
         for number, text in enumerate(lines, start=1):
             if not text.strip():
                 continue
+            problem = line_problem(text)
+            if problem:
+                raise self.fail(node, "deals", f"{printable(path.name)}:{number}: {problem}")
             try:
                 obj = json.loads(text)
-            except ValueError:
-                raise self.fail(node, "deals", f"{path.name}:{number}: not a JSON line") from None
+            except (ValueError, RecursionError):
+                raise self.fail(node, "deals", f"{printable(path.name)}:{number}: not a JSON line") from None
             if not isinstance(obj, dict) or obj.get("type") != "deal":
                 continue  # a whole match log is a deal file too: only its deal lines count
             try:
@@ -597,9 +669,46 @@ def _kind(node: Node) -> str:
     return f"{names.get(tag, tag)} {shown!r}" if tag != "null" else "nothing (null)"
 
 
+CLUSTER_RE = re.compile(r"^(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
+
+
+def cluster_address_problem(address: str) -> str | None:
+    """Why ``address`` is not a Dask scheduler address ``tcp://HOST:PORT`` (or ``tls://``), or None."""
+    match = CLUSTER_RE.match(address)
+    if match is None or not 0 < int(match.group(3)) <= 65535:
+        return (
+            f"expected a Dask scheduler address such as tcp://10.0.0.5:8786 (or tls://HOST:PORT), "
+            f"got {printable(address)!r}"
+        )
+    return None
+
+
+def hide_password(url: str) -> str:
+    """A database URL with its password (if any) replaced by ``***``."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    at = rest.rfind("@")
+    if at < 0 or ":" not in rest[:at] or "/" in rest[:at]:
+        return url
+    user = rest[:at].split(":", 1)[0]
+    return f"{scheme}://{user}:***@{rest[at + 1 :]}"
+
+
+def bot_command(command: str, base_dir: Path | None = None, where: str = "--bot") -> str:
+    """The command line to launch for a bot given on the command line (a bare ``python`` made the
+    arbiter's own), once its program and script are found, as a tournament file's commands are;
+    a ConfigError naming ``where`` otherwise."""
+    parser = _Parser("", (base_dir or Path.cwd()).resolve(), check_commands=True)
+    return parser.command(command, ScalarNode("tag:yaml.org,2002:str", command), f"{where} {command!r}")
+
+
 def override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
     """A copy with some fields replaced (tests, benchmarks)."""
     return replace(config, **changes)
 
 
-__all__ = ["EntrantConfig", "FORMATS", "TournamentConfig", "load_config", "override", "parse_config"]
+__all__ = [
+    "EntrantConfig", "FORMATS", "TournamentConfig", "bot_command", "cluster_address_problem", "load_config", "override",
+    "parse_config",
+]  # fmt: skip

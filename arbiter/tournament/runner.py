@@ -34,6 +34,9 @@ from barbu.rules import ruleset_from_json
 from arbiter.errors import ArbiterError, ConfigError, TournamentError, TournamentInterrupted
 from arbiter.process.procfs import children_of
 from arbiter.process.sandbox import Isolation
+from arbiter.referee.logfile import keep_existing_logs
+from arbiter.signals import INTERRUPTS, begin_stop, deferred, signal_of, stop_on_signals
+from arbiter.text import printable
 from arbiter.tournament.config import TournamentConfig
 from arbiter.tournament.ratings import (
     GameOutcome,
@@ -76,6 +79,7 @@ class MatchTask:
     max_strikes: int
     limits: Any = None  # arbiter.launcher.Limits of the bots; None: the defaults
     isolation: str = Isolation.NONE
+    reuse: bool = True  # a worker may hand a kept bot process (one that said multi_match) this match
 
 
 @dataclass(frozen=True)
@@ -141,14 +145,26 @@ def file_sha256(path: Path) -> str:
 
 
 def play_match(task: MatchTask) -> MatchOutcome:
-    """The default per-match function: four bot processes over gRPC (arbiter.match)."""
+    """The default per-match function: four bot processes over gRPC (arbiter.match).
+
+    In a worker, every match goes through the worker's one arbiter (:func:`_match_host`: one
+    event loop, one gRPC server, bot processes kept between matches for bots that can play
+    several); elsewhere each match gets a server of its own."""
     from arbiter.match.play import BotSpec, play_bot_match
 
     setup, control, policy = task_setup(task)
     bots = [BotSpec(b.name, b.command, b.cwd) for b in task.bots]
     sandbox = {"isolation": task.isolation} | ({"limits": task.limits} if task.limits is not None else {})
-    played = play_bot_match(bots, setup, Path(task.log_path), time_control=control, fault_policy=policy, **sandbox)
-    return outcome_from_result(task, played.result, played.log_path, played.wall_seconds)
+    host = _match_host()
+    log_path = Path(task.log_path)
+    if host is None:
+        played = play_bot_match(bots, setup, log_path, time_control=control, fault_policy=policy, **sandbox)
+    else:
+        played = host.play(
+            bots, setup, log_path, time_control=control, fault_policy=policy, reuse=task.reuse, **sandbox
+        )
+    outcome = outcome_from_result(task, played.result, played.log_path, played.wall_seconds)
+    return replace(outcome, bots_cpu=played.bots_cpu)
 
 
 # ---- the worker side ---------------------------------------------------------------------
@@ -156,6 +172,33 @@ _PR_SET_PDEATHSIG = 1
 
 
 _worker_tmp: str | None = None  # this worker's temporary folder (the matches' Unix sockets)
+_host: Any = None  # this worker's arbiter (arbiter.match.play.MatchHost), made at its first match
+
+
+def _match_host() -> Any:
+    """The worker's long-lived arbiter, or None outside a worker (no _worker_init)."""
+    global _host
+    if _worker_tmp is None:
+        return None
+    if _host is None:
+        from multiprocessing.util import Finalize
+
+        from arbiter.match.play import MatchHost
+
+        _host = MatchHost(reuse=True)
+        # Before the temporary folder goes (exitpriority 0): kept bots retired, server stopped.
+        Finalize(None, _close_host, exitpriority=10)
+    return _host
+
+
+def _close_host() -> None:
+    global _host
+    host, _host = _host, None
+    if host is not None:
+        try:
+            host.close()
+        except Exception:  # pragma: no cover - a dying worker: its bots die with it anyway
+            log.exception("closing the worker's arbiter failed")
 
 
 def _worker_init(parent_pid: int, log_file: str) -> None:
@@ -179,6 +222,7 @@ def _worker_init(parent_pid: int, log_file: str) -> None:
     logging.basicConfig(
         filename=log_file, level=logging.WARNING, format="%(asctime)s %(process)d %(name)s %(levelname)s: %(message)s"
     )
+    keep_existing_logs(True)  # a log that exists is somebody's record: commit only under a new name
 
 
 def _worker_terminated(signum, frame) -> None:  # pragma: no cover - runs in a dying worker
@@ -202,10 +246,13 @@ def run_task(play: Callable[[MatchTask], MatchOutcome], task: MatchTask) -> Matc
     outcome = play(task)
     self1 = resource.getrusage(resource.RUSAGE_SELF)
     kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # A match between bot processes measures its bots itself (a bot kept for the next match is
+    # not reaped, so it is not among this process's children yet).
+    kids = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
     return replace(
         outcome,
         arbiter_cpu=(self1.ru_utime + self1.ru_stime) - (self0.ru_utime + self0.ru_stime),
-        bots_cpu=(kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime),
+        bots_cpu=outcome.bots_cpu or kids,
     )
 
 
@@ -273,6 +320,7 @@ class RunSummary:
     wall_seconds: float
     arbiter_cpu: float = 0.0  # over the matches played in this run
     bots_cpu: float = 0.0
+    reconciled: int = 0  # finished logs a killed run left unrecorded, recorded from the log now
 
     def to_json(self) -> dict:
         return {
@@ -282,6 +330,7 @@ class RunSummary:
             "matches": self.total,
             "recorded_before": self.recorded_before,
             "played": self.played,
+            "reconciled": self.reconciled,
             "aborted": self.aborted,
             "complete": self.complete,
             "wall_seconds": round(self.wall_seconds, 3),
@@ -335,8 +384,14 @@ def run_tournament(
 
     ``database`` (--db) overrides the file's; ``jobs`` (--jobs) overrides its ``parallelism``.
     ``in_process`` plays in this process, one match at a time (for tests of the runner).
+
+    The run first takes the tournament's lease in the database (a second run refuses at once,
+    naming the holder) and then claims the log folder (see arbiter.tournament.logfolder); a
+    finished log whose row a killed run never committed is recorded from the log. Ctrl-C,
+    SIGTERM or SIGHUP stop it cleanly (TournamentInterrupted, counting what is recorded).
     """
-    from arbiter.tournament.storage import Repo, open_database
+    from arbiter.tournament.storage import open_database
+    from arbiter.tournament.storage.lease import Lease
 
     started = time.perf_counter()
     reporter = reporter or Reporter()
@@ -350,13 +405,52 @@ def run_tournament(
     if jobs is not None and jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, got {jobs}")
     schedule = build_schedule(config.format, config.entrant_names, config.rounds, config.seed, config.challenger)
+    url = database if database is not None else config.database  # --db "" is an error, not the default
+    with stop_on_signals():
+        engine = open_database(url)
+        try:
+            lease = Lease.take(engine, config.name).keep_alive()
+            try:
+                summary = _run_holding_lease(config, schedule, engine, lease, jobs, play, reporter, in_process, started)
+            except BaseException as e:
+                begin_stop(signal_of(e))  # stopping: a second signal cannot cut the release short
+                lease.release()
+                raise
+            with deferred():
+                lease.release()
+            return summary
+        finally:
+            engine.dispose()
+
+
+def _run_holding_lease(
+    config: TournamentConfig,
+    schedule: list[ScheduledMatch],
+    engine: Any,
+    lease: Any,
+    jobs: int | None,
+    play: Callable[[MatchTask], MatchOutcome],
+    reporter: Reporter,
+    in_process: bool,
+    started: float,
+) -> RunSummary:
+    from arbiter.tournament.logfolder import LogFolder
+    from arbiter.tournament.storage import Repo
+
     by_number = {m.number: m for m in schedule}
-    url = database or config.database
-    engine = open_database(url)
+    shown_db = engine.url.render_as_string(hide_password=True)
+    repo = Repo(engine)
+    records: dict[int, MatchRecord] = {}
+    folder: LogFolder | None = None
     try:
-        repo = Repo(engine)
+        # The log folder first: a run that may not write there changes nothing in the database.
+        log_folder = Path(config.log_folder).resolve()
+        folder = LogFolder(log_folder, config.name, lease.folder_key, shown_db)
+        known = repo.tournament(config.name)
+        folder.claim({Path(r.log_path).name: r.log_sha256 for r in (repo.match_rows(known.id) if known else [])}, file_sha256)
+
         tournament, entrant_ids = repo.start(config, schedule)
-        records = {r.number: r for r in repo.matches(tournament.id)}
+        records.update({r.number: r for r in repo.matches(tournament.id)})
         tracker = RatingTracker(config.entrant_names, schedule)
         book, nxt, rows = tracker.advance(records)
         repo.replace_rating_history(tournament.id, rows, entrant_ids)  # rebuilt, so it is never stale
@@ -364,46 +458,60 @@ def run_tournament(
 
         recorded_before = len(records)
         pending = [m for m in schedule if m.number not in records]
-        log_folder = Path(config.log_folder).resolve()
-        log_folder.mkdir(parents=True, exist_ok=True)
         workers = max(1, min(jobs or config.parallelism or default_jobs(), len(pending) or 1))
-        reporter.started(config, len(schedule), recorded_before, 0 if in_process else workers, engine.url.render_as_string(hide_password=True))
+        reporter.started(config, len(schedule), recorded_before, 0 if in_process else workers, shown_db)
         every = config.standings_every or max(4, len(schedule) // 8)
-        played = aborted = 0
+        played = aborted = reconciled = 0
         cpu = [0.0, 0.0]
 
-        def finished(outcome: MatchOutcome) -> None:
-            nonlocal played, aborted
+        def finished(outcome: MatchOutcome, *, from_log: bool = False) -> None:
+            nonlocal played, aborted, reconciled
             m = by_number[outcome.number]
-            records[m.number] = record_of(m, outcome)
-            try:
-                book, nxt, rows = tracker.advance(records)
-                repo.record_match(tournament.id, m, outcome, entrant_ids, rows)
-            except BaseException:
-                del records[m.number]  # not recorded: the next run plays it again
-                raise
-            tracker.adopt(book, nxt)
-            played += 1
+            with deferred():  # a stop signal waits until the match is recorded (or not at all)
+                records[m.number] = record_of(m, outcome)
+                try:
+                    book, nxt, rows = tracker.advance(records)
+                    repo.record_match(tournament.id, m, outcome, entrant_ids, rows, fence=lease.fence)
+                except BaseException:
+                    del records[m.number]  # not recorded: the next run plays it again
+                    raise
+                tracker.adopt(book, nxt)
+            if from_log:
+                reconciled += 1
+            else:
+                played += 1
             aborted += outcome.status != "complete"
             cpu[0] += outcome.arbiter_cpu
             cpu[1] += outcome.bots_cpu
             reporter.match_done(m, outcome, len(records), len(schedule))
-            if len(records) < len(schedule) and played % every == 0:
+            if len(records) < len(schedule) and played and played % every == 0 and not from_log:
                 reporter.live_standings(
                     standings(config.entrant_names, list(records.values()), config.format == "duplicate"),
                     len(records),
                     len(schedule),
                 )
+            lease.check()
 
         tasks = [make_task(config, m, log_folder) for m in pending]
+        # A finished log that no row records: a run was killed between the rename and the commit.
+        for task in tasks:
+            if os.path.lexists(task.log_path):
+                finished(reconcile_log(task, config), from_log=True)
+        tasks = [t for t in tasks if t.number not in records]
         try:
             if in_process:
-                for task in tasks:
-                    finished(run_task(play, task))
+                keep = keep_existing_logs(True)
+                try:
+                    for task in tasks:
+                        finished(run_task(play, task))
+                finally:
+                    keep_existing_logs(keep)
+            elif tasks and config.cluster:  # arbiter run --cluster: the matches are Dask tasks (docs/cluster.md)
+                from arbiter.tournament.cluster import run_on_cluster
+
+                run_on_cluster(config, tasks, play, log_folder, finished)
             elif tasks:
                 _run_pool(tasks, play, workers, log_folder / "arbiter.log", finished)
-        except KeyboardInterrupt:
-            raise TournamentInterrupted(len(records), len(schedule)) from None
         finally:
             reporter.stopped()
 
@@ -414,7 +522,7 @@ def run_tournament(
         return RunSummary(
             tournament=config.name,
             format=config.format,
-            database=engine.url.render_as_string(hide_password=True),
+            database=shown_db,
             total=len(schedule),
             recorded_before=recorded_before,
             played=played,
@@ -424,9 +532,54 @@ def run_tournament(
             wall_seconds=time.perf_counter() - started,
             arbiter_cpu=cpu[0],
             bots_cpu=cpu[1],
+            reconciled=reconciled,
         )
+    except INTERRUPTS as e:
+        begin_stop(signal_of(e))
+        raise TournamentInterrupted(len(records), len(schedule), signal_of(e)) from None
     finally:
-        engine.dispose()
+        if folder is not None:
+            folder.release()
+
+
+def reconcile_log(task: MatchTask, config: TournamentConfig) -> MatchOutcome:
+    """The outcome of a pending match whose finished log exists (a kill came between the
+    worker's rename and the parent's commit), read from that log; a log that is not that match
+    is a ConfigError: it is left as it is, for a person to look at."""
+    from arbiter.tournament.logfolder import outcome_fields_from_log
+
+    path = Path(task.log_path)
+    fields = outcome_fields_from_log(path) if path.is_file() and not path.is_symlink() else None
+    header = (fields or {}).get("header") or {}
+    seats = header.get("seats") if isinstance(header.get("seats"), list) else []
+    fits = (
+        fields is not None
+        and header.get("match_id") == task.match_id
+        and [s.get("entrant") if isinstance(s, dict) else None for s in seats] == [b.name for b in task.bots]
+        and header.get("seed") == task.seed
+        and header.get("rules") == task.rules
+    )
+    if not fits:
+        raise ConfigError(
+            f"log folder {printable(str(path.parent))} holds {printable(path.name)}, which this database does not "
+            f"record and which is not a finished log of match {task.key} of tournament {config.name!r}; it is "
+            "left as it is: move it away (or give the tournament another log_folder) and run again"
+        )
+    assert fields is not None
+    return MatchOutcome(
+        number=task.number,
+        status=fields["status"],
+        totals=fields["totals"],
+        places=fields["places"],
+        forfeits=fields["forfeits"],
+        faults=fields["faults"],
+        reason=fields["reason"],
+        deals=fields["deals"],
+        decisions=fields["decisions"],
+        think_seconds=fields["think_seconds"],
+        log_path=str(path),
+        log_sha256=file_sha256(path),
+    )
 
 
 def _run_pool(

@@ -11,6 +11,9 @@ Plain values in, plain values out; no I/O. The formats (docs/tournaments.md):
   equally often.
 * ``duplicate``: the round-robin tables, but the rotations of a table replay the same deals, so
   every entrant of the table holds every hand once (a *duplicate set*, rated as one game).
+* ``ab`` (``arbiter ab``, not a tournament-file format): entrants ``A, B, field…``. Round r is one
+  *paired set*: A with the field in its 4 seat rotations, then B in the very same seats against
+  the very same field, all 8 matches on the same deals, so B − A measures the change alone.
 
 With fewer than 4 entrants (or a gauntlet field of fewer than 3), copies of entrants fill the
 tables: two entrants sit A B A B; three sit x y x z once for each x; one field member F sits
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import random
 from dataclasses import dataclass
 from typing import Sequence
@@ -102,10 +106,60 @@ def round_tables(fmt: str, entrants: Sequence[str], round_no: int, seed: int, ch
     return [tables[i] for i in order]
 
 
+MAX_MATCHES = 100_000  # matches of one tournament: the schedule is built, held and stored whole
+
+
+def schedule_size(fmt: str, entrants: int, rounds: int = 1) -> int:
+    """How many matches :func:`build_schedule` makes, counted without building it (so that an
+    absurd ``rounds`` or field is refused at once, not after minutes of building)."""
+    if fmt == "ab":
+        per_round = 8
+    elif fmt == "gauntlet":
+        field = entrants - 1
+        per_round = math.comb(field, 3) * 4 if field >= 3 else {2: 8, 1: 4}.get(field, 0)
+    elif entrants >= 4:
+        per_round = math.comb(entrants, 4) * 4
+    else:
+        per_round = {3: 12, 2: 2}.get(entrants, 0)
+    return per_round * rounds
+
+
+def paired_sets(entrants: Sequence[str], sets: int, seed: int) -> list[ScheduledMatch]:
+    """The ``ab`` schedule: per set, A's 4 rotations against the field, then B's on the same deals."""
+    if not 3 <= len(entrants) <= 5:
+        raise ValueError("an A/B test needs A, B and a field of 1 to 3 entrants")
+    a, b, *field = entrants
+    others = (field * 3)[:3] if len(field) != 2 else [field[0], field[1], field[0]]
+    matches: list[ScheduledMatch] = []
+    for r in range(sets):
+        for t, player in enumerate((a, b)):
+            seating = (player, *others)
+            for k in range(4):
+                matches.append(
+                    ScheduledMatch(
+                        number=len(matches),
+                        key=f"s{r + 1}-{'ab'[t]}{k + 1}",
+                        round=r,
+                        table=t,
+                        rotation=k,
+                        game=r,
+                        seats=tuple(seating[(s - k) % 4] for s in range(4)),  # type: ignore[arg-type]
+                        seed=derive_seed(seed, "deals", r),
+                        deal_block=r,
+                    )
+                )
+    return matches
+
+
 def build_schedule(
     fmt: str, entrants: Sequence[str], rounds: int, seed: int, challenger: str | None = None
 ) -> list[ScheduledMatch]:
     """Every match of the tournament in schedule order."""
+    total = schedule_size(fmt, len(entrants), rounds)
+    if total > MAX_MATCHES:
+        raise ValueError(f"{rounds} round(s) make {total} matches; a tournament has at most {MAX_MATCHES}")
+    if fmt == "ab":
+        return paired_sets(entrants, rounds, seed)
     matches: list[ScheduledMatch] = []
     game = 0
     for r in range(rounds):

@@ -1,10 +1,11 @@
 """The gRPC side of the arbiter: bots connect here and play through one stream each.
 
-``ArbiterServer`` listens on one address (a Unix socket by default, or TCP). Each expected
-seat is registered with a fresh secret token; a bot's stream is accepted only with a known,
-unused token and the right protocol version. ``RemotePlayer`` turns a session into a
-:class:`~arbiter.players.Player`: it sends the seat's view with the legal actions and waits,
-bounded by the time control, for a reply carrying the same request id.
+``ArbiterServer`` is an asyncio gRPC server (``grpc.aio``) on one address (a Unix socket by
+default, or TCP), serving any number of matches one after the other or at once: each match is a
+:class:`~arbiter.transport.session.MatchDesk` of seats, each seat registered with a fresh secret
+token. A bot's stream is accepted only with a known, unused token and the right protocol version.
+:class:`~arbiter.transport.remote.RemotePlayer` turns a session into a referee's player: the
+referee awaits it, in the same event loop, with no thread between them.
 
 What a bot cannot do to the arbiter (docs/security.md): send a message over
 ``max_message_bytes`` (gRPC refuses it without buffering it; the seat gets a ``protocol``
@@ -13,99 +14,53 @@ messages nobody asked for, hold a stream open without a hello for more than ``he
 open a connection once every seat is taken, or take a seat with a used, guessed or another
 seat's token. A refused connection never disturbs a connected session, and is charged to no
 connected seat: whoever presents a token cannot be told from whoever stole it.
+
+The server runs in one event loop. In the arbiter (``arbiter.match``) that is the caller's
+loop: ``await server.astart()``. Code that is not asynchronous (check-bot, tests, benchmarks)
+calls ``server.start()``, which runs the loop in a thread of its own; the sessions' flags can be
+waited for from any thread, and a RemotePlayer's blocking methods hand their work to that loop.
+
+Why a stream ended: ``grpc.aio`` reports no reason. A read ends with EOF when the bot
+half-closes; it ends with EOF and then a cancellation of the call when gRPC refused a message
+over the size limit (the status goes out to the bot from the core), but also when the bot's
+process died or its connection was dropped by keepalive. :meth:`ArbiterServer._why_cut` tells
+these apart with what the arbiter knows besides: whether the bot's process still runs, and how
+long the stream had been silent. No private gRPC internals are used.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
-import json
 import logging
-import queue
-import secrets
 import threading
-import time
-from collections.abc import Iterator
-from concurrent import futures
-from dataclasses import replace
 from typing import Any
 
 import grpc
 from barbu import wire
-from barbu.rules import Phase, View
-from barbu.rules.scoring import places
 from barbu.v1 import arbiter_pb2 as pb
-from barbu.v1 import arbiter_pb2_grpc as pb_grpc
 
-from arbiter.process.bot import BotProcess
-from arbiter.referee.faults import FaultKind, PlayerFault
-from arbiter.referee.players import Player
-from arbiter.referee.timecontrol import TimeControl
+from arbiter.transport.session import GONE, Flag, MatchDesk, Session, Stream
+
+__all__ = [
+    "ArbiterServer", "Flag", "GONE", "HELLO_SECONDS", "MAX_INBOUND", "MAX_MESSAGE_BYTES", "MatchDesk",
+    "RemotePlayer", "Session", "Stream", "UNSOLICITED_LIMIT", "refused_message",
+]  # fmt: skip
 
 log = logging.getLogger(__name__)
-
-_CLOSE = object()  # ends an outbound stream
-_GONE = object()  # the bot's side of the stream ended
 
 MAX_MESSAGE_BYTES = 1 << 20  # the largest message a bot may send
 MAX_INBOUND = 64  # messages waiting to be read, per seat
 UNSOLICITED_LIMIT = 16  # messages per match beyond one reply per decision request
 HELLO_SECONDS = 5.0  # from opening a stream to its hello
+SERVICE = "barbu.v1.Arbiter"
 
 
-def _install_receive_hook() -> bool:
-    """Let a stream's reader tell *why* gRPC ended it.
-
-    grpc's synchronous server gives a servicer no reason when it cuts a stream: a message over
-    ``grpc.max_receive_message_length`` (refused from its length prefix, never buffered) and a
-    bot cancelling its own stream both surface as a bare ``RpcError``. The one difference is
-    the receive operation's outcome: it fails for a refused message and ends empty for a
-    cancel. This hook marks the failure on the call's state. grpc is pinned (pyproject.toml);
-    if its internals move, the hook is skipped and the fault's detail is less precise.
-    """
-    try:
-        from grpc import _server
-    except ImportError:  # pragma: no cover
-        return False
-    original = getattr(_server, "_receive_message", None)
-    if original is None:  # pragma: no cover - a grpc release without it
-        return False
-    if getattr(original, "_barbu_hook", False):
-        return True
-
-    def _receive_message(state, call, request_deserializer):
-        callback = original(state, call, request_deserializer)
-
-        def receive_message(event):
-            if not getattr(event, "success", True):
-                state.barbu_receive_failed = True
-            return callback(event)
-
-        return receive_message
-
-    _receive_message._barbu_hook = True  # type: ignore[attr-defined]
-    _server._receive_message = _receive_message
-    return True
-
-
-_RECEIVE_HOOK = _install_receive_hook()
-
-
-def _receive_failed(context: Any, wait: float = 0.1) -> bool:
-    """Whether gRPC refused a message on this stream (see :func:`_install_receive_hook`)."""
-    state = getattr(context, "_state", None)
-    deadline = time.monotonic() + wait
-    while True:
-        if getattr(state, "barbu_receive_failed", False):
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.005)
-
-
-def _refused_message(max_message_bytes: int) -> str:
+def refused_message(max_message_bytes: int) -> str:
     return (
         f"sent a message larger than {_size(max_message_bytes)} (or one gRPC could not read): "
-        "gRPC refused it without reading it and ended the stream"
+        "gRPC refused it without reading it and ended the stream (or the bot closed its stream and "
+        "cancelled it at once: the two look alike to the arbiter)"
     )
 
 
@@ -117,126 +72,11 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
-class Session:
-    """One seat's connection: the token it must present and its message queues."""
-
-    def __init__(self, seat: int, max_inbound: int = MAX_INBOUND, unsolicited_limit: int = UNSOLICITED_LIMIT):
-        self.seat = seat
-        # The seat number prefix lets a refused hello be charged to the seat it claims.
-        self.secret = secrets.token_urlsafe(24)
-        self.token = f"{seat}.{self.secret}"
-        self.refusal: str | None = None  # why a connection claiming this seat was refused
-        self.unsolicited_limit = unsolicited_limit
-        self.requests = 0  # decision requests sent: each may be answered once
-        self.received = 0  # messages received after the hello
-        self.connected = threading.Event()
-        self.used = False
-        self.hello: pb.Hello | None = None
-        self.outbound: queue.SimpleQueue = queue.SimpleQueue()
-        self.inbound: queue.Queue = queue.Queue(maxsize=max_inbound)
-        self.ended = threading.Event()
-        self.violation: str | None = None  # why the arbiter cut the stream, if it did
-        self.context: grpc.ServicerContext | None = None
-
-    def send(self, message: pb.ArbiterMessage) -> None:
-        if not self.ended.is_set():
-            self.outbound.put(message)
-
-    def close(self) -> None:
-        self.outbound.put(_CLOSE)
-
-
-class _Servicer(pb_grpc.ArbiterServicer):
-    def __init__(self, server: ArbiterServer):
-        self.server = server
-
-    def Play(self, request_iterator: Iterator[pb.BotMessage], context: grpc.ServicerContext):
-        server = self.server
-        if server.full():
-            server.refuse("", "a connection came when every seat was already connected")
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "every seat of this match is already connected")
-        # A stream that says nothing holds a server thread: cut it if no hello comes in time.
-        late = threading.Event()
-
-        def cut() -> None:
-            late.set()
-            context.cancel()
-
-        timer = threading.Timer(server.hello_seconds, cut)
-        timer.daemon = True
-        timer.start()
-        try:
-            first = next(request_iterator)
-        except (StopIteration, grpc.RpcError):  # the bot closed the stream, or we cut it
-            if late.is_set():
-                server.refuse("", f"a connection sent no hello within {server.hello_seconds:g}s")
-            return
-        finally:
-            timer.cancel()
-        if first.WhichOneof("msg") != "hello":
-            server.refuse("", "a connection sent something else than a hello first")
-            context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the first message of a session must be a Hello")
-        hello = first.hello
-        session = server.claim(hello.token)
-        if session is None:
-            server.refuse(hello.token, server.why_refused(hello.token))
-            context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown or already used token")
-        if hello.protocol_version != wire.PROTOCOL_VERSION:
-            reason = (
-                f"protocol version {hello.protocol_version} is not supported; "
-                f"this arbiter speaks {wire.PROTOCOL_VERSION}"
-            )
-            session.refusal = f"its hello was refused: {reason}"
-            context.abort(grpc.StatusCode.FAILED_PRECONDITION, reason)
-        session.hello = hello
-        session.context = context
-        reader = threading.Thread(
-            target=self._read, args=(session, request_iterator, server.max_message_bytes), daemon=True
-        )
-        reader.start()
-        session.connected.set()
-        log.debug("seat %d connected: %s %s", session.seat, hello.bot_name, hello.bot_version)
-        while True:
-            message = session.outbound.get()
-            if message is _CLOSE:
-                break
-            yield message
-        session.ended.set()
-
-    @staticmethod
-    def _read(session: Session, request_iterator: Iterator[pb.BotMessage], max_message_bytes: int) -> None:
-        try:
-            for message in request_iterator:
-                session.received += 1
-                unsolicited = session.received - session.requests
-                if unsolicited > session.unsolicited_limit:
-                    session.violation = (
-                        f"sent {unsolicited} messages nobody asked for (at most {session.unsolicited_limit} "
-                        "a match beyond one reply per decision request)"
-                    )
-                    session.context.cancel()
-                    break
-                try:
-                    session.inbound.put_nowait(message)
-                except queue.Full:
-                    session.violation = (
-                        f"flooded the arbiter with more than {session.inbound.maxsize} unanswered messages"
-                    )
-                    session.context.cancel()
-                    break
-            else:  # the stream ended: by the bot, or because gRPC refused a message
-                if session.violation is None and _receive_failed(session.context, wait=0):
-                    session.violation = _refused_message(max_message_bytes)
-        except grpc.RpcError:
-            if session.violation is None and not session.ended.is_set() and _receive_failed(session.context):
-                session.violation = _refused_message(max_message_bytes)
-        except Exception:  # a stream torn down under us
-            log.debug("reader for seat %d stopped", session.seat, exc_info=True)
-        session.ended.set()
-        try:
-            session.inbound.put_nowait(_GONE)
-        except queue.Full:
-            pass
+def _serialize(message: Any) -> bytes:
+    """Responses go out as given when already encoded (the hot path encodes requests itself)."""
+    if isinstance(message, bytes):
+        return message
+    return message.SerializeToString()
 
 
 class ArbiterServer:
@@ -260,89 +100,156 @@ class ArbiterServer:
         keepalive_timeout: float = 20.0,
         idle_seconds: float = 15.0,
     ):
+        self.requested_address = address
+        self.address = address
         self.max_inbound = max_inbound
         self.max_message_bytes = max_message_bytes
         self.unsolicited_limit = unsolicited_limit
         self.hello_seconds = hello_seconds
-        self._lock = threading.Lock()
-        self._sessions: list[Session] = []
+        self.keepalive_seconds = keepalive_seconds
+        self.keepalive_timeout = keepalive_timeout
+        self.idle_seconds = idle_seconds
         self.refused: list[str] = []  # reasons of every refused connection (never a token)
-        self._grpc = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="arbiter-grpc"),
-            options=[
-                # gRPC refuses a larger message from its length prefix: it is never buffered.
-                ("grpc.max_receive_message_length", max_message_bytes),
-                ("grpc.max_send_message_length", 16 << 20),
-                ("grpc.so_reuseport", 0),
-                # One bot needs one stream; a connection may not open many.
-                ("grpc.max_concurrent_streams", 4),
-                # A silent connection is pinged; a dead one is dropped.
-                ("grpc.keepalive_time_ms", int(keepalive_seconds * 1000)),
-                ("grpc.keepalive_timeout_ms", int(keepalive_timeout * 1000)),
-                ("grpc.http2.ping_timeout_ms", int(keepalive_timeout * 1000)),  # what this grpc waits for an ack
-                ("grpc.http2.max_pings_without_data", 0),
-                ("grpc.keepalive_permit_without_calls", 0),
-                # A client may ping at most every 10 s while no data flows; more often is a
-                # strike, and 2 strikes close its connection (a ping flood costs us nothing).
-                ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
-                ("grpc.http2.max_ping_strikes", 2),
-                # A connection without any stream is closed.
-                ("grpc.max_connection_idle_ms", int(idle_seconds * 1000)),
-            ],
-            maximum_concurrent_rpcs=64,
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._desks: list[MatchDesk] = []
+        self._default: MatchDesk | None = None
+        self._streams: set[Stream] = set()
+        self._grpc: Any = None
+        self._thread: threading.Thread | None = None
+
+    # ---- life cycle ------------------------------------------------------------------------
+    def options(self) -> list[tuple[str, Any]]:
+        """The gRPC server options: the limits of docs/security.md (bench/match.py's floor uses
+        the same)."""
+        return server_options(
+            self.max_message_bytes, self.keepalive_seconds, self.keepalive_timeout, self.idle_seconds
         )
-        pb_grpc.add_ArbiterServicer_to_server(_Servicer(self), self._grpc)
-        port = self._grpc.add_insecure_port(address)
-        if address.startswith("unix:"):
-            self.address = address
-        else:
-            host = address.rsplit(":", 1)[0]
+
+    async def astart(self) -> ArbiterServer:
+        """Start serving in the running event loop."""
+        self.loop = asyncio.get_running_loop()
+        self._grpc = grpc.aio.server(options=self.options(), maximum_concurrent_rpcs=64)
+        handler = grpc.stream_stream_rpc_method_handler(
+            self._play, request_deserializer=pb.BotMessage.FromString, response_serializer=_serialize
+        )
+        handlers = {"Play": handler}
+        self._grpc.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+        if hasattr(self._grpc, "add_registered_method_handlers"):
+            self._grpc.add_registered_method_handlers(SERVICE, handlers)
+        port = self._grpc.add_insecure_port(self.requested_address)
+        if not self.requested_address.startswith("unix:"):
+            host = self.requested_address.rsplit(":", 1)[0]
             self.address = f"{host}:{port}"
+        await self._grpc.start()
+        return self
+
+    async def astop(self, grace: float = 0.2) -> None:
+        for stream in list(self._streams):
+            stream.release()
+        if self._grpc is not None:
+            await self._grpc.stop(grace)
+            self._grpc = None
 
     def start(self) -> ArbiterServer:
-        self._grpc.start()
+        """Start serving from code that is not asynchronous: the server gets an event loop in a
+        thread of its own (stop it with :meth:`stop`)."""
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.call_soon(ready.set)
+            loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="arbiter-loop", daemon=True)
+        self._thread.start()
+        ready.wait()
+        try:
+            asyncio.run_coroutine_threadsafe(self.astart(), loop).result()
+        except BaseException:
+            self._stop_thread()
+            raise
         return self
 
     def stop(self) -> None:
-        for s in self._sessions:
-            s.close()
-        self._grpc.stop(grace=0.2).wait()
+        """Stop a server started with :meth:`start`."""
+        if self._thread is None or self.loop is None:
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(self.astop(), self.loop).result(timeout=10)
+        finally:
+            self._stop_thread()
+
+    def _stop_thread(self) -> None:
+        loop, thread = self.loop, self._thread
+        self._thread = None
+        if thread is None:
+            return
+        target = loop if loop is not None else None
+        if target is not None and not target.is_closed():
+            target.call_soon_threadsafe(target.stop)
+        thread.join(timeout=10)
+        if target is not None and not target.is_running():
+            target.close()
+
+    def call(self, coro: Any, timeout: float | None = None) -> Any:
+        """Run a coroutine in the server's loop from another thread and wait for its result."""
+        assert self.loop is not None, "the server is not started"
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    # ---- matches and seats ------------------------------------------------------------------
+    def open_desk(self, label: str = "") -> MatchDesk:
+        """A new match on this server: register its seats with ``desk.expect(seat)``."""
+        desk = MatchDesk(self, label)
+        self._desks.append(desk)
+        return desk
 
     def expect(self, seat: int) -> Session:
-        """Register a seat and return its session (with the token to hand to the bot)."""
-        session = Session(seat, self.max_inbound, self.unsolicited_limit)
-        with self._lock:
-            self._sessions.append(session)
-        return session
+        """Register a seat of this server's one match (a server serving one match at a time)."""
+        if self._default is None or not self._default.open:
+            self._default = self.open_desk()
+        return self._default.expect(seat)
+
+    def forget(self, desk: MatchDesk) -> None:
+        if desk in self._desks:
+            self._desks.remove(desk)
+        if self._default is desk:
+            self._default = None
+
+    def _sessions(self) -> list[Session]:
+        return [s for d in self._desks for s in d.sessions]
 
     def full(self) -> bool:
         """Every registered seat has been claimed: no connection can be accepted any more."""
-        with self._lock:
-            return bool(self._sessions) and all(s.used for s in self._sessions)
+        sessions = self._sessions()
+        return bool(sessions) and all(s.used for s in sessions)
 
     def why_refused(self, token: str) -> str:
         """Why a hello with this token is refused, in words that never repeat the token."""
         seat_text, _, secret = token.partition(".")
-        with self._lock:
-            for s in self._sessions:
-                if hmac.compare_digest(s.token.encode(), token.encode()):
-                    return f"it presented an unknown or already used token (seat {s.seat}'s, already used)"
-            for s in self._sessions:
-                if secret and hmac.compare_digest(s.secret.encode(), secret.encode()):
-                    return (
-                        f"it presented an unknown or already used token (seat {s.seat}'s secret "
-                        f"with the seat number {seat_text[:8]!r})"
-                    )
+        sessions = self._sessions()
+        for s in sessions:
+            if hmac.compare_digest(s.token.encode(), token.encode()):
+                return f"it presented an unknown or already used token (seat {s.seat}'s, already used)"
+        for s in sessions:
+            if secret and hmac.compare_digest(s.secret.encode(), secret.encode()):
+                return (
+                    f"it presented an unknown or already used token (seat {s.seat}'s secret "
+                    f"with the seat number {seat_text[:8]!r})"
+                )
         return "it presented an unknown or already used token (no seat of this match has it)"
 
     def refuse(self, token: str, reason: str) -> None:
         """Note a refused connection. Only a seat not yet connected is told about it (it
         explains the fault if that seat never connects): a connected seat is never charged,
-        since whoever presents a token cannot be told from whoever stole it."""
+        since whoever presents a token cannot be told from whoever stole it. The refusal goes
+        to the seat whose secret the token carries, else to the seat of that number in every
+        match still waiting for it."""
         seat_text, _, secret = token.partition(".")
-        with self._lock:
-            self.refused.append(reason)
-            for s in self._sessions:
+        self.refused.append(reason)
+        for desk in self._desks:
+            desk.refused.append(reason)  # every match in progress notes it (the token may name none)
+            for s in desk.sessions:
                 if s.connected.is_set():
                     continue
                 if seat_text == str(s.seat):
@@ -355,135 +262,135 @@ class ArbiterServer:
     def claim(self, token: str) -> Session | None:
         """The session of ``token`` if it is known and unused (compared in constant time)."""
         found = None
-        with self._lock:
-            for s in self._sessions:
-                if hmac.compare_digest(s.token.encode(), token.encode()) and not s.used:
-                    found = s
-            if found is not None:
-                found.used = True
+        for s in self._sessions():
+            if hmac.compare_digest(s.token.encode(), token.encode()) and not s.used:
+                found = s
+        if found is not None:
+            found.used = True
         return found
 
-
-class RemotePlayer(Player):
-    """A seat played by a bot over a gRPC session (optionally a local process we started)."""
-
-    def __init__(
-        self,
-        session: Session,
-        name: str,
-        time_control: TimeControl,
-        *,
-        process: BotProcess | None = None,
-        match_id: str = "",
-        entrants: list[str] | None = None,
-    ):
-        self.session = session
-        self.name = name
-        self.time_control = time_control
-        self.process = process
-        self.match_id = match_id
-        self.entrants = entrants or []
-        self.next_request_id = 1
-
-    # -- faults
-    def _gone(self) -> PlayerFault:
-        if self.session.violation:
-            return PlayerFault(FaultKind.PROTOCOL, self.session.violation, fatal=True)
-        if self.process is not None:
-            # give a dying process a moment to be reaped so we can tell a crash from a hang-up
-            deadline = time.monotonic() + 0.5
-            while self.process.exit_code() is None and time.monotonic() < deadline:
-                time.sleep(0.01)
-            if self.process.exit_code() is not None:
-                return PlayerFault(FaultKind.CRASH, self.process.describe_exit())
-        return PlayerFault(FaultKind.DISCONNECT, "the bot closed its stream, or its connection was lost")
-
-    def _ensure_connected(self) -> None:
-        if self.session.violation:  # cut off: whatever it queued before is not read
-            raise PlayerFault(FaultKind.PROTOCOL, self.session.violation, fatal=True)
-        if not self.session.connected.is_set():
-            if self.session.refusal:
-                raise PlayerFault(FaultKind.PROTOCOL, self.session.refusal, fatal=True)
-            if self.process is not None and self.process.exit_code() is not None:
-                raise PlayerFault(FaultKind.CRASH, "never connected: " + self.process.describe_exit())
-            raise PlayerFault(FaultKind.DISCONNECT, "the bot never connected")
-        if self.session.ended.is_set() and self.session.inbound.empty():
-            raise self._gone()
-
-    # -- Player
-    def start(self, seat: int, view: View) -> None:
-        self._ensure_connected()
-        rules = view.rules
-        self.session.send(
-            pb.ArbiterMessage(
-                match_start=pb.MatchStart(
-                    match_id=self.match_id,
-                    seat=seat,
-                    rules_json=json.dumps(rules.to_json()),
-                    entrants=self.entrants,
-                    deals=rules.deals_per_match,
-                    decision_seconds=self.time_control.per_decision,
-                    reserve_seconds=self.time_control.reserve,
-                    view=wire.view_to_proto(view),
-                )
+    # ---- one bot's call ----------------------------------------------------------------------
+    async def _play(self, request_iterator: Any, context: Any) -> None:
+        if self.full():
+            self.refuse("", "a connection came when every seat was already connected")
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "every seat of this match is already connected")
+        # A stream that says nothing costs a coroutine, not a thread; it is cut all the same.
+        try:
+            first = await asyncio.wait_for(context.read(), self.hello_seconds)
+        except asyncio.TimeoutError:
+            self.refuse("", f"a connection sent no hello within {self.hello_seconds:g}s")
+            await context.abort(grpc.StatusCode.CANCELLED, f"no hello within {self.hello_seconds:g}s")
+        if first is grpc.aio.EOF:
+            return  # the bot closed the stream before saying anything
+        if first.WhichOneof("msg") != "hello":
+            self.refuse("", "a connection sent something else than a hello first")
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the first message of a session must be a Hello")
+        hello = first.hello
+        session = self.claim(hello.token)
+        if session is None:
+            self.refuse(hello.token, self.why_refused(hello.token))
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown or already used token")
+        assert session is not None
+        if hello.protocol_version != wire.PROTOCOL_VERSION:
+            reason = (
+                f"protocol version {hello.protocol_version} is not supported; "
+                f"this arbiter speaks {wire.PROTOCOL_VERSION}"
             )
-        )
+            session.refusal = f"its hello was refused: {reason}"
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, reason)
+        loop = asyncio.get_running_loop()
+        stream = Stream(hello, context.write, loop)
+        stream.matches = 1
+        self._streams.add(stream)
+        session.attach(stream)
+        log.debug("seat %d connected: %s %s", session.seat, hello.bot_name, hello.bot_version)
+        # The bot's messages are read by a task of their own, for as long as the call lasts; this
+        # handler holds the call open until the arbiter releases it (or gRPC ends it).
+        reader = loop.create_task(self._read(stream, context))
+        try:
+            await asyncio.wait((reader, stream.released), return_when=asyncio.FIRST_COMPLETED)
+            if reader.done() and stream.violation is not None and not stream.released.done():
+                await context.abort(grpc.StatusCode.CANCELLED, "cut off: " + stream.violation)
+            await stream.released  # after an EOF the arbiter may still write to the bot
+        except asyncio.CancelledError:
+            # gRPC cancelled the call: the bot went away, or the core refused a message.
+            if not stream.eof and not reader.done():
+                await asyncio.sleep(0)  # an EOF that came with the cancellation is read first
+            if stream.eof and stream.violation is None and not stream.closing:
+                self._why_cut(stream)
+            raise
+        finally:
+            reader.cancel()
+            self._streams.discard(stream)
+            stream.end()
+            stream.finished.set()
 
-    def decide(self, view: View, time_limit: float) -> Any:
-        self._ensure_connected()
-        request_id = self.next_request_id
-        self.next_request_id += 1
-        self.session.requests += 1  # before sending: the reply may come at once
-        self.session.send(
-            pb.ArbiterMessage(
-                request=pb.DecisionRequest(
-                    request_id=request_id,
-                    # Past deals' results travel once, in DealEnd; the SDK keeps them.
-                    view=wire.view_to_proto(replace(view, results=())),
-                    legal=wire.legal_to_proto(view.legal),
-                    decision_seconds=min(self.time_control.per_decision, time_limit),
-                    reserve_seconds=max(0.0, time_limit - self.time_control.per_decision),
-                )
-            )
-        )
-        deadline = time.monotonic() + time_limit
+    async def _read(self, stream: Stream, context: Any) -> None:
+        """Read the bot's messages until its side ends (EOF) or it breaks a limit."""
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise PlayerFault(FaultKind.TIMEOUT, f"no answer within {time_limit:.3f}s")
-            try:
-                message = self.session.inbound.get(timeout=remaining)
-            except queue.Empty:
-                raise PlayerFault(FaultKind.TIMEOUT, f"no answer within {time_limit:.3f}s") from None
-            if message is _GONE:
-                raise self._gone()
-            kind = message.WhichOneof("msg")
-            if kind != "reply":
-                raise PlayerFault(FaultKind.PROTOCOL, f"sent a {kind or 'empty message'} where a reply was due")
-            rid = message.reply.request_id
-            if 0 < rid < request_id:
-                continue  # a late answer to a request that already timed out
-            if rid != request_id:
-                raise PlayerFault(FaultKind.PROTOCOL, f"replied to unknown request id {rid} (expected {request_id})")
-            try:
-                return wire.action_from_proto(message.reply.action, view.phase)
-            except wire.WireError as e:
-                raise PlayerFault(FaultKind.MALFORMED, str(e)) from None
+            message = await context.read()
+            if message is grpc.aio.EOF:
+                stream.eof = True
+                stream.end()
+                return
+            violation = stream.deliver(message)
+            if violation is not None:
+                stream.cut_off(violation)
+                return
+            # Let the referee take the reply and send its next request before this task starts
+            # the next read: starting a read costs about what a write costs, and it can wait.
+            await asyncio.sleep(0)
 
-    def deal_ended(self, view: View) -> None:
-        self.session.send(pb.ArbiterMessage(deal_end=pb.DealEnd(view=wire.view_to_proto(view))))
+    def _why_cut(self, stream: Stream) -> None:
+        """gRPC cancelled the call right after an EOF. grpc.aio gives the same two events, in the
+        same order, for four causes; three are told apart here: the bot's process died (its
+        socket closed with it: it is already gone), the connection went silent for the keepalive
+        time (pings unanswered), or the core refused a message over ``max_message_bytes`` from
+        its length prefix (and told the bot so, with RESOURCE_EXHAUSTED): the seat's
+        ``protocol`` fault. The fourth, a bot that half-closes its stream and cancels it at once,
+        cannot be told from the third (nothing grpc.aio reports differs, not even the timing):
+        it gets the same fault, whose detail says so. A "refused" cut stays tentative for a local
+        process: a Python bot closes its stream on its way out, before its process ends, so the
+        player waits a moment to see it fail (RemotePlayer.gone)."""
+        session = stream.session
+        probe = session.probe if session is not None else None
+        assert self.loop is not None
+        if probe is not None and not probe():
+            stream.cut = "crash"
+        elif self.loop.time() - stream.last_activity >= self.keepalive_seconds:
+            stream.cut = "lost"
+        else:
+            stream.cut = "refused"
+            stream.violation = refused_message(self.max_message_bytes)
 
-    def match_ended(self, view: View) -> None:
-        self.session.send(
-            pb.ArbiterMessage(
-                match_end=pb.MatchEnd(
-                    status="complete" if view.phase is Phase.OVER else "aborted",
-                    totals=list(view.totals),
-                    places=places(list(view.totals)),
-                    view=wire.view_to_proto(view),
-                )
-            )
-        )
 
-    def close(self) -> None:
-        self.session.close()
+def server_options(
+    max_message_bytes: int, keepalive_seconds: float, keepalive_timeout: float, idle_seconds: float
+) -> list[tuple[str, Any]]:
+    return [
+        # gRPC refuses a larger message from its length prefix: it is never buffered.
+        ("grpc.max_receive_message_length", max_message_bytes),
+        ("grpc.max_send_message_length", 16 << 20),
+        ("grpc.so_reuseport", 0),
+        # One bot needs one stream; a connection may not open many.
+        ("grpc.max_concurrent_streams", 4),
+        # A silent connection is pinged; a dead one is dropped.
+        ("grpc.keepalive_time_ms", int(keepalive_seconds * 1000)),
+        ("grpc.keepalive_timeout_ms", int(keepalive_timeout * 1000)),
+        ("grpc.http2.ping_timeout_ms", int(keepalive_timeout * 1000)),  # what this grpc waits for an ack
+        ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.keepalive_permit_without_calls", 0),
+        # A client may ping at most every 10 s while no data flows; more often is a
+        # strike, and 2 strikes close its connection (a ping flood costs us nothing).
+        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ("grpc.http2.max_ping_strikes", 2),
+        # A connection without any stream is closed.
+        ("grpc.max_connection_idle_ms", int(idle_seconds * 1000)),
+        # Per message, less work: no channelz bookkeeping (unused) and no bandwidth probing
+        # (flow-control pings sized for bulk transfers; our messages are a few hundred bytes).
+        ("grpc.enable_channelz", 0),
+        ("grpc.http2.bdp_probe", 0),
+    ]
+
+
+from arbiter.transport.remote import RemotePlayer  # noqa: E402  (it uses the names above)

@@ -9,10 +9,12 @@
 // BARBU_TOKEN (the seat's secret). The bot loads proto/barbu/v1/arbiter.proto at run time
 // (@grpc/proto-loader: no generated code), opens ONE bidirectional stream (Arbiter.Play),
 // sends Hello, answers every DecisionRequest with one of its legal actions (the very Action
-// message it was offered, copied back) and the same request_id, ignores the informational
-// messages, half-closes after MatchEnd and exits 0. Exit 1 when the session fails, 2 when the
-// environment is incomplete. Logs go to stderr, which the arbiter keeps beside the match log;
-// BARBU_LOG_LEVEL=DEBUG shows every decision.
+// message it was offered, copied back) and the same request_id, and ignores the informational
+// messages. Its play is a pure function of each request, so it says in its hello that it can
+// play several matches (multi_match): after MatchEnd it keeps the stream open, plays the next
+// MatchStart the arbiter sends, and exits 0 when the arbiter ends the stream. Exit 1 when the
+// session fails, 2 when the environment is incomplete. Logs go to stderr, which the arbiter
+// keeps beside the match log; BARBU_LOG_LEVEL=DEBUG shows every decision.
 
 const path = require('path');
 const grpc = require('@grpc/grpc-js');
@@ -23,7 +25,7 @@ const PROTOCOL_VERSION = 1;
 const BOT_NAME = 'node-heuristic';
 const BOT_VERSION = require('./package.json').version;
 const PROTO = path.resolve(__dirname, '..', '..', 'proto', 'barbu', 'v1', 'arbiter.proto');
-const CLOSE_GRACE_MS = 5000; // after MatchEnd, how long to wait for the arbiter to end the stream
+const MULTI_MATCH = true; // one process may play several matches (Hello.multi_match)
 
 const LEVELS = { DEBUG: 10, INFO: 20, WARNING: 30, ERROR: 40 };
 const LEVEL = LEVELS[(process.env.BARBU_LOG_LEVEL || 'INFO').trim().toUpperCase()] || LEVELS.INFO;
@@ -68,7 +70,8 @@ function main() {
   const Arbiter = loadService();
   const client = new Arbiter(address, grpc.credentials.createInsecure());
   const call = client.Play();
-  let over = false; // MatchEnd received
+  let inMatch = false; // between MatchStart and MatchEnd
+  let matches = 0; // matches ended
   let decisions = 0;
   let finished = false;
 
@@ -85,6 +88,8 @@ function main() {
     switch (message.msg) {
       case 'match_start': {
         const s = message.match_start;
+        inMatch = true;
+        decisions = 0;
         log('INFO', `match ${s.match_id}: seat ${s.seat}, ${s.deals} deals, rules ${s.rules_json}, ` +
           `${s.decision_seconds}s a decision + ${s.reserve_seconds}s reserve`);
         break;
@@ -105,14 +110,13 @@ function main() {
       }
       case 'match_end': {
         const end = message.match_end;
-        over = true;
+        inMatch = false;
+        matches += 1;
         log('INFO', `match ended (${end.status}${end.reason ? `: ${end.reason}` : ''}) after ${decisions} decisions: ` +
           `totals ${end.totals.join(' ')}, places ${end.places.join(' ')}`);
-        call.end(); // half-close: the arbiter then ends the stream
-        setTimeout(() => {
-          call.cancel();
-          finish(0);
-        }, CLOSE_GRACE_MS).unref();
+        // A multi-match bot keeps its stream open: the arbiter sends the next MatchStart, or ends
+        // the stream (then 'end' below exits 0).
+        if (!MULTI_MATCH) call.end(); // half-close: the arbiter then ends the stream
         break;
       }
       default:
@@ -120,7 +124,7 @@ function main() {
     }
   });
   call.on('error', (err) => {
-    if (over) {
+    if (!inMatch && matches > 0) {
       finish(0);
       return;
     }
@@ -129,12 +133,15 @@ function main() {
     finish(1);
   });
   call.on('end', () => {
-    if (!over) log('ERROR', `the arbiter closed the session before the match ended (after ${decisions} decisions)`);
-    finish(over ? 0 : 1);
+    const ok = !inMatch && matches > 0;
+    if (!ok) log('ERROR', `the arbiter closed the session before the match ended (after ${decisions} decisions)`);
+    finish(ok ? 0 : 1);
   });
 
   call.write({
-    hello: { protocol_version: PROTOCOL_VERSION, token, bot_name: BOT_NAME, bot_version: BOT_VERSION },
+    hello: {
+      protocol_version: PROTOCOL_VERSION, token, bot_name: BOT_NAME, bot_version: BOT_VERSION, multi_match: MULTI_MATCH,
+    },
   });
   log('DEBUG', `connecting to the arbiter at ${address} (protocol v${PROTOCOL_VERSION})`);
 }

@@ -1,4 +1,5 @@
-"""Plays legally, but once (its 3rd decision) sleeps BARBU_SLEEP seconds (default 1) first."""
+"""Plays legally, but once (its 3rd decision) sleeps BARBU_SLEEP seconds (default 1) first; with
+BARBU_SPIN=1 it computes that long instead (a busy loop in Python, holding the interpreter)."""
 
 import os
 import random
@@ -18,7 +19,13 @@ class SlowBot(Bot):
     def decide(self, view):
         self.asked += 1
         if self.asked == 3:
-            time.sleep(float(os.environ.get("BARBU_SLEEP", "1")))
+            seconds = float(os.environ.get("BARBU_SLEEP", "1"))
+            if os.environ.get("BARBU_SPIN") == "1":
+                until = time.monotonic() + seconds
+                while time.monotonic() < until:
+                    sum(range(1000))
+            else:
+                time.sleep(seconds)
         return self.rng.choice(view.legal)
 
 

@@ -41,6 +41,18 @@ def test_the_random_bot_passes_every_step():
     assert report.step("double-forced-by-quota").detail.startswith("answered")
     assert "passed" in report.step("domino-pass").detail
     assert report.seconds < 30
+    # It says multi_match: the quota match was handed to the same process, on the same stream.
+    assert report.step("multi-match").detail.startswith("declared: played the quota match on the same process")
+    assert len(set(report.pids)) == 1
+
+
+def test_multi_match_is_optional_but_a_declared_one_must_hold():
+    plain = check_bot([PY, str(BOTS / "crash_bot.py")])  # an SDK bot without the capability
+    assert plain.step("multi-match").ok and "not declared" in plain.step("multi-match").detail
+    liar = check_bot(["env", "BARBU_MODE=quit_after_match", PY, str(BOTS / "multi_bot.py")])
+    _assert_complete(liar)
+    step = liar.step("multi-match")
+    assert not step.ok and "declared, but" in step.detail, step.detail
 
 
 def test_the_heuristic_bot_passes_every_step(tmp_path):

@@ -18,7 +18,7 @@ from barbu.v1 import arbiter_pb2_grpc as pb_grpc
 
 from arbiter.referee.faults import FaultKind, PlayerFault
 from arbiter.referee.timecontrol import TimeControl
-from arbiter.transport.server import ArbiterServer, RemotePlayer
+from arbiter.transport.server import ArbiterServer, RemotePlayer, Stream
 
 _END = object()
 
@@ -210,19 +210,24 @@ def test_a_message_over_the_size_limit_is_a_named_protocol_fault(server):
 def test_no_message_to_a_bot_carries_any_token(server):
     sessions = [server.expect(s) for s in range(4)]
     state = new_match(make_ruleset(), 0)
+    state.deal(((1 << 13) - 1, ((1 << 13) - 1) << 13, ((1 << 13) - 1) << 26, ((1 << 13) - 1) << 39))
+    sent: list = []
+
+    async def record(message) -> None:
+        sent.append(message if isinstance(message, bytes) else message.SerializeToString())
+
     for s in sessions:
-        s.connected.set()  # as if its bot had connected: what would it be sent?
+        s.attach(Stream(pb.Hello(), record, server.loop))  # as if its bot had connected: what would it be sent?
         p = player(s)
         p.start(s.seat, observe(state, s.seat))
+        if s.seat == state.turn:
+            with pytest.raises(PlayerFault):  # nobody answers: what matters is what was sent
+                server.call(p.ask(state, s.seat, 0.05), timeout=5)
         p.deal_ended(observe(state, s.seat))
         p.match_ended(observe(state, s.seat))
-        while True:
-            try:
-                message = s.outbound.get_nowait()
-            except queue.Empty:
-                break
-            data = message.SerializeToString()
-            assert all(other.secret.encode() not in data for other in sessions)
+    assert len(sent) == 4 * 3 + 1
+    for data in sent:
+        assert all(other.secret.encode() not in data for other in sessions)
 
 
 def test_a_frozen_bot_is_dropped_by_keepalive(tmp_path):
@@ -256,3 +261,65 @@ def test_a_frozen_bot_is_dropped_by_keepalive(tmp_path):
         bot.kill()
         srv.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_bot_thinking_for_its_whole_decision_time_is_not_dropped_by_keepalive(tmp_path):
+    """The SDK runner decides in its only Python thread; gRPC answers the arbiter's pings in
+    its own threads meanwhile: a bot computing for longer than keepalive + timeout (here 4 s of
+    a busy loop against 1 + 1 s) keeps its connection and its seat."""
+    import sys
+
+    from arbiter.process.bot import BotProcess
+    from arbiter.referee.logfile import AtomicLogFile
+    from arbiter.referee.loop import MatchSetup, Referee
+    from arbiter.referee.players import RandomPlayer
+
+    from .conftest import BOTS
+
+    folder = tempfile.mkdtemp(prefix="barbu-ka-")
+    srv = ArbiterServer(f"unix:{folder}/a.sock", keepalive_seconds=1, keepalive_timeout=1).start()
+    s0 = srv.expect(0)
+    bot = BotProcess(
+        f"env BARBU_SLEEP=4 BARBU_SPIN=1 {sys.executable} {BOTS / 'slow_bot.py'}",
+        {"BARBU_ARBITER": srv.address, "BARBU_TOKEN": s0.token}, tmp_path / "out.txt",
+    )  # fmt: skip
+    try:
+        assert s0.connected.wait(10)
+        control = TimeControl(per_decision=8.0, reserve=0.0)
+        players = [RemotePlayer(s0, "thinker", control, process=bot)] + [RandomPlayer(seed=s) for s in (1, 2, 3)]
+        sink = AtomicLogFile(tmp_path / "m.jsonl")
+        rules = make_ruleset("standard", {"contracts": ["barbu"]})
+        result = Referee(MatchSetup(rules, seed=3), players, sink, time_control=control).run()
+        sink.commit()
+        assert result.status == "complete" and result.faults == [], result.faults
+        assert max(result.think_seconds) >= 4 * 0.9
+    finally:
+        bot.kill()
+        srv.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_stream_handed_to_the_next_match_gets_a_token_of_its_own_and_must_keep_quiet_between(server):
+    """A multi_match bot's stream serves a second match with a session (and token) of its own;
+    between two matches, anything it sends cuts it off (and no match is charged)."""
+    first = server.open_desk("one")
+    s0 = first.expect(0)
+    c = server.connect(pb.BotMessage(hello=pb.Hello(protocol_version=1, token=s0.token, multi_match=True)))
+    assert s0.connected.wait(5) and s0.hello.multi_match
+    assert decide(s0, c) is not None
+    stream = s0.stream
+    server.call(_async(stream.detach))
+    first.close()
+    second = server.open_desk("two")
+    s1 = server.call(_async(lambda: second.hand_over(2, stream)))
+    assert s1.token != s0.token and s1.connected.is_set() and s1.reused == 1 and s1.stream is stream
+    assert decide(s1, c) is not None  # the same bot, in its next match
+    server.call(_async(stream.detach))
+    second.close()
+    c.send(pb.BotMessage(reply=pb.Reply(request_id=1)))  # nothing was asked
+    assert c.status() == "CANCELLED"
+    assert stream.ended.wait(5) and "between two matches" in stream.violation
+
+
+async def _async(fn):
+    return fn()

@@ -7,11 +7,12 @@ its log and the parent committing the row, see the note below); no process of th
 left. After the final, uninterrupted run: every match is recorded exactly once, every log is
 recorded, and no ``.part`` is left.
 
-Note (arbiter/tournament.py): a worker renames ``NAME.part`` to ``NAME`` when its match ends,
-and the parent then commits the row with the log's path and hash. A kill between the two
-leaves a finished log that the database does not hold; the database never refers to a
-missing or partial log, and the resumed run plays that match again and replaces the file.
-The test counts such logs instead of pretending they cannot happen.
+Note (arbiter/tournament/runner.py): a worker renames ``NAME.part`` to ``NAME`` when its match
+ends, and the parent then commits the row with the log's path and hash. A kill between the two
+leaves a finished log that the database does not hold; the database never refers to a missing
+or partial log, and the resumed run records that match from its log as it is (it never plays
+it again over the file: arbiter/tournament/logfolder.py). The test counts such logs instead of
+pretending they cannot happen, and checks that no log, once recorded, ever changes.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def check_consistent(folder: Path) -> tuple[int, int, int]:
                 report = verify(read_log_lines(entry))
                 assert report.valid and report.complete, (name, report)  # never a half log
         else:
-            assert name.endswith(".stderr") or name == "arbiter.log", name
+            assert name.endswith(".stderr") or name in ("arbiter.log", "crash.database.json"), name
     return len(rows), parts, orphans
 
 
@@ -118,6 +119,7 @@ def test_sigkill_at_random_moments_loses_nothing_recorded(tmp_path):
     command = [PY, "-m", "arbiter", "run", str(config), "--json"]
     rng = random.Random(20241)
     history = []
+    seen: dict[str, str] = {}  # log path -> the SHA-256 it was first recorded with
     try:
         for k in range(4):
             proc = subprocess.Popen(
@@ -141,8 +143,12 @@ def test_sigkill_at_random_moments_loses_nothing_recorded(tmp_path):
                 time.sleep(0.05)
             assert processes_tagged(tag) == [], f"after kill {k}, processes of the run are left"
             history.append(check_consistent(tmp_path))
+            for path, (sha, _) in recorded(tmp_path).items():  # once recorded, a log never changes
+                assert seen.setdefault(path, sha) == sha, f"recorded log {path} changed"
         done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, done.stderr[-2000:]
+        for path, (sha, _) in recorded(tmp_path).items():
+            assert seen.setdefault(path, sha) == sha, f"recorded log {path} changed"
     finally:
         for pid in processes_tagged(tag):
             os.kill(pid, signal.SIGKILL)

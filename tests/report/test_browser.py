@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from ..replay.test_browser import browser  # noqa: F401 - the one Chromium fixture, shared
 from .conftest import ARTIFACTS
 
 

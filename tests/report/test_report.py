@@ -254,7 +254,7 @@ def test_the_page_is_self_contained(report):
 def test_bad_logs_are_shown_never_a_crash(tmp_path):
     entrants = {"a": "random", "b": "first", "c": "random", "d": "random", "e": "first"}
     league = play_league(tmp_path / "bad", entrants, name="bad", contracts="barbu")
-    engine = open_database(league.db, create=False)
+    engine = open_database(league.db)  # to change it (create=False opens a database read-only)
     from sqlmodel import Session
 
     with Session(engine) as s:
@@ -369,6 +369,6 @@ def test_errors(tmp_path, league, monkeypatch):
     (tmp_path / "folder.html").mkdir()
     assert_one_line_error(*invoke("report", "--html", str(tmp_path / "folder.html")), "is a folder")
     (tmp_path / "file").write_text("")
-    assert_one_line_error(*invoke("report", "--html", str(tmp_path / "file" / "r.html")), "cannot write the report")
+    assert_one_line_error(*invoke("report", "--html", str(tmp_path / "file" / "r.html")), "file is not a folder")
     code, stdout, err = invoke("report", "--db", league.db)
     assert code == 2 and "--html" in err  # required

@@ -32,8 +32,9 @@ class ScriptedArbiter(pb_grpc.ArbiterServicer):
     every decision of every seat to the one bot connected (it is stateless), and records what
     came back. Assertions happen in the test thread, from the records."""
 
-    def __init__(self, deals: int, rules_json: dict | None = None, seed: int = 11):
+    def __init__(self, deals: int, rules_json: dict | None = None, seed: int = 11, matches: int = 1):
         self.deals = deals
+        self.matches = matches  # more than one only for a bot that declared multi_match
         self.rules_json = rules_json or {"preset": "standard"}
         self.seed = seed
         self.hello: pb.Hello | None = None
@@ -56,12 +57,25 @@ class ScriptedArbiter(pb_grpc.ArbiterServicer):
         self.hello = first.hello
         if first.hello.token != TOKEN:
             context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown token: no seat is waiting for it")
+        for match in range(self.matches if first.hello.multi_match else 1):
+            yield from self._match(request_iterator, match)
+        if first.hello.multi_match:
+            # A multi-match bot does not half-close after MatchEnd: it waits for another match,
+            # and exits when the arbiter ends the stream (as here).
+            self.half_closed.set()
+            return
+        # A clean client half-closes its side after the match end.
+        for extra in request_iterator:
+            self.problems.append(f"message after the match end: {extra}")
+        self.half_closed.set()
+
+    def _match(self, request_iterator, match: int):
         rules = ruleset_from_json(self.rules_json)
         state = new_match(rules, first_declarer=1)
         rng = random.Random(self.seed)
         yield pb.ArbiterMessage(
             match_start=pb.MatchStart(
-                match_id="test-match",
+                match_id="test-match" if match == 0 else f"test-match-{match + 1}",
                 seat=SEAT,
                 rules_json=json.dumps(self.rules_json),
                 entrants=["north", "east", "random", "west"],
@@ -115,10 +129,6 @@ class ScriptedArbiter(pb_grpc.ArbiterServicer):
                 reason=f"test: stopped after {self.deals} deals",
             )
         )
-        # A clean client half-closes its side after the match end.
-        for extra in request_iterator:
-            self.problems.append(f"message after the match end: {extra}")
-        self.half_closed.set()
 
 
 @pytest.fixture
@@ -272,3 +282,29 @@ def test_an_unsendable_answer_is_sent_empty_and_play_goes_on(serve, capsys):
     assert arbiter.problems[0].endswith("got an empty action")
     assert bot.seen[0] == (1.0, 30.0)
     assert len(bot.ended) == 1 and bot.ended[0].deal == 1 and len(bot.ended[0].results) == 1
+
+
+# ---- several matches on one stream (Hello.multi_match) --------------------------------------
+def test_the_random_bot_declares_multi_match_and_plays_the_next_match_on_the_same_stream(serve):
+    arbiter = ScriptedArbiter(deals=1, matches=2)  # the same deal twice: a seeded bot replays it
+    proc = run_bot(serve(arbiter), seed="9")
+    assert proc.returncode == 0, proc.stderr
+    assert arbiter.hello.multi_match is True
+    assert arbiter.problems == [] and arbiter.deal_ends == 2
+    half = len(arbiter.exchanges) // 2
+    first, second = arbiter.exchanges[:half], arbiter.exchanges[half:]
+    assert [r.reply.action for _, _, r in first] == [r.reply.action for _, _, r in second]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 4, proc.stderr  # start and end of each match; the stream's end is quiet
+    assert "in match test-match at" in lines[0] and "in match test-match-2 at" in lines[2]
+
+
+class OneMatchBot(Bot):
+    name = "one-match"  # multi_match stays False: the default
+
+
+def test_a_bot_without_multi_match_half_closes_after_its_match(serve):
+    arbiter = ScriptedArbiter(deals=1, matches=2)
+    assert run(OneMatchBot(), address=serve(arbiter), token=TOKEN) == 0
+    assert arbiter.hello.multi_match is False
+    assert arbiter.half_closed.wait(5) and arbiter.problems == [] and arbiter.deal_ends == 1

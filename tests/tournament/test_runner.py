@@ -71,7 +71,9 @@ def test_a_whole_tournament_in_process(tmp_path):
 
 def test_interrupted_then_resumed_gives_the_same_ratings(tmp_path, monkeypatch):
     cfg = config(tmp_path)
-    reference = run_tournament(cfg, database=db(tmp_path, "ref.db"), play=inproc.play_inprocess, in_process=True)
+    # another database, so another log folder (a folder holds one database's logs)
+    ref_cfg = override(cfg, log_folder=tmp_path / "ref-logs")
+    reference = run_tournament(ref_cfg, database=db(tmp_path, "ref.db"), play=inproc.play_inprocess, in_process=True)
     assert reference.complete
     monkeypatch.setenv("STOP_AT", "7")
     with pytest.raises(TournamentInterrupted, match="7 of 20 matches are recorded; run the same command again"):
@@ -93,7 +95,8 @@ def test_interrupted_then_resumed_gives_the_same_ratings(tmp_path, monkeypatch):
 
 def test_worker_processes_play_and_the_parent_records(tmp_path):
     cfg = config(tmp_path, {"a": "random", "b": "first", "c": "random"}, extra="format: duplicate\n")
-    inline = run_tournament(cfg, database=db(tmp_path, "inline.db"), play=inproc.play_inprocess, in_process=True)
+    inline_cfg = override(cfg, log_folder=tmp_path / "inline-logs")  # another database, another log folder
+    inline = run_tournament(inline_cfg, database=db(tmp_path, "inline.db"), play=inproc.play_inprocess, in_process=True)
     pooled = run_tournament(cfg, database=db(tmp_path), jobs=2, play=inproc.pid_of_worker)
     assert pooled.complete and pooled.played == inline.played == 12
     _, rows, final, _, _ = stored(db(tmp_path))

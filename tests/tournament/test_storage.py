@@ -9,6 +9,7 @@ from sqlalchemy import inspect
 from typer.testing import CliRunner
 
 from arbiter.errors import ConfigError
+from arbiter.tournament.config import override
 from arbiter.tournament.runner import TournamentInterrupted, run_tournament
 from arbiter.tournament.storage import database_url, open_database
 
@@ -52,7 +53,8 @@ def test_postgresql_resume_and_the_smoke_league(tmp_path, postgres_server, pg_ur
     # 1. An in-process tournament, interrupted and resumed on PostgreSQL, equals the SQLite run.
     cfg = config(tmp_path, extra="format: duplicate\n")
     lite = f"sqlite:///{tmp_path}/r.db"
-    run_tournament(cfg, database=lite, play=inproc.play_inprocess, in_process=True)
+    lite_cfg = override(cfg, log_folder=tmp_path / "lite-logs")  # another database, another log folder
+    run_tournament(lite_cfg, database=lite, play=inproc.play_inprocess, in_process=True)
     monkeypatch.setenv("STOP_AT", "9")
     with pytest.raises(TournamentInterrupted):
         run_tournament(cfg, database=pg_url, play=inproc.play_then_interrupt, in_process=True)

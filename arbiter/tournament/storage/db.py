@@ -2,14 +2,19 @@
 
 ``open_database`` accepts a SQLAlchemy URL (``sqlite:///results.db``,
 ``postgresql+psycopg://user:pw@host:5432/db``; ``postgresql://`` and ``postgres://`` mean the
-psycopg 3 driver) or a plain file path (an SQLite file). It creates the tables if they are
-missing and checks that the server answers, turning every failure into one ConfigError line
+psycopg 3 driver) or a plain file path (an SQLite file; a folder, a device or an empty name is
+refused). It creates the tables if they are missing (a new table in an existing database too)
+and checks that the server answers, turning every failure into one ConfigError line
 with the password hidden.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
+import stat
+import time
+import urllib.parse
 from pathlib import Path
 
 from sqlalchemy import event
@@ -18,6 +23,8 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlch
 from sqlmodel import SQLModel, create_engine
 
 from arbiter.errors import ConfigError
+from arbiter.files import kind_of
+from arbiter.text import printable
 from arbiter.tournament.storage import models
 
 DEFAULT_DATABASE = "logs/arbiter.db"  # relative to the current directory
@@ -29,12 +36,17 @@ TABLES = [
     models.SeatResult.__table__,
     models.Fault.__table__,
     models.RatingHistory.__table__,
+    models.TournamentLease.__table__,  # new tables are created in an existing database too
 ]
 
 
 def database_url(value: str | None = None, base_dir: Path | None = None) -> str:
     """The SQLAlchemy URL for a --db value, a file's ``database`` key, $BARBU_DB or the default."""
+    if value is not None and not value.strip():
+        raise ConfigError("the database name is empty: give an SQLite file or a database URL")
     value = value or os.environ.get(ENV_VAR) or DEFAULT_DATABASE
+    if "\0" in value:
+        raise ConfigError("the database name holds a NUL character")
     base = base_dir or Path.cwd()
     if "://" not in value:
         path = Path(os.path.expanduser(value))
@@ -58,6 +70,9 @@ def shown(url: str) -> str:
 
 
 def open_database(value: str | None = None, *, create: bool = True) -> Engine:
+    """An engine for the database ``value`` names. ``create``: make the file and its missing
+    tables (a run); else the database must exist, and an SQLite file is opened read-only,
+    writing nothing to open it (``standings``, ``report``: read-only storage works)."""
     url = database_url(value)
     try:
         parsed = make_url(url)
@@ -67,14 +82,17 @@ def open_database(value: str | None = None, *, create: bool = True) -> Engine:
     kwargs: dict = {}
     if backend == "sqlite":
         db_path = parsed.database
-        if db_path and db_path != ":memory:":
+        if db_path and db_path != ":memory:" and not db_path.startswith("file:"):
+            _check_sqlite_path(db_path)
             folder = Path(db_path).parent
             if not create and not Path(db_path).exists():
-                raise ConfigError(f"no such database: {db_path} (run a tournament first, or give --db)")
+                raise ConfigError(f"no such database: {printable(db_path)} (run a tournament first, or give --db)")
+            if not create:
+                return _open_sqlite_reading(db_path)
             try:
                 folder.mkdir(parents=True, exist_ok=True)
             except OSError as e:
-                raise ConfigError(f"cannot create the folder of database {db_path}: {e.strerror}") from None
+                raise ConfigError(f"cannot create the folder of database {printable(db_path)}: {e.strerror}") from None
         kwargs["connect_args"] = {"timeout": 30}
     elif backend == "postgresql":
         kwargs["connect_args"] = {"connect_timeout": 10}
@@ -93,11 +111,60 @@ def open_database(value: str | None = None, *, create: bool = True) -> Engine:
         with engine.connect():
             pass
         if create:
-            SQLModel.metadata.create_all(engine, tables=TABLES)
+            _create_tables(engine)
     except (DBAPIError, SQLAlchemyError, OSError) as e:
         engine.dispose()
         raise ConfigError(f"cannot reach database {shown(url)}: {first_line(e)}") from None
     return engine
+
+
+def _create_tables(engine: Engine) -> None:
+    """Create the missing tables; two runs doing it at the same moment is not an error."""
+    for attempt in range(5):
+        try:
+            SQLModel.metadata.create_all(engine, tables=TABLES)
+            return
+        except (DBAPIError, SQLAlchemyError):
+            if attempt == 4:
+                raise
+            time.sleep(0.05 * (attempt + 1))  # the other run's CREATE TABLE won: look again
+
+
+def _check_sqlite_path(db_path: str) -> None:
+    """An SQLite database is a regular file (or a new name): not a folder, a device or a pipe."""
+    try:
+        st = os.stat(db_path)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise ConfigError(f"cannot use database {printable(db_path)}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(f"database {printable(db_path)} is {kind_of(st.st_mode)}, not an SQLite database file")
+
+
+def _open_sqlite_reading(db_path: str) -> Engine:
+    """Open an SQLite file only to read it, and without writing anything to open it: no
+    journal-mode change, so a database on read-only storage (a read-only mount, a file and
+    folder one may not write) opens too. Where even SQLite's shared-memory file cannot be made
+    next to a WAL database, the file is read as immutable (nobody can change it there)."""
+    uri = "file:" + urllib.parse.quote(os.path.abspath(db_path)) + "?mode=ro"
+
+    def connect(extra: str = "") -> sqlite3.Connection:
+        conn = sqlite3.connect(uri + extra, uri=True, timeout=30, check_same_thread=False)
+        conn.execute("PRAGMA query_only=ON")
+        conn.execute("select count(*) from sqlite_master").fetchone()
+        return conn
+
+    try:
+        connect().close()
+        extra = ""
+    except sqlite3.DatabaseError as e:
+        try:
+            connect("&immutable=1").close()
+        except sqlite3.DatabaseError:
+            raise ConfigError(f"cannot read database {printable(db_path)}: {e}") from None
+        extra = "&immutable=1"
+    return create_engine("sqlite://", creator=lambda: connect(extra))
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

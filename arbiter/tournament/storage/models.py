@@ -115,3 +115,27 @@ class RatingHistory(SQLModel, table=True):
     entrant_id: int = Field(foreign_key="entrants.id")
     mu: float
     sigma: float
+
+
+class TournamentLease(SQLModel, table=True):
+    """Who runs a tournament now: one row per tournament name, in the results database itself.
+
+    A run takes the row before it touches anything (an insert, or a compare-and-set update of a
+    free or stale row), renews ``heartbeat`` while it runs and frees the row (``owner`` empty)
+    when it ends; each match it records renews the row in the same transaction, so a run that
+    lost its lease cannot record. Times are the database server's clock, in seconds since the
+    epoch, so that runs on machines whose clocks differ judge staleness alike. ``folder_key`` is
+    made once with the row: the tournament's log folder names it (arbiter.tournament.logfolder).
+    """
+
+    __tablename__ = "tournament_leases"
+
+    tournament: str = Field(primary_key=True)  # the tournament's name
+    owner: str = ""  # the holding run's id; empty: free
+    host: str = ""
+    pid: int = 0
+    node: str = ""  # host, boot and PID namespace: where ``pid`` names a process
+    process_start: int = 0  # the holder's start time (clock ticks since boot): a reused pid is not it
+    taken_at: float = 0.0
+    heartbeat: float = 0.0
+    folder_key: str = ""

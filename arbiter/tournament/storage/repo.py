@@ -9,12 +9,13 @@ of it. Readers get plain values (:class:`arbiter.ratings.MatchRecord`).
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from sqlalchemy import delete, func
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from arbiter.errors import ConfigError, StorageError
 from arbiter.tournament.ratings import MatchRecord, RatingRow, SeatRecord
@@ -50,6 +51,14 @@ class Repo:
             raise ConfigError(f"no tournament named {name!r}" + (f" (known: {known})" if known else ""))
         return t
 
+    @contextmanager
+    def reading(self, what: str) -> Iterator[None]:
+        """Reads in this block that fail become one StorageError line: "cannot read WHAT: why"."""
+        try:
+            yield
+        except SQLAlchemyError as e:
+            raise StorageError(f"cannot read {what}: {first_line(e)}") from None
+
     def tournaments(self) -> list[Tournament]:
         with self.session() as s:
             return list(s.exec(select(Tournament).order_by(Tournament.id)))
@@ -71,7 +80,11 @@ class Repo:
                     config_text=config.source,
                 )
                 s.add(t)
-                s.flush()
+                try:
+                    s.flush()
+                except IntegrityError:  # another run created it at the same moment (no lease held?)
+                    s.rollback()
+                    raise ConfigError(f"tournament {config.name!r} was created by another run at the same time") from None
                 for e in config.entrants:
                     s.add(Entrant(tournament_id=t.id, name=e.name, command=e.command, remote=e.remote))
                 try:
@@ -80,10 +93,16 @@ class Repo:
                     s.rollback()
                     raise ConfigError(f"tournament {config.name!r} was created by another run at the same time") from None
             else:
+                if t.fingerprint != config.fingerprint() and t.fingerprint == config.fingerprint(legacy=True):
+                    # recorded before the fingerprint covered limits and isolation: adopt this run's
+                    t.fingerprint = config.fingerprint()
+                    s.add(t)
+                    s.commit()
                 if t.fingerprint != config.fingerprint():
                     raise ConfigError(
                         f"the database already holds a tournament named {config.name!r} played with a different "
-                        "configuration (entrants, rules, format, seed, deals, time control or fault policy); "
+                        "configuration (entrants, rules, format, seed, deals, time control, fault policy, limits or "
+                        "isolation); "
                         "give the tournament a new 'name' or use another database"
                     )
                 stored = list(s.exec(select(Match.number, Match.key, Match.seats).where(Match.tournament_id == t.id)))
@@ -116,6 +135,12 @@ class Repo:
         with self.session() as s:
             return list(s.exec(select(Entrant.name).where(Entrant.tournament_id == tournament_id).order_by(Entrant.id)))
 
+    def entrants_by_id(self, tournament_id: int) -> dict[int, str]:
+        """Entrant names by row id: seat results and faults name their entrant by id."""
+        with self.session() as s:
+            query = select(Entrant.id, Entrant.name).where(Entrant.tournament_id == tournament_id)
+            return {i: name for i, name in s.exec(query) if i is not None}
+
     # ---- matches -----------------------------------------------------------------------
     def record_match(
         self,
@@ -124,14 +149,20 @@ class Repo:
         outcome: Any,
         entrant_ids: dict[str, int],
         ratings: Iterable[RatingRow] = (),
+        fence: Callable[[Session], None] | None = None,
     ) -> None:
-        """One finished match with its seats, faults and rating rows, in one transaction."""
+        """One finished match with its seats, faults and rating rows, in one transaction.
+
+        ``fence(session)`` runs first in that transaction (the tournament lease: it raises, and
+        nothing is recorded, if this run no longer holds it)."""
         forfeits = set(outcome.forfeits)
         strikes = [0, 0, 0, 0]
         for f in outcome.faults:
             strikes[f["seat"]] += 1
         try:
             with self.session() as s:
+                if fence is not None:
+                    fence(s)
                 m = Match(
                     tournament_id=tournament_id,
                     number=scheduled.number,
@@ -240,6 +271,20 @@ class Repo:
         with self.session() as s:
             query = select(Fault).join(Match, Fault.match_id == Match.id).where(Match.tournament_id == tournament_id)
             return list(s.exec(query.order_by(Fault.id)))
+
+    def seat_results(self, tournament_id: int) -> dict[int, list[SeatResult]]:
+        """Each recorded match's seat results, by match id, in seat order."""
+        with self.session() as s:
+            query = (
+                select(SeatResult)
+                .join(Match, col(SeatResult.match_id) == col(Match.id))
+                .where(Match.tournament_id == tournament_id)
+                .order_by(col(SeatResult.match_id), col(SeatResult.seat))
+            )
+            out: dict[int, list[SeatResult]] = {}
+            for sr in s.exec(query):
+                out.setdefault(sr.match_id, []).append(sr)
+            return out
 
     # ---- ratings -----------------------------------------------------------------------
     def replace_rating_history(self, tournament_id: int, rows: Iterable[RatingRow], entrant_ids: dict[str, int]) -> None:

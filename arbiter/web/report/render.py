@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from arbiter.web.chart import nice_step
 from arbiter.web.html import json_for_script, render
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,17 +90,6 @@ class Chart:
     lines: list[ChartLine]  # the leader last, so it is drawn on top
 
 
-def _nice_step(span: float, target: int = 6) -> float:
-    if span <= 0:
-        return 1.0
-    raw = span / target
-    mag = 10 ** math.floor(math.log10(raw))
-    for m in (1, 2, 2.5, 5, 10):
-        if raw <= m * mag:
-            return m * mag
-    return 10 * mag
-
-
 def chart(series: dict[str, list[list[float]]], order: Sequence[str], colours: Colours, x_max: int) -> Chart:
     """The rating history: one polyline per entrant, μ after each rated game."""
     W, H, L, R, T, B = 760, 320, 46, 14, 14, 38
@@ -107,7 +97,7 @@ def chart(series: dict[str, list[list[float]]], order: Sequence[str], colours: C
     lo, hi = (min(values), max(values)) if values else (20.0, 30.0)
     if hi - lo < 2:
         lo, hi = lo - 1, hi + 1
-    step = _nice_step(hi - lo, 6)
+    step = nice_step(hi - lo, 6)
     lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
     x_max = max(1, x_max)
 
@@ -122,7 +112,7 @@ def chart(series: dict[str, list[list[float]]], order: Sequence[str], colours: C
     while y <= hi + 1e-9:
         y_ticks.append((f"{Y(y):.1f}", f"{Y(y) + 4:.1f}", f"{y:g}"))
         y += step
-    xstep = max(1, int(_nice_step(x_max, 8)))
+    xstep = max(1, int(nice_step(x_max, 8)))
     x_ticks = [(f"{X(x):.1f}", x) for x in range(0, x_max + 1, xstep)]
     mu0 = next((s[0][1] for s in series.values() if s), None)
     lines = []

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from arbiter.web.report.logs import DealFacts
+from arbiter.replay.facts import DealFacts
 
 if TYPE_CHECKING:  # pragma: no cover
     from arbiter.tournament.ratings import RatingRow

@@ -33,14 +33,22 @@ class Bot:
     decision of its seat, and the ``on_*`` hooks with the informational messages.
 
     The defaults play the first legal action: a subclass overrides what it wants to decide.
-    A decision must return in time (``decision_seconds`` free, then the reserve); an
-    exception or an illegal answer is a fault, and the arbiter plays a substitute action.
+    A decision must return in time (``decision_seconds`` free, then the reserve). A late or
+    illegal answer is a fault: the arbiter plays a substitute action and the match goes on. An
+    exception escaping ``decide`` ends the bot's session (the runner logs it with its traceback
+    and exits 1): the arbiter records the fault and its fault policy decides the seat's fate.
     """
 
     name = "bot"
     """The name the bot gives in its hello (the tournament file's entrant name is separate)."""
     version = "0"
     """The version the bot gives in its hello."""
+    multi_match: bool = False
+    """Whether one process of this bot may play several matches, one after the other (said in
+    the hello; off by default). A tournament may then keep the process and hand it its next
+    match: :meth:`on_match_start` comes again, with a new seat, rules and time control. Set it
+    only if nothing the bot keeps from one match spoils the next (the arbiter never hands it a
+    deal it has already seen)."""
     decision_seconds: float = 0.0
     """Set by the runner before each decision: the free time for it, in seconds."""
     reserve_seconds: float = 0.0

@@ -387,8 +387,24 @@ class _Verifier:
             for i, s in enumerate(seats)
         ):
             self.fail("'seats' must list seats 0-3 in order, each with 'seat' and an 'entrant' name")
+        if "reused" in obj:
+            self._check_reused(obj["reused"])
         self.header = obj
         self.state = new_match(rules, first)
+
+    def _check_reused(self, reused: Any) -> None:
+        """``reused``: the seats played by a bot process kept from earlier matches (docs/match-log.md)."""
+        seats: set[int] = set()
+        if not isinstance(reused, list):
+            self.fail("'reused' must be a list of {'seat', 'matches_before'} objects")
+        for item in reused:
+            seat = item.get("seat") if isinstance(item, dict) else None
+            before = item.get("matches_before") if isinstance(item, dict) else None
+            if seat not in (0, 1, 2, 3) or isinstance(seat, bool) or seat in seats:
+                self.fail(f"'reused' names seat {seat!r}: each entry needs a seat 0-3, at most once")
+            if not isinstance(before, int) or isinstance(before, bool) or before < 1:
+                self.fail(f"'reused' seat {seat}: matches_before must be a whole number of matches, 1 or more")
+            seats.add(seat)
 
     # -- decisions
     def _check_deal_seat(self, obj: dict[str, Any], want_seat: bool = True) -> None:

@@ -699,7 +699,8 @@ def deal(state: MatchState, hands: Sequence[int]) -> None:
 def random_playout(state: MatchState, rng: random.Random, *, to_deal_end: bool = False) -> int:
     """Play uniformly random legal actions until the match ends (or, with ``to_deal_end``,
     until the current deal is scored); new deals are shuffled from ``rng``. Returns the number
-    of decisions made.
+    of decisions made. A state between deals (phase DEAL) deals the next one first: after an
+    action that may have ended the deal, compare ``len(state.results)`` before playing on.
 
     This is the inner loop of Monte-Carlo bots: card choices are drawn straight from the
     legal mask (a uniformly random set bit), with no action lists built, so it runs several

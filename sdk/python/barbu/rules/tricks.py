@@ -5,6 +5,7 @@ winning the trick. They return the mask of legal cards, never empty for a non-em
 A bot that simulates play from a hypothetical hand (a sampled deal) can ask them directly:
 
 >>> from barbu.rules import make_ruleset, parse_hand, hand_names
+>>> from barbu.rules.cards import SPADES
 >>> rules = make_ruleset("standard")
 >>> hand = parse_hand(["2H", "KH", "3C"])
 >>> hand_names(legal_lead(rules, Contract.NO_HEARTS, hand, hearts_broken=False))
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
-from .cards import HEARTS, HEARTS_MASK, KING_OF_HEARTS, ACE_OF_HEARTS, SPADES, SUIT_MASKS
+from .cards import HEARTS, HEARTS_MASK, KING_OF_HEARTS, ACE_OF_HEARTS, SUIT_MASKS
 from .contracts import Contract
 from .ruleset import Ruleset
 

@@ -54,16 +54,18 @@ class BotMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., reply: _Optional[_Union[Reply, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("protocol_version", "token", "bot_name", "bot_version")
+    __slots__ = ("protocol_version", "token", "bot_name", "bot_version", "multi_match")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    MULTI_MATCH_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     token: str
     bot_name: str
     bot_version: str
-    def __init__(self, protocol_version: _Optional[int] = ..., token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ...) -> None: ...
+    multi_match: bool
+    def __init__(self, protocol_version: _Optional[int] = ..., token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., multi_match: _Optional[bool] = ...) -> None: ...
 
 class Reply(_message.Message):
     __slots__ = ("request_id", "action")

@@ -1,0 +1,118 @@
+"""Stopping on Ctrl-C, SIGTERM or SIGHUP: once, cleanly, with the signal's exit code.
+
+Inside :func:`stop_on_signals` the first of these signals raises :class:`Stopped` (a
+BaseException, like KeyboardInterrupt, that knows its signal), so ``finally`` blocks run: bots are killed, temporary
+sockets and folders removed, a lease released. Every later signal is only noted: a second
+Ctrl-C while the clean-up runs cannot cut it short or end in a traceback. :func:`deferred` marks
+a step that must not be cut in two (a match being recorded): a signal arriving inside it takes
+effect when it ends. The process then exits with 128 + the signal's number (130 for Ctrl-C,
+143 for SIGTERM, 129 for SIGHUP), as a shell reports a job the signal ended.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(BaseException):
+    """Raised by the first stop signal; ``signum`` is which. Not an Exception (no ``except
+    Exception`` swallows it) and not a KeyboardInterrupt (which typer would turn into a silent
+    exit 130 whatever the signal)."""
+
+    def __init__(self, signum: int = signal.SIGINT):
+        super().__init__(signum)
+        self.signum = signum
+
+
+INTERRUPTS = (KeyboardInterrupt, Stopped)  # what a stop looks like: ``except INTERRUPTS``
+
+
+def signal_of(e: BaseException | None) -> int:
+    """The signal behind an interruption (a plain KeyboardInterrupt is Ctrl-C)."""
+    return getattr(e, "signum", signal.SIGINT)
+
+
+def exit_code(signum: int) -> int:
+    return 128 + signum
+
+
+class _State:
+    installed = 0
+    stopping: int | None = None  # the signal that started the stop
+    deferring = 0
+    pending: int | None = None
+    noted = 0
+
+
+_state = _State()
+
+
+def _handler(signum: int, frame: object) -> None:
+    if _state.stopping is not None:
+        _state.noted += 1
+        if _state.noted == 1:
+            try:
+                os.write(2, b"stopping: cleaning up, please wait\n")
+            except OSError:
+                pass
+        return
+    if _state.deferring:
+        if _state.pending is None:
+            _state.pending = signum
+        return
+    _state.stopping = signum
+    raise Stopped(signum)
+
+
+def stopping() -> int | None:
+    """The signal that is stopping this process, if one is."""
+    return _state.stopping
+
+
+def begin_stop(signum: int = signal.SIGINT) -> None:
+    """From now on, stop signals are only noted (the process is already stopping)."""
+    if _state.stopping is None:
+        _state.stopping = signum
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """Stop signals raise :class:`Stopped` in this block (main thread only; nests)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+    if _state.installed == 0:
+        previous = {s: signal.signal(s, _handler) for s in STOP_SIGNALS}
+        _state.stopping = _state.pending = None
+        _state.noted = _state.deferring = 0
+    _state.installed += 1
+    try:
+        yield
+    finally:
+        _state.installed -= 1
+        if _state.installed == 0:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+            _state.stopping = _state.pending = None
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """A stop signal arriving in this block takes effect when the block ends."""
+    _state.deferring += 1
+    try:
+        yield
+    finally:
+        _state.deferring -= 1
+        if _state.deferring == 0 and _state.pending is not None:
+            signum, _state.pending = _state.pending, None
+            if _state.stopping is None and _state.installed:
+                _state.stopping = signum
+                raise Stopped(signum)

@@ -1,0 +1,91 @@
+"""Bots that start once, in a tournament: a worker plays its matches through one long-lived
+arbiter and keeps the bots that said multi_match; the logs say which seats a kept process
+played, every match still verifies, and the results are those of the same league played with a
+fresh process for every seat of every match (the sample bots play each match the same way in
+any process). Nothing is left running at the end."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from barbu.matchlog import verify
+
+from arbiter.referee.logfile import read_log_lines
+from arbiter.tournament.config import load_config, override
+from arbiter.tournament.runner import MatchOutcome, MatchTask, play_match, run_tournament
+from arbiter.tournament.storage import Repo, open_database
+
+from .conftest import SMOKE
+
+
+def play_fresh(task: MatchTask) -> MatchOutcome:
+    return play_match(replace(task, reuse=False))
+
+
+def league(tmp_path: Path, name: str, play) -> tuple[list, list[dict]]:
+    config = override(load_config(SMOKE), format="round_robin", rounds=2, log_folder=tmp_path / name)
+    url = f"sqlite:///{tmp_path}/{name}.db"
+    summary = run_tournament(config, database=url, jobs=1, play=play)
+    assert summary.complete and summary.played >= 3
+    engine = open_database(url, create=False)
+    try:
+        repo = Repo(engine)
+        rows = repo.match_rows(repo.tournament(config.name).id)
+    finally:
+        engine.dispose()
+    headers = []
+    for r in rows:
+        report = verify(read_log_lines(r.log_path))
+        assert report.valid and report.complete and r.status == "complete"
+        headers.append(json.loads(Path(r.log_path).read_text().splitlines()[0]))
+    return rows, headers
+
+
+def test_a_worker_keeps_multi_match_bots_and_the_results_do_not_change(tmp_path):
+    kept_rows, kept_headers = league(tmp_path, "kept", play_match)
+    fresh_rows, fresh_headers = league(tmp_path, "fresh", play_fresh)
+    assert all("reused" not in h for h in fresh_headers)
+    assert "reused" not in kept_headers[0]
+    # After the first match, every seat is played by a process kept from an earlier match.
+    for h in kept_headers[1:]:
+        assert sorted(r["seat"] for r in h["reused"]) == [0, 1, 2, 3], h.get("reused")
+    assert [r.totals for r in kept_rows] == [r.totals for r in fresh_rows]
+    # Each match has its own output files (a kept bot's output follows it to its next match).
+    for r, h in zip(kept_rows, kept_headers):
+        stem = Path(r.log_path).name.removesuffix(".jsonl")
+        for seat in range(4):
+            out = Path(r.log_path).with_name(f"{stem}.seat{seat}.stderr").read_text()
+            assert f"in match {h['match_id']} at" in out, out
+            assert out.count(" in match ") == 1, out
+    # The worker let its kept bots go when it ended: nothing of the run is left.
+    left = {p: _cmdline(p) for p in _descendants(os.getpid())}
+    assert [c for c in left.values() if "resource_tracker" not in c] == [], left
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _descendants(pid: int) -> set[int]:
+    """Live (non-zombie) descendants of a process."""
+    parents, states = {}, {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+                parents[int(entry.name)], states[int(entry.name)] = int(fields[1]), fields[0]
+            except (OSError, IndexError, ValueError):
+                pass
+    tree, frontier = set(), {pid}
+    while frontier:
+        frontier = {p for p, pp in parents.items() if pp in frontier}
+        tree |= frontier
+    return {p for p in tree if states.get(p) != b"Z"}
