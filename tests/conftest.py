@@ -1,4 +1,5 @@
-"""Fixtures shared across test folders: the one headless Chromium of the browser tests.
+"""What test folders share: the one headless Chromium of the browser tests, and finding a run's
+processes (by the tag in their environment, or as descendants).
 
 Set up with ``scripts/setup_browser.sh``. Without Chromium or playwright the browser tests FAIL,
 with a message saying so: they are part of the suite, not optional.
@@ -7,6 +8,7 @@ with a message saying so: they are part of the suite, not optional.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +40,65 @@ def browser(tmp_path_factory):
             pytest.fail(f"cannot start Chromium ({CHROMIUM}): {e}\n{SETUP}", pytrace=False)
         yield context
         context.close()
+
+
+
+class OpenedPage:
+    """A page of ours opened from its file:// URL in the shared browser, with every request and
+    console error recorded (a self-contained page makes no request but its own URL)."""
+
+    def __init__(self, browser, path: Path, ready: str):
+        self.context = browser
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self._on_request = lambda r: self.requests.append(r.url)
+        browser.on("request", self._on_request)
+        self.page = browser.new_page()
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type in ("error", "warning") else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.url = path.resolve().as_uri()
+        try:
+            self.page.goto(self.url)
+            self.page.wait_for_function(ready)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        self.page.close()
+        self.context.remove_listener("request", self._on_request)
+
+def processes_tagged(tag: str) -> list[int]:
+    """Live (not zombie) processes, this one aside, whose environment carries BARBU_TEST_TAG=tag:
+    a run's arbiter, its workers and their bots all inherit it."""
+    needle = f"BARBU_TEST_TAG={tag}".encode()
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                with open(f"/proc/{entry.name}/environ", "rb") as f:
+                    if needle in f.read().split(b"\0"):
+                        with open(f"/proc/{entry.name}/stat", "rb") as s:
+                            if s.read().rsplit(b")", 1)[1].split()[0] != b"Z":
+                                found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def descendants(pid: int) -> set[int]:
+    """Live (not zombie) descendants of a process, found by their parent ids."""
+    parents, states = {}, {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+                parents[int(entry.name)], states[int(entry.name)] = int(fields[1]), fields[0]
+            except (OSError, IndexError, ValueError):
+                pass
+    tree, frontier = set(), {pid}
+    while frontier:
+        frontier = {p for p, pp in parents.items() if pp in frontier}
+        tree |= frontier
+    return {p for p in tree if states.get(p) != b"Z"}

@@ -205,7 +205,21 @@ def ab_command(
         ),
     ] = None,
     jobs: Annotated[
-        Optional[int], typer.Option("--jobs", min=1, max=1024, help="Matches played at once (default: the cores).")
+        Optional[int],
+        typer.Option(
+            "--jobs",
+            min=1,
+            max=1024,
+            help="Matches played at once (default: the cores); with --cluster, matches sent to it at a time.",
+        ),
+    ] = None,
+    cluster: Annotated[
+        Optional[str],
+        typer.Option(
+            "--cluster",
+            metavar="tcp://HOST:PORT",
+            help="Play the matches on the Dask cluster of this scheduler (docs/cluster.md).",
+        ),
     ] = None,
     db: Annotated[
         Optional[str],
@@ -228,7 +242,7 @@ def ab_command(
 
     from arbiter.cli.play import rules_of
     from arbiter.files import output_path
-    from arbiter.tournament.config import NAME_RE
+    from arbiter.tournament.config import NAME_RE, cluster_address_problem
     from arbiter.verdict.ab import AbSpec, run_ab
     from arbiter.verdict.sprt import FixedConfig, SprtConfig
 
@@ -264,6 +278,8 @@ def ab_command(
                 )
             except ValueError as e:
                 fail(f"the test: {e}")
+        if cluster is not None and (problem := cluster_address_problem(cluster.strip())):
+            fail(f"--cluster: {problem}")
         out = output_path(html, "--html") if html is not None else None
         spec = AbSpec(
             a=a,
@@ -276,6 +292,7 @@ def ab_command(
             database=db,
             log_folder=Path(log_folder) if log_folder else None,
             jobs=jobs,
+            cluster=cluster.strip() if cluster is not None else None,
         )
         try:
             result = run_ab(spec, reporter=AbReporter() if as_json else RichAbReporter(console))

@@ -70,7 +70,8 @@ LOG_LEVEL = 6  # zlib level of the logs shipped back
 MAX_SHIPPED_LOG = 64 << 20  # a log a worker returns, uncompressed (as arbiter.referee.logfile.MAX_LOG_BYTES)
 MAX_SHIPPED_OUTPUT = 1 << 40
 VERSION_SECONDS = 10.0
-IDLE_SECONDS = 60.0  # a worker's match process (and the bots it keeps) idle this long is stopped
+IDLE_SECONDS = 10.0  # a worker's match process (and the bots it keeps) idle this long is stopped: in a run
+# the next match follows within a second, so this long means its coordinator is gone
 
 
 # ---- what travels: plain, picklable values ----------------------------------------------------

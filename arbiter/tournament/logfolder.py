@@ -35,13 +35,14 @@ from pathlib import Path
 from arbiter.errors import ConfigError
 from arbiter.files import output_folder, output_path
 from arbiter.text import printable
+from arbiter.tournament.schedule import MATCH_KEY
 
 MARKER_SUFFIX = ".database.json"
 
 
 def log_name_pattern(tournament: str) -> re.Pattern[str]:
     """Names of the tournament's match logs (finished, or ``.part``) in its folder."""
-    return re.compile(re.escape(tournament) + r"-r\d+-t\d{3,}-\d+\.jsonl(\.part)?")
+    return re.compile(re.escape(tournament) + f"-({MATCH_KEY})" + r"\.jsonl(\.part)?")
 
 
 class LogFolder:

@@ -30,10 +30,15 @@ from dataclasses import dataclass
 from typing import Sequence
 
 
+MATCH_KEY = r"r\d+-t\d{3,}-\d+|s\d+-[ab]\d+"
+"""Every match key a schedule makes: round, table, rotation (``r1-t003-2``), or an A/B test's
+set, side and rotation (``s4-b2``). A match's log is ``NAME-KEY.jsonl``."""
+
+
 @dataclass(frozen=True)
 class ScheduledMatch:
     number: int  # 0-based position in the schedule: ratings are updated in this order
-    key: str  # readable and unique in the tournament, e.g. "r1-t003-2"
+    key: str  # readable and unique in the tournament (MATCH_KEY), e.g. "r1-t003-2"
     round: int  # 0-based
     table: int  # 0-based, within the round
     rotation: int  # 0-based seat rotation of the table

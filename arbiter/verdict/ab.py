@@ -89,7 +89,8 @@ class AbSpec:
     name: str | None = None  # default: ab-<hash of the commands, rules, seed and time control>
     database: str | None = None
     log_folder: Path | None = None  # default: logs/<name> in the current folder
-    jobs: int | None = None
+    jobs: int | None = None  # matches at once here; with ``cluster``, matches asked of it per batch
+    cluster: str | None = None  # a Dask scheduler's address: the matches are played there
     time_control: TimeControl = TimeControl()
     base_dir: Path | None = None
     check_commands: bool = True  # False: commands are taken as they are (tests with in-process players)
@@ -183,6 +184,7 @@ def ab_config(spec: AbSpec, sets: int = 1) -> TournamentConfig:
         seed=spec.seed,
         time_control=spec.time_control,
         parallelism=spec.jobs,
+        cluster=spec.cluster,
         database=spec.database,
         log_folder=spec.log_folder or Path(DEFAULT_LOG_ROOT) / name,
         description=f"A/B test: is B ({spec.b}) better than A ({spec.a})? {design}",

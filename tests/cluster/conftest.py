@@ -29,22 +29,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def descendants(pid: int) -> set[int]:
-    parents: dict[int, int] = {}
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                with open(f"/proc/{entry.name}/stat", "rb") as f:
-                    parents[int(entry.name)] = int(f.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                pass
-    tree, frontier = set(), {pid}
-    while frontier:
-        frontier = {p for p, pp in parents.items() if pp in frontier}
-        tree |= frontier
-    return tree
-
-
 def children(pid: int) -> list[int]:
     found = []
     for entry in os.scandir("/proc"):

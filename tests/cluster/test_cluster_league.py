@@ -59,7 +59,8 @@ def wait_for(condition, seconds: float, what: str, proc: subprocess.Popen | None
     pytest.fail(f"timed out waiting for {what}")
 
 
-def no_bots_left(cluster, seconds: float = 30) -> None:
+def no_bots_left(cluster, seconds: float = 60) -> None:
+    """Within IDLE_SECONDS and a reaper period (and the slowness of a loaded machine)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and any(processes_in(c) for c in cluster.caches):
         time.sleep(0.2)
@@ -104,6 +105,31 @@ def test_the_smoke_league_on_a_cluster_equals_the_local_run(dask_cluster, refere
     r = run(tmp_path, "--db", url, "--cluster", dask_cluster.address)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["played"] == 0
+
+
+@pytest.mark.slow
+def test_an_ab_test_on_a_cluster_plays_the_sets_of_a_local_run(dask_cluster, tmp_path):
+    """`arbiter ab --cluster`: the same paired sets, so the same differences, as played here."""
+    bot = Path(__file__).resolve().parents[2] / "sample_bots" / "random_bot.py"
+    ab = [
+        "ab", "--a", f"env BARBU_SEED=1 python {bot}", "--b", f"env BARBU_SEED=2 python {bot}",
+        "--field", f"env BARBU_SEED=3 python {bot}", "--set", "contracts=[barbu]", "--fixed", "16", "--json",
+    ]  # fmt: skip
+    runs = []
+    for name, where in (("here", ["--jobs", "2"]), ("there", ["--cluster", dask_cluster.address])):
+        (tmp_path / name).mkdir()  # each run its own database and log folder
+        runs.append(
+            subprocess.run(
+                cli_command(*ab, "--db", f"sqlite:///{tmp_path}/{name}/ab.db", *where),
+                cwd=tmp_path / name, capture_output=True, text=True, timeout=TIMEOUT,
+            )  # fmt: skip
+        )
+    here, there = runs
+    assert here.returncode == 0 and there.returncode == 0, here.stderr + there.stderr + dask_cluster.logs()
+    local, remote = json.loads(here.stdout), json.loads(there.stdout)
+    assert remote["matches"] == 16 and remote["played_now"] == 16
+    assert remote["set_diffs"] == local["set_diffs"] and remote["mean"] == local["mean"]
+    no_bots_left(dask_cluster)
 
 
 @pytest.mark.slow

@@ -34,6 +34,8 @@ from barbu.matchlog import verify
 
 from arbiter.referee.logfile import read_log_lines
 
+from ..conftest import processes_tagged
+
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
 MATCHES = 10  # 2 entrants: 2 seat rotations a round, 5 rounds
@@ -52,23 +54,6 @@ def tournament(folder: Path, tag: str) -> Path:
         "time_control: {per_decision: 1, reserve: 2, connect: 10, match_limit: 60}\n"
     )
     return path
-
-
-def processes_tagged(tag: str) -> list[int]:
-    """The run's processes: the arbiter, its workers and their bots all carry the tag."""
-    needle = f"BARBU_TEST_TAG={tag}".encode()
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                with open(f"/proc/{entry.name}/environ", "rb") as f:
-                    if needle in f.read().split(b"\0"):
-                        with open(f"/proc/{entry.name}/stat", "rb") as s:
-                            if s.read().rsplit(b")", 1)[1].split()[0] != b"Z":
-                                found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 def recorded(folder: Path) -> dict[str, tuple[str, str]]:

@@ -15,6 +15,7 @@ import pytest
 from arbiter.replay.model import load_replay
 from arbiter.web import write_html
 
+from ..conftest import OpenedPage
 from .conftest import ARTIFACTS, log_lines, log_objects
 
 @pytest.fixture(scope="module")
@@ -24,25 +25,11 @@ def fixed_page(tmp_path_factory) -> Path:
     return out
 
 
-class Opened:
-    """A page opened from a file:// URL, with every request and console error recorded."""
+class Opened(OpenedPage):
+    """The viewer, opened and ready to step."""
 
     def __init__(self, browser, path: Path):
-        self.context = browser
-        self.requests: list[str] = []
-        self.errors: list[str] = []
-        self._on_request = lambda r: self.requests.append(r.url)
-        browser.on("request", self._on_request)
-        self.page = browser.new_page()
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type in ("error", "warning") else None)
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.url = path.resolve().as_uri()
-        self.page.goto(self.url)
-        self.page.wait_for_function("() => window.barbuReplay && document.body.dataset.step !== undefined")
-
-    def close(self) -> None:
-        self.page.close()
-        self.context.remove_listener("request", self._on_request)
+        super().__init__(browser, path, "() => window.barbuReplay && document.body.dataset.step !== undefined")
 
     def step(self) -> int:
         return int(self.page.evaluate("document.body.dataset.step"))
@@ -256,10 +243,10 @@ def test_a_full_match_steps_fast(browser, full_log, tmp_path):
         # A step costs a few ms on an idle machine. The bounds leave room for a 2-core CI
         # machine running the rest of the suite at the same time (load 8-12 measured here):
         # the median step stays within one 60 Hz frame, and 200 key presses (each a round trip
-        # through the browser's input pipeline) within seconds.
+        # through the browser's input pipeline, measured from here) within half a minute.
         assert median < 16, f"a step takes {median:.1f} ms (median) in the page"
         assert p90 < 60, f"a step takes {p90:.1f} ms (90th percentile) in the page"
-        assert keys < 12.0, f"200 steps by key took {keys:.2f}s"
+        assert keys < 30.0, f"200 steps by key took {keys:.2f}s"
         assert far < 500
         assert o.errors == [] and o.requests == [o.url]
         assert json.loads(page.evaluate("JSON.stringify(barbuReplay.data.series.length)")) == 29

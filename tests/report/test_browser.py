@@ -7,28 +7,16 @@ from __future__ import annotations
 
 import pytest
 
+from ..conftest import OpenedPage
 from .conftest import ARTIFACTS
 
 
 @pytest.fixture
 def opened(browser, report):
     """The report opened from its file:// URL, with every request and console message recorded."""
-    requests: list[str] = []
-    errors: list[str] = []
-
-    def on_request(r):
-        requests.append(r.url)
-
-    browser.on("request", on_request)
-    page = browser.new_page()
-    page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    url = report.out.resolve().as_uri()
-    page.goto(url)
-    page.wait_for_function("() => window.barbuReport !== undefined")
-    yield page, url, requests, errors
-    page.close()
-    browser.remove_listener("request", on_request)
+    o = OpenedPage(browser, report.out, "() => window.barbuReport !== undefined")
+    yield o.page, o.url, o.requests, o.errors
+    o.close()
 
 
 def test_the_report_in_a_browser(opened, report):

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import processes_tagged
 from tests.tournament.conftest import pg_url, postgres_server  # noqa: F401 - fixtures reused here
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -205,23 +206,6 @@ def assert_recorded_logs_intact(db: Path) -> int:
         assert os.path.isfile(path), f"recorded log {path} is missing"
         assert sha256(path) == sha, f"recorded log {path} changed"
     return len(rows)
-
-
-def processes_tagged(tag: str) -> list[int]:
-    """Live processes whose environment carries BARBU_TEST_TAG=tag."""
-    needle = f"BARBU_TEST_TAG={tag}".encode()
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                with open(f"/proc/{entry.name}/environ", "rb") as f:
-                    if needle in f.read().split(b"\0"):
-                        with open(f"/proc/{entry.name}/stat", "rb") as s:
-                            if s.read().rsplit(b")", 1)[1].split()[0] != b"Z":
-                                found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 def wait_gone(tag: str, seconds: float = 20) -> list[int]:

@@ -18,6 +18,7 @@ from arbiter.tournament.config import load_config, override
 from arbiter.tournament.runner import MatchOutcome, MatchTask, play_match, run_tournament
 from arbiter.tournament.storage import Repo, open_database
 
+from ..conftest import descendants
 from .conftest import SMOKE
 
 
@@ -61,7 +62,7 @@ def test_a_worker_keeps_multi_match_bots_and_the_results_do_not_change(tmp_path)
             assert f"in match {h['match_id']} at" in out, out
             assert out.count(" in match ") == 1, out
     # The worker let its kept bots go when it ended: nothing of the run is left.
-    left = {p: _cmdline(p) for p in _descendants(os.getpid())}
+    left = {p: _cmdline(p) for p in descendants(os.getpid())}
     assert [c for c in left.values() if "resource_tracker" not in c] == [], left
 
 
@@ -71,21 +72,3 @@ def _cmdline(pid: int) -> str:
             return f.read().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
-
-
-def _descendants(pid: int) -> set[int]:
-    """Live (non-zombie) descendants of a process."""
-    parents, states = {}, {}
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                with open(f"/proc/{entry.name}/stat", "rb") as f:
-                    fields = f.read().rsplit(b")", 1)[1].split()
-                parents[int(entry.name)], states[int(entry.name)] = int(fields[1]), fields[0]
-            except (OSError, IndexError, ValueError):
-                pass
-    tree, frontier = set(), {pid}
-    while frontier:
-        frontier = {p for p, pp in parents.items() if pp in frontier}
-        tree |= frontier
-    return {p for p in tree if states.get(p) != b"Z"}

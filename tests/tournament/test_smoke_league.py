@@ -23,6 +23,7 @@ from arbiter.tournament.runner import file_sha256
 from arbiter.tournament.schedule import build_schedule
 from arbiter.tournament.storage import Repo, open_database
 
+from ..conftest import descendants
 from .conftest import SMOKE, cli_app, cli_command
 
 TIMEOUT = 240
@@ -100,23 +101,6 @@ def check_league(url: str, summary: dict) -> None:
     }
 
 
-def _process_tree(pid: int) -> set[int]:
-    parents = {}
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                with open(f"/proc/{entry.name}/stat", "rb") as f:
-                    parents[int(entry.name)] = int(f.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                pass
-    tree, frontier = set(), {pid}
-    while frontier:
-        children = {p for p, pp in parents.items() if pp in frontier}
-        tree |= children
-        frontier = children
-    return tree
-
-
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
@@ -142,7 +126,7 @@ def test_smoke_league_on_sqlite_uninterrupted_then_killed_and_resumed(tmp_path):
     deadline = time.monotonic() + TIMEOUT
     try:
         while time.monotonic() < deadline and proc.poll() is None:
-            tree |= _process_tree(proc.pid)
+            tree |= descendants(proc.pid)
             if (tmp_path / "r.db").exists():
                 try:
                     with sqlite3.connect(tmp_path / "r.db", timeout=5) as c:
@@ -154,7 +138,7 @@ def test_smoke_league_on_sqlite_uninterrupted_then_killed_and_resumed(tmp_path):
                 break
             time.sleep(0.05)
         assert proc.poll() is None, "the tournament ended before it could be killed: " + proc.stderr.read().decode()
-        tree |= _process_tree(proc.pid)
+        tree |= descendants(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)  # no cleanup at all in the parent
         proc.wait(10)
     finally:

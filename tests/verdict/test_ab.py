@@ -9,6 +9,7 @@ Ctrl-C after its first set and resumed), and the random bot against itself (two 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -227,6 +228,19 @@ def test_the_command_refuses_what_cannot_be_tested(tmp_path, args, message):
 def test_the_command_names_a_missing_bot(tmp_path):
     code, _, err = invoke("--a", "python no/such/bot.py", "--b", HEURISTIC, "--db", str(tmp_path / "x.db"))
     assert code == 2 and err.startswith("error: --a 'python no/such/bot.py': no such file: no/such/bot.py")
+
+
+def test_another_database_never_takes_over_the_tests_logs(tmp_path):
+    """The log folder is its database's (as for every tournament): a run of the same test with
+    another database refuses at once, and the recorded logs stay as they were."""
+    first = spec(tmp_path, "random:1", "random:2", FixedConfig(1))
+    run_ab(first, play=play, in_process=True)
+    logs = {p: p.read_bytes() for p in (tmp_path / "logs").glob("t-s1-*.jsonl")}
+    assert len(logs) == MATCHES_PER_SET
+    other = dataclasses.replace(first, database=f"sqlite:///{tmp_path}/other.db")
+    with pytest.raises(ConfigError, match="does not record, e.g. t-s1-"):
+        run_ab(other, play=play, in_process=True)
+    assert {p: p.read_bytes() for p in (tmp_path / "logs").glob("t-s1-*.jsonl")} == logs
 
 
 # ---- real bots --------------------------------------------------------------------------------

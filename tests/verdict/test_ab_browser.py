@@ -15,6 +15,7 @@ from arbiter.verdict.sprt import Verdict
 from arbiter.verdict.ab import run_ab
 from arbiter.web.ab import render_ab_page, write_ab_page
 
+from ..conftest import OpenedPage
 from .test_ab import play, spec, sprt
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -37,23 +38,12 @@ def points(attr: str) -> list[tuple[float, float]]:
     return [tuple(map(float, p.split(","))) for p in attr.split()]  # type: ignore[misc]
 
 
-def test_the_page_in_a_browser(browser, result, page_file):  # noqa: F811 - the fixture
+def test_the_page_in_a_browser(browser, result, page_file):
     data = result.to_json(with_history=True)
     assert result.verdict is Verdict.H1  # (so the page shows a crossing)
-    requests: list[str] = []
-    errors: list[str] = []
-
-    def on_request(r):
-        requests.append(r.url)
-
-    browser.on("request", on_request)
-    page = browser.new_page()
-    page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    url = page_file.resolve().as_uri()
+    o = OpenedPage(browser, page_file, "() => window.barbuAb !== undefined")
+    page, url, requests, errors = o.page, o.url, o.requests, o.errors
     try:
-        page.goto(url)
-        page.wait_for_function("() => window.barbuAb !== undefined")
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "ab.png"), full_page=True)
         assert page.title() == "Barbu A/B test — t"
@@ -91,8 +81,7 @@ def test_the_page_in_a_browser(browser, result, page_file):  # noqa: F811 - the 
         assert requests == [url], "the page made requests of its own"
         assert errors == []
     finally:
-        page.close()
-        browser.remove_listener("request", on_request)
+        o.close()
 
 
 def test_the_page_escapes_what_it_is_given(result):
