@@ -1,7 +1,8 @@
 """The type checker runs, with the project's real configuration (pyproject.toml [tool.mypy]).
 
 Each target is a set of command-line arguments added to that configuration: ``barbu``, the
-SDK a bot author builds on, is checked strictly. Add a target by adding a line to TARGETS.
+SDK a bot author builds on, is checked strictly; ``arbiter`` with the configuration alone. Add a
+target by adding a line to TARGETS.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 TARGETS: dict[str, list[str]] = {
     "barbu": ["--strict", "sdk/python/barbu"],
+    "arbiter": ["arbiter"],
 }
 
 

@@ -58,7 +58,7 @@ def main() -> None:
     try:  # typer carries its own copy of click
         from typer._click import exceptions as click_exceptions
     except ImportError:  # pragma: no cover - a typer that uses click itself
-        from click import exceptions as click_exceptions
+        from click import exceptions as click_exceptions  # type: ignore[no-redef]  # the same module, unvendored
 
     from arbiter.signals import INTERRUPTS, exit_code, signal_of, stop_on_signals
     from arbiter.text import printable

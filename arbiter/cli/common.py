@@ -76,9 +76,9 @@ def check_listen(value: str | None, option: str = "--listen") -> str | None:
         infos = socket.getaddrinfo(bare, int(port), type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as e:
         fail(f"{option} {shown}: cannot resolve host {printable(bare)}: {getattr(e, 'strerror', None) or e}")
-    family, kind, proto, _, address = infos[0]
+    family, socktype, proto, _, address = infos[0]
     try:
-        with socket.socket(family, kind, proto) as probe:
+        with socket.socket(family, socktype, proto) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind(address)
     except OSError as e:

@@ -137,7 +137,7 @@ def render(replay: Replay, console: Console, *, deal: int | None = None, seat: i
 
 def _header(replay: Replay, seat: int | None) -> Group:
     h = replay.header
-    if h is None:
+    if h is None or replay.rules is None:  # both come from the match line
         return Group(Text("Barbu match log (no readable match line)", style="bold"))
     rules = dict(h.get("rules") or {})
     preset = rules.pop("preset", "standard")
@@ -219,7 +219,7 @@ def _render_deal(replay: Replay, record: DealRecord, console: Console, seat: int
 
 
 def _bid_line(replay: Replay, e: Event) -> Text:
-    who = seat_label(e.seat)
+    who = seat_label(e.actor)
     t = Text("  ")
     if e.kind == "declare":
         t.append(f"{who} declares ", style="bold")
@@ -230,9 +230,16 @@ def _bid_line(replay: Replay, e: Event) -> Text:
     return t
 
 
+def _play_title(table: str, record: DealRecord) -> Text:
+    """The title of a deal's table of plays: its contract and declarer (a played deal has one)."""
+    declarer = record.declarer
+    assert declarer is not None
+    return colour_suits(f"{table} — {contract_label(record.declaration)}, declarer {seat_label(declarer)}")
+
+
 def _render_tricks(replay: Replay, record: DealRecord, events: list[Event], console: Console, seat: int | None) -> None:
     """One row per trick: cards under their seats, the winner's card highlighted ``[A♠]``."""
-    title = colour_suits(f"Tricks — {contract_label(record.declaration)}, declarer {seat_label(record.declarer)}")
+    title = _play_title("Tricks", record)
     table = Table(title=title, title_justify="left", box=None, padding=(0, 1), show_edge=False, pad_edge=False)
     table.add_column("#", justify="right")
     table.add_column("lead")
@@ -272,10 +279,10 @@ def _render_tricks(replay: Replay, record: DealRecord, events: list[Event], cons
             row_notes.append(f"⚠{len(notes)}")
         elif e.kind == "play":
             if not row:
-                leader = e.seat
+                leader = e.actor
             card = parse_card(e.line["card"])
-            row[e.seat] = card
-            if seat is not None and e.seat == seat:
+            row[e.actor] = card
+            if seat is not None and e.actor == seat:
                 held = hand_text(e.view(seat).hand)
         elif e.kind == "trick":
             flush(e.line["winner"])
@@ -291,7 +298,8 @@ def _render_tricks(replay: Replay, record: DealRecord, events: list[Event], cons
 def _render_domino(replay: Replay, record: DealRecord, events: list[Event], console: Console, seat: int | None) -> None:
     """Turns in rounds (a new row when a seat's cell is taken), the layout after each row."""
     rules = replay.rules
-    title = colour_suits(f"Domino — {contract_label(record.declaration)}, declarer {seat_label(record.declarer)}")
+    assert rules is not None  # a deal's lines follow the match line
+    title = _play_title("Domino", record)
     table = Table(title=title, title_justify="left", box=None, padding=(0, 1), show_edge=False, pad_edge=False)
     table.add_column("#", justify="right")
     for s in range(4):
@@ -311,6 +319,7 @@ def _render_domino(replay: Replay, record: DealRecord, events: list[Event], cons
 
     def flush() -> None:
         nonlocal rows
+        assert last_state is not None  # a row holds a play
         rows += 1
         extra = [held or Text("")] if seat is not None else []
         notes_cell = [" ".join(row_notes)] if has_faults else []
@@ -329,7 +338,7 @@ def _render_domino(replay: Replay, record: DealRecord, events: list[Event], cons
             continue
         if e.kind != "play":
             continue
-        if e.seat in cells:
+        if e.actor in cells:
             flush()
             cells, row_notes, held = {}, [], None
         card = e.line.get("card")
@@ -338,10 +347,10 @@ def _render_domino(replay: Replay, record: DealRecord, events: list[Event], cons
         else:
             cell = card_text(parse_card(card))
             out = e.after.finished
-            if e.seat in out:
-                cell.append(f" {_ordinal_place(out.index(e.seat) + 1)}", style="bold")
-        cells[e.seat] = cell
-        if seat is not None and e.seat == seat:
+            if e.actor in out:
+                cell.append(f" {_ordinal_place(out.index(e.actor) + 1)}", style="bold")
+        cells[e.actor] = cell
+        if seat is not None and e.actor == seat:
             held = hand_text(e.view(seat).hand)
         last_state = e.after
     if cells:
@@ -355,7 +364,7 @@ def _render_deal_end(replay: Replay, record: DealRecord, end: Event, console: Co
     line = end.line
     state = end.after
     result = state.results[-1] if state.results else None
-    reason = line.get("reason")
+    reason: str = line["reason"]  # the verifier checked the line against the engine's result
     decl = record.declaration
     trick_count = len(end.before.tricks) if result is not None else 0
     why = REASONS.get(reason, reason)
@@ -479,7 +488,7 @@ def replay_command(
     if deal is not None and deal not in deals:
         have = f"deals {deals[0]}–{deals[-1]}" if deals else "no deals"
         fail(f"no deal {deal} in this log ({have})")
-    if html is not None:
+    if out is not None:  # --html
         from arbiter.web import write_html
 
         try:

@@ -18,7 +18,15 @@ import typer
 from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
@@ -26,6 +34,7 @@ from arbiter.cli.common import safe_console, user_errors
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 from arbiter.tournament.ratings import Standing
+from arbiter.tournament.runner import Reporter
 
 
 def _fmt(x: float | None, digits: int = 1) -> str:
@@ -72,13 +81,13 @@ class _TimeLeftColumn(ProgressColumn):
         return Text(str(timedelta(seconds=int(left))), style="progress.remaining")
 
 
-class RichReporter:
+class RichReporter(Reporter):
     """A progress bar (matches done / total, time left) and live standings every few matches."""
 
     def __init__(self, console: Console):
         self.console = console
         self.progress: Progress | None = None
-        self.task = None
+        self.task: TaskID | None = None
         self.duplicate = False
 
     def started(self, config, total: int, recorded: int, workers: int, database: str) -> None:
@@ -106,7 +115,7 @@ class RichReporter:
         self.task = self.progress.add_task("matches", total=total, completed=recorded, base=recorded, started=time.monotonic())
 
     def match_done(self, m, outcome, recorded: int, total: int) -> None:
-        if self.progress is not None:
+        if self.progress is not None and self.task is not None:
             self.progress.update(self.task, completed=recorded)
             if outcome.status != "complete":
                 self.progress.console.print(
@@ -147,7 +156,7 @@ def run_command(
     """Run (or resume) a tournament: play every match not yet recorded, then print the standings."""
     from arbiter.errors import ConfigError
     from arbiter.tournament.config import load_config
-    from arbiter.tournament.runner import Reporter, run_tournament
+    from arbiter.tournament.runner import run_tournament
 
     # Ctrl-C, `kill` and a closed terminal stop alike (arbiter.signals; main() installs it)
     console = safe_console(stderr=False, highlight=False)
@@ -203,15 +212,16 @@ def standings_command(
 ) -> None:
     """Print the standings of a tournament from the results database."""
     from arbiter.tournament.ratings import standings
-    from arbiter.tournament.storage import Repo, open_database
+    from arbiter.tournament.storage import Repo, open_database, row_id
 
     with user_errors():
         engine = open_database(db, create=False)
         try:
             repo = Repo(engine)
             t = repo.require_tournament(tournament)
-            rows = standings(repo.entrant_names(t.id), repo.matches(t.id), t.format == "duplicate")
-            recorded = repo.count_matches(t.id)
+            t_id = row_id(t)
+            rows = standings(repo.entrant_names(t_id), repo.matches(t_id), t.format == "duplicate")
+            recorded = repo.count_matches(t_id)
         finally:
             engine.dispose()
     duplicate = t.format == "duplicate"

@@ -30,6 +30,7 @@ namespace. The seat's scratch folder (its ``TMPDIR``) is removed.
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import re
@@ -87,7 +88,7 @@ class BotProcess:
         self._dropped = 0  # bytes dropped since
         self.scratch: str | None = None  # the seat's TMPDIR (and HOME, for another user)
         self._lease: UidLease | None = None
-        self._out = None
+        self._out: io.BufferedWriter | None = None  # see _output_file
         user = resolve_user(limits.user)
         if user.is_other and os.geteuid() != 0:
             raise ConfigError(f"running bots as user {user.name} needs the arbiter to run as root")
@@ -131,8 +132,9 @@ class BotProcess:
             child_env["TMPDIR"] = self.scratch
             argv = list(self.argv)
         argv, kw = as_user(argv, user)
-        if prlimit_program() is not None:
-            argv = [*prlimit_argv(self.rlimits), *argv]
+        prlimit = prlimit_program()
+        if prlimit is not None:
+            argv = [*prlimit_argv(prlimit, self.rlimits), *argv]
         self.output.parent.mkdir(parents=True, exist_ok=True)
         self._out = open(self.output, "wb")
         try:
@@ -214,13 +216,14 @@ class BotProcess:
     def _keep_output(self) -> None:
         """Copy the bot's output to its file up to the limit; read and drop the rest."""
         pipe = self.proc.stdout
+        assert isinstance(pipe, io.BufferedReader)  # stdout=PIPE, in bytes, buffered
         while chunk := pipe.read1(65536):
             with self._out_lock:
                 self._tail = (self._tail + chunk)[-4096:]
                 room = self.output_limit - self._kept
                 if room > 0:
-                    self._out.write(chunk[:room])
-                    self._out.flush()
+                    self._output_file.write(chunk[:room])
+                    self._output_file.flush()
                     self._kept += min(room, len(chunk))
                 self._dropped += max(0, len(chunk) - max(room, 0))
         with self._out_lock:
@@ -230,9 +233,15 @@ class BotProcess:
     def _close_output(self) -> None:
         """Note what was dropped at the end of the current output file (under the lock)."""
         if self._dropped:
-            self._out.write(f"\n[arbiter: {self._dropped} more bytes of output were dropped]\n".encode())
-            self._out.flush()
+            self._output_file.write(f"\n[arbiter: {self._dropped} more bytes of output were dropped]\n".encode())
+            self._output_file.flush()
             self._dropped = 0
+
+    @property
+    def _output_file(self) -> io.BufferedWriter:
+        """The current output file: :meth:`_start` opens it, before the drain thread starts."""
+        assert self._out is not None
+        return self._out
 
     def redirect_output(self, output: Path) -> None:
         """From now on the bot's output goes to ``output``, with a limit of its own: a bot process
@@ -241,7 +250,7 @@ class BotProcess:
         new = open(output, "wb")
         with self._out_lock:
             self._close_output()
-            old, self._out, self.output = self._out, new, output
+            old, self._out, self.output = self._output_file, new, output
             self._kept = 0
             self._tail = b""
         old.close()

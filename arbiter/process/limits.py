@@ -84,12 +84,12 @@ def rlimit_values(limits: Limits, user: BotUser) -> dict[int, tuple[int, int]]:
     return values
 
 
-def prlimit_argv(values: dict[int, tuple[int, int]]) -> list[str]:
-    """``prlimit --as=… … --`` for these limits (util-linux)."""
+def prlimit_argv(program: str, values: dict[int, tuple[int, int]]) -> list[str]:
+    """``prlimit --as=… … --`` for these limits (util-linux; ``program``: :func:`prlimit_program`)."""
     options = {res: option for option, res in _RLIMITS.values()}
     options[resource.RLIMIT_CORE] = "--core"
     options[resource.RLIMIT_CPU] = "--cpu"
-    argv = [prlimit_program()]
+    argv = [program]
     for res, (soft, hard) in values.items():
         argv.append(f"{options[res]}={soft}:{hard}")
     return [*argv, "--"]

@@ -64,7 +64,7 @@ def bubblewrap_problem(user: BotUser | None = None) -> str | None:
             return _bwrap_checks[user.uid]
         bwrap = bwrap_program()
         if bwrap is None:
-            problem = "the bwrap program is not installed (Debian: apt-get install bubblewrap)"
+            problem: str | None = "the bwrap program is not installed (Debian: apt-get install bubblewrap)"
         else:
             argv = [
                 bwrap,

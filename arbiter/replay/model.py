@@ -59,6 +59,13 @@ class Event:
         return s if s in (0, 1, 2, 3) and not isinstance(s, bool) else None
 
     @property
+    def actor(self) -> int:
+        """The seat of a decision line (declare, double, play), which the verifier checked."""
+        seat = self.seat
+        assert seat is not None, f"line {self.number} ({self.kind}) names no seat"
+        return seat
+
+    @property
     def is_decision(self) -> bool:
         return self.kind in DECISIONS
 
@@ -145,7 +152,7 @@ class Replay:
 
     def entrant(self, seat: int) -> str:
         try:
-            return str(self.header["seats"][seat]["entrant"])
+            return str((self.header or {})["seats"][seat]["entrant"])
         except (TypeError, KeyError, IndexError):
             return f"seat {seat}"
 
@@ -192,7 +199,7 @@ def load_replay(lines: Iterable[str]) -> Replay:
         if header is None:
             header = obj
             return
-        kind = obj.get("type")
+        kind = obj["type"]  # a line verify accepted has a known type
         before = events[-1].after if events else _initial(header)
         after = state.clone() if kind in DECISIONS or kind == "deal" else before
         events.append(Event(number, kind, obj, before, after))
@@ -261,7 +268,7 @@ def seat_label(seat: int) -> str:
 
 def double_words(event: Event) -> str:
     """``doubles S0, redoubles S2`` / ``passes``, from the state before the line."""
-    seat, targets = event.seat, event.line.get("targets") or []
+    seat, targets = event.actor, event.line.get("targets") or []
     if not targets:
         return "passes"
     doubled = event.before.doubled

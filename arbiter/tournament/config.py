@@ -620,7 +620,7 @@ class _Parser:
             lines = read_text(path, MAX_DEAL_BYTES, "deal file").splitlines()
         except ConfigError as e:
             raise self.fail(node, "deals", str(e)) from None
-        deals = []
+        deals: list[tuple[int, int, int, int]] = []
         for number, text in enumerate(lines, start=1):
             if not text.strip():
                 continue
@@ -634,7 +634,8 @@ class _Parser:
             if not isinstance(obj, dict) or obj.get("type") != "deal":
                 continue  # a whole match log is a deal file too: only its deal lines count
             try:
-                deals.append(tuple(hands_from_deal_line(obj)))
+                seat0, seat1, seat2, seat3 = hands_from_deal_line(obj)  # four hands, checked
+                deals.append((seat0, seat1, seat2, seat3))
             except BarbuError as e:
                 raise self.fail(node, "deals", f"{path.name}:{number}: {e}") from None
         if len(deals) < per_match:

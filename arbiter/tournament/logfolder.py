@@ -164,19 +164,21 @@ def outcome_fields_from_log(path: Path) -> dict | None:
     from arbiter.referee.logfile import read_log_lines
 
     think = [0.0, 0.0, 0.0, 0.0]
-    counted = {"decisions": 0, "reason": None}
+    decisions = 0
+    reason: str | None = None
 
     def on_line(number: int, obj: dict, state) -> None:
+        nonlocal decisions, reason
         if (
             obj.get("type") in ("declare", "double", "play")
             and isinstance(obj.get("seat"), int)
             and not obj.get("auto")
         ):
-            counted["decisions"] += 1
+            decisions += 1
             if isinstance(obj.get("ms"), (int, float)) and 0 <= obj["seat"] < 4:
                 think[obj["seat"]] += obj["ms"] / 1000
         if obj.get("type") == "match_end":
-            counted["reason"] = obj.get("reason")
+            reason = obj.get("reason")
 
     try:
         report = verify(read_log_lines(path), on_line)
@@ -186,13 +188,13 @@ def outcome_fields_from_log(path: Path) -> dict | None:
         return None
     return {
         "status": report.status,
-        "reason": counted["reason"],
+        "reason": reason,
         "totals": list(report.totals),
         "places": list(report.places),
         "deals": report.deals,
         "faults": list(report.faults),
         "forfeits": sorted({f["seat"] for f in report.faults if f.get("action") == "forfeit"}),
-        "decisions": counted["decisions"],
+        "decisions": decisions,
         "think_seconds": think,
         "header": report.header,
     }

@@ -435,7 +435,7 @@ def _run_holding_lease(
     started: float,
 ) -> RunSummary:
     from arbiter.tournament.logfolder import LogFolder
-    from arbiter.tournament.storage import Repo
+    from arbiter.tournament.storage import Repo, row_id
 
     by_number = {m.number: m for m in schedule}
     shown_db = engine.url.render_as_string(hide_password=True)
@@ -447,13 +447,15 @@ def _run_holding_lease(
         log_folder = Path(config.log_folder).resolve()
         folder = LogFolder(log_folder, config.name, lease.folder_key, shown_db)
         known = repo.tournament(config.name)
-        folder.claim({Path(r.log_path).name: r.log_sha256 for r in (repo.match_rows(known.id) if known else [])}, file_sha256)
+        known_rows = repo.match_rows(row_id(known)) if known else []
+        folder.claim({Path(r.log_path).name: r.log_sha256 for r in known_rows}, file_sha256)
 
         tournament, entrant_ids = repo.start(config, schedule)
-        records.update({r.number: r for r in repo.matches(tournament.id)})
+        tournament_id = row_id(tournament)
+        records.update({r.number: r for r in repo.matches(tournament_id)})
         tracker = RatingTracker(config.entrant_names, schedule)
         book, nxt, rows = tracker.advance(records)
-        repo.replace_rating_history(tournament.id, rows, entrant_ids)  # rebuilt, so it is never stale
+        repo.replace_rating_history(tournament_id, rows, entrant_ids)  # rebuilt, so it is never stale
         tracker.adopt(book, nxt)
 
         recorded_before = len(records)
@@ -471,7 +473,7 @@ def _run_holding_lease(
                 records[m.number] = record_of(m, outcome)
                 try:
                     book, nxt, rows = tracker.advance(records)
-                    repo.record_match(tournament.id, m, outcome, entrant_ids, rows, fence=lease.fence)
+                    repo.record_match(tournament_id, m, outcome, entrant_ids, rows, fence=lease.fence)
                 except BaseException:
                     del records[m.number]  # not recorded: the next run plays it again
                     raise
@@ -517,8 +519,8 @@ def _run_holding_lease(
 
         complete = len(records) == len(schedule)
         if complete:
-            repo.finish(tournament.id)
-        table = standings(config.entrant_names, repo.matches(tournament.id), config.format == "duplicate")
+            repo.finish(tournament_id)
+        table = standings(config.entrant_names, repo.matches(tournament_id), config.format == "duplicate")
         return RunSummary(
             tournament=config.name,
             format=config.format,
@@ -551,7 +553,9 @@ def reconcile_log(task: MatchTask, config: TournamentConfig) -> MatchOutcome:
     path = Path(task.log_path)
     fields = outcome_fields_from_log(path) if path.is_file() and not path.is_symlink() else None
     header = (fields or {}).get("header") or {}
-    seats = header.get("seats") if isinstance(header.get("seats"), list) else []
+    seats = header.get("seats")
+    if not isinstance(seats, list):
+        seats = []
     fits = (
         fields is not None
         and header.get("match_id") == task.match_id

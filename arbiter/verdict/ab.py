@@ -317,21 +317,21 @@ def info_from_outcome(m: ScheduledMatch, outcome: MatchOutcome) -> MatchInfo:
 def _recorded(config: TournamentConfig, database: str | None) -> tuple[list[MatchInfo], int, str]:
     """The matches the database holds for this test, its stored number of sets (0: new), and the
     database as shown (no password)."""
-    from arbiter.tournament.storage import Repo, open_database
+    from arbiter.tournament.storage import Repo, open_database, row_id
 
     engine = open_database(database or config.database)
     shown_db = engine.url.render_as_string(hide_password=True)
     try:
         repo = Repo(engine)
         t = repo.tournament(config.name)
-        if t is None or t.id is None:
+        if t is None:
             return [], 0, shown_db
         if t.format != "ab":
             raise ConfigError(
                 f"the database holds a tournament named {config.name!r} that is not an A/B test ({t.format}); "
                 "give another --name or database"
             )
-        rows = repo.match_rows(t.id)
+        rows = repo.match_rows(row_id(t))
         infos = [
             MatchInfo(
                 r.number, r.status, tuple(json.loads(r.seats)), tuple(json.loads(r.totals)), r.log_path, r.log_sha256

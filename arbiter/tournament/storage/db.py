@@ -30,13 +30,16 @@ from arbiter.tournament.storage import models
 DEFAULT_DATABASE = "logs/arbiter.db"  # relative to the current directory
 ENV_VAR = "BARBU_DB"
 TABLES = [
-    models.Tournament.__table__,
-    models.Entrant.__table__,
-    models.Match.__table__,
-    models.SeatResult.__table__,
-    models.Fault.__table__,
-    models.RatingHistory.__table__,
-    models.TournamentLease.__table__,  # new tables are created in an existing database too
+    models.table_of(model)
+    for model in (
+        models.Tournament,
+        models.Entrant,
+        models.Match,
+        models.SeatResult,
+        models.Fault,
+        models.RatingHistory,
+        models.TournamentLease,  # new tables are created in an existing database too
+    )
 ]
 
 

@@ -33,15 +33,15 @@ from sqlmodel import Session
 
 from arbiter.errors import LeaseHeld, StorageError
 from arbiter.tournament.storage.db import first_line
-from arbiter.tournament.storage.models import TournamentLease
+from arbiter.tournament.storage.models import TournamentLease, table_of
 
 log = logging.getLogger(__name__)
 
 STALE_SECONDS = 60.0  # a holder silent this long has lost its lease
 RENEW_SECONDS = 5.0
 
-T = TournamentLease.__table__.c  # columns
-TABLE = TournamentLease.__table__
+TABLE = table_of(TournamentLease)
+T = TABLE.c  # columns
 
 
 # ---- this process ------------------------------------------------------------------------

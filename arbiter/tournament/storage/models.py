@@ -9,9 +9,9 @@ PostgreSQL.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Optional
+from typing import Optional, Protocol
 
-from sqlalchemy import Column, Text, UniqueConstraint
+from sqlalchemy import Column, Table, Text, UniqueConstraint, inspect
 from sqlmodel import Field, SQLModel
 
 SCHEMA_VERSION = 1
@@ -19,6 +19,23 @@ SCHEMA_VERSION = 1
 
 def now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+class _Row(Protocol):
+    id: Optional[int]
+
+
+def row_id(row: _Row) -> int:
+    """The id of a stored row: the database sets it when the row is flushed (or read back)."""
+    assert row.id is not None, f"{type(row).__name__} row not stored yet"
+    return row.id
+
+
+def table_of(model: type[SQLModel]) -> Table:
+    """A table model's Table (SQLModel sets ``model.__table__`` but does not declare its type)."""
+    table = inspect(model).local_table
+    assert isinstance(table, Table)
+    return table
 
 
 class Tournament(SQLModel, table=True):

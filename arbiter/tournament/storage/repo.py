@@ -20,7 +20,7 @@ from sqlmodel import Session, col, select
 from arbiter.errors import ConfigError, StorageError
 from arbiter.tournament.ratings import MatchRecord, RatingRow, SeatRecord
 from arbiter.tournament.storage.db import first_line
-from arbiter.tournament.storage.models import Entrant, Fault, Match, RatingHistory, SeatResult, Tournament, now
+from arbiter.tournament.storage.models import Entrant, Fault, Match, RatingHistory, SeatResult, Tournament, now, row_id
 
 
 class Repo:
@@ -36,7 +36,8 @@ class Repo:
         with self.session() as s:
             if name is not None:
                 return s.exec(select(Tournament).where(Tournament.name == name)).first()
-            return s.exec(select(Tournament).order_by(Tournament.created_at.desc(), Tournament.id.desc())).first()
+            latest = select(Tournament).order_by(col(Tournament.created_at).desc(), col(Tournament.id).desc())
+            return s.exec(latest).first()
 
     def require_tournament(self, name: str | None = None) -> Tournament:
         """:meth:`tournament`, or a ConfigError saying why there is none (for the commands)."""
@@ -61,7 +62,7 @@ class Repo:
 
     def tournaments(self) -> list[Tournament]:
         with self.session() as s:
-            return list(s.exec(select(Tournament).order_by(Tournament.id)))
+            return list(s.exec(select(Tournament).order_by(col(Tournament.id))))
 
     def start(self, config: Any, schedule: Sequence[Any]) -> tuple[Tournament, dict[str, int]]:
         """Create the tournament, or check that a stored one is the same and may be resumed."""
@@ -86,7 +87,7 @@ class Repo:
                     s.rollback()
                     raise ConfigError(f"tournament {config.name!r} was created by another run at the same time") from None
                 for e in config.entrants:
-                    s.add(Entrant(tournament_id=t.id, name=e.name, command=e.command, remote=e.remote))
+                    s.add(Entrant(tournament_id=row_id(t), name=e.name, command=e.command, remote=e.remote))
                 try:
                     s.commit()
                 except IntegrityError:  # another run created it at the same moment
@@ -121,19 +122,20 @@ class Repo:
                     t.config_text = config.source
                     s.add(t)
                     s.commit()
-            ids = {e.name: e.id for e in s.exec(select(Entrant).where(Entrant.tournament_id == t.id))}
+            ids = {e.name: row_id(e) for e in s.exec(select(Entrant).where(Entrant.tournament_id == t.id))}
             return t, ids
 
     def finish(self, tournament_id: int) -> None:
         with self.session() as s:
-            t = s.get(Tournament, tournament_id)
+            t = s.get_one(Tournament, tournament_id)
             t.finished_at = now()
             s.add(t)
             s.commit()
 
     def entrant_names(self, tournament_id: int) -> list[str]:
         with self.session() as s:
-            return list(s.exec(select(Entrant.name).where(Entrant.tournament_id == tournament_id).order_by(Entrant.id)))
+            query = select(Entrant.name).where(Entrant.tournament_id == tournament_id).order_by(col(Entrant.id))
+            return list(s.exec(query))
 
     def entrants_by_id(self, tournament_id: int) -> dict[int, str]:
         """Entrant names by row id: seat results and faults name their entrant by id."""
@@ -189,7 +191,7 @@ class Repo:
                 for seat, name in enumerate(scheduled.seats):
                     s.add(
                         SeatResult(
-                            match_id=m.id,
+                            match_id=row_id(m),
                             entrant_id=entrant_ids[name],
                             seat=seat,
                             total=outcome.totals[seat],
@@ -202,7 +204,7 @@ class Repo:
                 for f in outcome.faults:
                     s.add(
                         Fault(
-                            match_id=m.id,
+                            match_id=row_id(m),
                             entrant_id=entrant_ids[scheduled.seats[f["seat"]]],
                             seat=f["seat"],
                             deal=f["deal"],
@@ -236,14 +238,14 @@ class Repo:
         """Every recorded match as a plain record, in schedule order."""
         with self.session() as s:
             names = {e.id: e.name for e in s.exec(select(Entrant).where(Entrant.tournament_id == tournament_id))}
-            rows = list(s.exec(select(Match).where(Match.tournament_id == tournament_id).order_by(Match.number)))
+            rows = list(s.exec(select(Match).where(Match.tournament_id == tournament_id).order_by(col(Match.number))))
             seats: dict[int, list[SeatResult]] = {}
             if rows:
                 query = (
                     select(SeatResult)
-                    .join(Match, SeatResult.match_id == Match.id)
+                    .join(Match, col(SeatResult.match_id) == col(Match.id))
                     .where(Match.tournament_id == tournament_id)
-                    .order_by(SeatResult.match_id, SeatResult.seat)
+                    .order_by(col(SeatResult.match_id), col(SeatResult.seat))
                 )
                 for sr in s.exec(query):
                     seats.setdefault(sr.match_id, []).append(sr)
@@ -253,7 +255,8 @@ class Repo:
                     game=m.game,
                     status=m.status,
                     seats=tuple(
-                        SeatRecord(names[sr.entrant_id], sr.total, sr.forfeited, sr.faults) for sr in seats.get(m.id, [])
+                        SeatRecord(names[sr.entrant_id], sr.total, sr.forfeited, sr.faults)
+                        for sr in seats.get(row_id(m), [])
                     ),
                 )
                 for m in rows
@@ -261,7 +264,7 @@ class Repo:
 
     def match_rows(self, tournament_id: int) -> list[Match]:
         with self.session() as s:
-            return list(s.exec(select(Match).where(Match.tournament_id == tournament_id).order_by(Match.number)))
+            return list(s.exec(select(Match).where(Match.tournament_id == tournament_id).order_by(col(Match.number))))
 
     def count_matches(self, tournament_id: int) -> int:
         with self.session() as s:
@@ -269,8 +272,12 @@ class Repo:
 
     def faults(self, tournament_id: int) -> list[Fault]:
         with self.session() as s:
-            query = select(Fault).join(Match, Fault.match_id == Match.id).where(Match.tournament_id == tournament_id)
-            return list(s.exec(query.order_by(Fault.id)))
+            query = (
+                select(Fault)
+                .join(Match, col(Fault.match_id) == col(Match.id))
+                .where(Match.tournament_id == tournament_id)
+            )
+            return list(s.exec(query.order_by(col(Fault.id))))
 
     def seat_results(self, tournament_id: int) -> dict[int, list[SeatResult]]:
         """Each recorded match's seat results, by match id, in seat order."""
@@ -289,7 +296,7 @@ class Repo:
     # ---- ratings -----------------------------------------------------------------------
     def replace_rating_history(self, tournament_id: int, rows: Iterable[RatingRow], entrant_ids: dict[str, int]) -> None:
         with self.session() as s:
-            s.exec(delete(RatingHistory).where(RatingHistory.tournament_id == tournament_id))
+            s.exec(delete(RatingHistory).where(col(RatingHistory.tournament_id) == tournament_id))
             for r in rows:
                 s.add(self._rating(tournament_id, r, entrant_ids))
             s.commit()
@@ -300,7 +307,7 @@ class Repo:
             query = (
                 select(RatingHistory)
                 .where(RatingHistory.tournament_id == tournament_id)
-                .order_by(RatingHistory.game, RatingHistory.entrant_id)
+                .order_by(col(RatingHistory.game), col(RatingHistory.entrant_id))
             )
             return [RatingRow(r.game, r.match_number, names[r.entrant_id], r.mu, r.sigma) for r in s.exec(query)]
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arbiter.tournament.ratings import RatingRow, Standing, standings
-from arbiter.tournament.storage import Repo, database_url, open_database
+from arbiter.tournament.storage import Repo, database_url, open_database, row_id
 from arbiter.tournament.storage.models import Match, SeatResult, Tournament
 
 
@@ -29,17 +29,17 @@ def gather(db: str | None, tournament: str | None) -> Gathered:
     try:
         repo = Repo(engine)
         t = repo.require_tournament(tournament)
-        assert t.id is not None
+        t_id = row_id(t)
         with repo.reading(f"tournament {t.name!r}"):
-            entrants = repo.entrant_names(t.id)
-            table = standings(entrants, repo.matches(t.id), t.format == "duplicate")
-            history = repo.rating_history(t.id)
-            rows = repo.match_rows(t.id)
-            seat_results = repo.seat_results(t.id)
-            names = repo.entrants_by_id(t.id)
+            entrants = repo.entrant_names(t_id)
+            table = standings(entrants, repo.matches(t_id), t.format == "duplicate")
+            history = repo.rating_history(t_id)
+            rows = repo.match_rows(t_id)
+            seat_results = repo.seat_results(t_id)
+            names = repo.entrants_by_id(t_id)
             faults: list[tuple[str, str]] = []
             details: dict[int, list[dict[str, Any]]] = {}
-            for f in repo.faults(t.id):
+            for f in repo.faults(t_id):
                 faults.append((names.get(f.entrant_id, "?"), f.kind))
                 details.setdefault(f.match_id, []).append(
                     {"seat": f.seat, "deal": f.deal, "kind": f.kind, "detail": f.detail, "action": f.action}
