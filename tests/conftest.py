@@ -102,3 +102,12 @@ def descendants(pid: int) -> set[int]:
         frontier = {p for p, pp in parents.items() if pp in frontier}
         tree |= frontier
     return {p for p in tree if states.get(p) != b"Z"}
+
+
+def command_line(pid: int) -> str:
+    """A process's command line, for messages ("" when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""

@@ -237,6 +237,17 @@ def _play_title(table: str, record: DealRecord) -> Text:
     return colour_suits(f"{table} — {contract_label(record.declaration)}, declarer {seat_label(declarer)}")
 
 
+def _last_columns(table: Table, events: list[Event], seat: int | None) -> bool:
+    """The columns every deal table ends with: what the followed seat held, then the fault marks
+    (only when the deal has faults). Returns whether it has."""
+    if seat is not None:
+        table.add_column(f"{seat_label(seat)} held", no_wrap=True)
+    has_faults = any(e.kind == "fault" for e in events)
+    if has_faults:
+        table.add_column("!", style=FAULT_STYLE, no_wrap=True)
+    return has_faults
+
+
 def _render_tricks(replay: Replay, record: DealRecord, events: list[Event], console: Console, seat: int | None) -> None:
     """One row per trick: cards under their seats, the winner's card highlighted ``[A♠]``."""
     title = _play_title("Tricks", record)
@@ -246,11 +257,7 @@ def _render_tricks(replay: Replay, record: DealRecord, events: list[Event], cons
     for s in range(4):
         table.add_column(seat_label(s), justify="center", min_width=5)
     table.add_column("won by")
-    if seat is not None:
-        table.add_column(f"{seat_label(seat)} held", no_wrap=True)
-    has_faults = any(e.kind == "fault" for e in events)
-    if has_faults:
-        table.add_column("!", style=FAULT_STYLE, no_wrap=True)
+    has_faults = _last_columns(table, events, seat)
     notes: list[Text] = []
     row: dict[int, int] = {}
     row_notes: list[str] = []
@@ -305,11 +312,7 @@ def _render_domino(replay: Replay, record: DealRecord, events: list[Event], cons
     for s in range(4):
         table.add_column(seat_label(s), justify="center", min_width=5, no_wrap=True)
     table.add_column("layout after", no_wrap=True)
-    if seat is not None:
-        table.add_column(f"{seat_label(seat)} held", no_wrap=True)
-    has_faults = any(e.kind == "fault" for e in events)
-    if has_faults:
-        table.add_column("!", style=FAULT_STYLE, no_wrap=True)
+    has_faults = _last_columns(table, events, seat)
     notes: list[Text] = []
     cells: dict[int, Text] = {}
     row_notes: list[str] = []

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import command_line
 from tests.tournament.conftest import pg_url, postgres_server  # noqa: F401 - fixtures used here too
 
 DASK = str(Path(sys.executable).with_name("dask"))
@@ -180,14 +181,6 @@ class DaskCluster:
                 p.wait(10)
 
 
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
 def start_cluster(workers: int) -> DaskCluster:
     cluster = DaskCluster(Path(tempfile.mkdtemp(prefix="barbu-dask-")))
     cluster.start_scheduler()
@@ -205,7 +198,7 @@ def finish_cluster(cluster: DaskCluster) -> None:
         time.sleep(0.2)
     left = [p for c in cluster.caches for p in processes_in(c)]
     shutil.rmtree(cluster.root, ignore_errors=True) if not left else None
-    assert not left, f"bot processes left on the workers: {[_cmdline(p) for p in left]}"
+    assert not left, f"bot processes left on the workers: {[command_line(p) for p in left]}"
 
 
 @pytest.fixture(scope="module")

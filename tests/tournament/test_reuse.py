@@ -18,7 +18,7 @@ from arbiter.tournament.config import load_config, override
 from arbiter.tournament.runner import MatchOutcome, MatchTask, play_match, run_tournament
 from arbiter.tournament.storage import Repo, open_database
 
-from ..conftest import descendants
+from ..conftest import command_line, descendants
 from .conftest import SMOKE
 
 
@@ -62,13 +62,5 @@ def test_a_worker_keeps_multi_match_bots_and_the_results_do_not_change(tmp_path)
             assert f"in match {h['match_id']} at" in out, out
             assert out.count(" in match ") == 1, out
     # The worker let its kept bots go when it ended: nothing of the run is left.
-    left = {p: _cmdline(p) for p in descendants(os.getpid())}
+    left = {p: command_line(p) for p in descendants(os.getpid())}
     assert [c for c in left.values() if "resource_tracker" not in c] == [], left
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
