@@ -23,10 +23,10 @@ class SpyBot(Bot):
 _original = runner.view_from_proto
 
 
-def _recording_view_from_proto(msg, rules, legal=()):
+def _recording_view_from_proto(msg, rules, legal=(), results=()):
     with open(os.environ["BARBU_SPY_OUT"], "a") as f:
         f.write(json.dumps(MessageToDict(msg, preserving_proto_field_name=True)) + "\n")
-    return _original(msg, rules, legal)
+    return _original(msg, rules, legal, results)
 
 
 if __name__ == "__main__":

@@ -72,9 +72,12 @@ FAULT_KINDS = tuple(kind.value for kind in FaultKind)
 """The ``FaultKind`` values as plain strings."""
 
 
+_LINE_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # json.dumps would make one per line
+
+
 def dumps(obj: dict[str, Any]) -> str:
     """One log line: compact JSON, keys in the order given, no trailing newline."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    return _LINE_ENCODER.encode(obj)
 
 
 # ---- writing ---------------------------------------------------------------------------

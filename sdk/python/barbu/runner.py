@@ -39,7 +39,6 @@ import asyncio
 import logging
 import os
 import sys
-from dataclasses import replace
 from typing import Any
 
 import grpc
@@ -191,13 +190,10 @@ class _Session:
         if self.rules is None:
             raise _SessionError("a message with a view arrived before match_start")
         try:
-            view = view_from_proto(msg, self.rules, legal)
+            view = view_from_proto(msg, self.rules, legal, self.results)
         except WireError as e:
             raise _SessionError(f"bad view from the arbiter: {e}") from None
-        if msg.results:
-            self.results = view.results
-        elif self.results:
-            view = replace(view, results=self.results)
+        self.results = view.results
         return view
 
     def _handle(self, msg: pb.ArbiterMessage) -> pb.BotMessage | None:

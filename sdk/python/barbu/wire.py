@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Any, Iterable, Sequence, cast
+from typing import Any, Callable, Hashable, Iterable, Sequence, TypeVar, cast
 
 from .rules.cards import CARD_NAMES, RANKS, SUITS, cards_of
 from .rules.contracts import Contract
@@ -57,6 +57,7 @@ _CONTRACT_FROM_PB: dict[int, Contract] = {v: k for k, v in _CONTRACT_TO_PB.items
 _PASS: dict[str, Any] = {"pass": True}  # ``pass`` is a Python keyword: set through ** unpacking
 
 _CARD_BY_NAME = {name: c for c, name in enumerate(CARD_NAMES)}
+_CARD_BIT = {name: 1 << c for c, name in enumerate(CARD_NAMES)}
 _ACTION_KIND = {Phase.DECLARE: "declare", Phase.DOUBLE: "double", Phase.PLAY: "play", Phase.DOMINO: "play"}
 
 
@@ -84,25 +85,30 @@ def _contract_from_pb(value: int) -> Contract:
 
 
 # ---- cards ----------------------------------------------------------------------------------
+def _bad_card(text: object) -> WireError:
+    return WireError(f"bad card {text!r}: a card is a rank 2-9 T J Q K A then a suit C D H S, e.g. 'TH'")
+
+
 def _card(text: str) -> int:
     """Strict wire notation: rank then suit, upper case, e.g. "TH"."""
     try:
         return _CARD_BY_NAME[text]
     except KeyError:
-        raise WireError(
-            f"bad card {text!r}: a card is a rank 2-9 T J Q K A then a suit C D H S, e.g. 'TH'"
-        ) from None
+        raise _bad_card(text) from None
 
 
 def _cards(texts: Iterable[str]) -> tuple[int, ...]:
-    return tuple(_card(t) for t in texts)
+    try:
+        return tuple(map(_CARD_BY_NAME.__getitem__, texts))
+    except KeyError as e:
+        raise _bad_card(e.args[0]) from None
 
 
 def _mask(texts: Iterable[str]) -> int:
-    m = 0
-    for t in texts:
-        m |= 1 << _card(t)
-    return m
+    try:
+        return functools.reduce(operator.or_, map(_CARD_BIT.__getitem__, texts), 0)
+    except KeyError as e:
+        raise _bad_card(e.args[0]) from None
 
 
 def _names(mask: int) -> list[str]:
@@ -113,6 +119,37 @@ def _seat(value: int, what: str) -> int:
     if value > 3:
         raise WireError(f"{what} {value} is not a seat 0-3")
     return value
+
+
+# ---- decoding, remembered ------------------------------------------------------------------
+_M = TypeVar("_M")
+_T = TypeVar("_T")
+
+
+_encoding: Callable[[Any], bytes] = operator.methodcaller("SerializeToString")
+
+
+def _remembered(
+    decode: Callable[[_M], _T], key: Callable[[_M], Hashable] = _encoding, size: int = 4096
+) -> Callable[[_M], _T]:
+    """``decode`` with its results kept by ``key`` (by default the message's encoding), up to
+    ``size`` of them. A bot is sent the same tricks, declarations, levels and legal actions in
+    view after view, and reading the fields of a protobuf message costs several times what
+    encoding the whole small message does. ``decode`` is pure, so a kept result is the one it
+    would give again; an error is raised each time, never kept."""
+    cache: dict[Hashable, _T] = {}
+
+    def remembered(msg: _M) -> _T:
+        k = key(msg)
+        try:
+            return cache[k]
+        except KeyError:
+            value = decode(msg)
+            if len(cache) < size:
+                cache[k] = value
+            return value
+
+    return remembered
 
 
 # ---- declarations ---------------------------------------------------------------------------
@@ -167,6 +204,9 @@ def _levels_from_proto(pairs: Iterable[pb.PairLevel]) -> tuple[tuple[int, ...], 
             raise WireError(f"a pair level needs two different seats, got {a} and {b}")
         m[a][b] = m[b][a] = p.level
     return tuple(tuple(r) for r in m)
+
+
+_levels = _remembered(_levels_from_proto, key=lambda pairs: tuple(map(_encoding, pairs)))
 
 
 # ---- views ----------------------------------------------------------------------------------
@@ -264,13 +304,37 @@ def _is_domino(declaration: Declaration | None) -> bool:
     return declaration is not None and declaration.contract is Contract.DOMINO
 
 
-def view_from_proto(msg: pb.View, rules: Ruleset, legal: Sequence[Action] = ()) -> View:
-    """Rebuild the engine's view from its protocol form, the match's rules and the legal actions."""
-    declaration = _declare_from_proto(msg.declaration) if msg.HasField("declaration") else None
+def _trick_from_proto(msg: pb.Trick) -> Trick:
+    return Trick(msg.index, msg.leader, _cards(msg.cards), msg.winner)
+
+
+def _seat_contracts_from_proto(msg: pb.SeatContracts) -> tuple[Contract, ...]:
+    return tuple(map(_contract_from_pb, msg.contracts))
+
+
+def _double_from_proto(msg: pb.DoubleAction) -> tuple[int, tuple[int, ...]]:
+    return (msg.seat, tuple(msg.targets))
+
+
+_declaration = _remembered(_declare_from_proto)
+_trick = _remembered(_trick_from_proto)
+_seat_contracts = _remembered(_seat_contracts_from_proto)
+_double = _remembered(_double_from_proto)
+_played = _remembered(_played_from_proto)
+_result = _remembered(_result_from_proto)
+
+
+def view_from_proto(
+    msg: pb.View, rules: Ruleset, legal: Sequence[Action] = (), results: tuple[DealResult, ...] = ()
+) -> View:
+    """Rebuild the engine's view from its protocol form, the match's rules and the legal actions.
+    ``results``: the past deals' results, for a message that carries none (a decision request:
+    the results travel in DealEnd)."""
+    declaration = _declaration(msg.declaration) if msg.HasField("declaration") else None
     trick = _cards(msg.trick)
-    tricks = tuple(Trick(t.index, t.leader, _cards(t.cards), t.winner) for t in msg.tricks)
+    tricks = tuple(map(_trick, msg.tricks))
     if _is_domino(declaration):
-        plays = tuple(_played_from_proto(p) for p in msg.plays)
+        plays = tuple(map(_played, msg.plays))
     else:
         plays = tuple(play_order(tricks, msg.trick_leader, trick))
     return View(
@@ -284,11 +348,11 @@ def view_from_proto(msg: pb.View, rules: Ruleset, legal: Sequence[Action] = ()) 
         hand=_mask(msg.hand),
         hand_sizes=tuple(msg.hand_sizes),
         declaration=declaration,
-        declared=tuple(tuple(_contract_from_pb(c) for c in sc.contracts) for sc in msg.declared),
+        declared=tuple(map(_seat_contracts, msg.declared)),
         quota_doubles=tuple(msg.quota_doubles),
         declarations_left=msg.declarations_left,
-        doubles=tuple((d.seat, tuple(d.targets)) for d in msg.doubles),
-        levels=_levels_from_proto(msg.levels),
+        doubles=tuple(map(_double, msg.doubles)),
+        levels=_levels(msg.levels),
         plays=plays,
         trick_leader=msg.trick_leader,
         trick=trick,
@@ -296,7 +360,7 @@ def view_from_proto(msg: pb.View, rules: Ruleset, legal: Sequence[Action] = ()) 
         tricks_won=tuple(msg.tricks_won),
         layout=_mask(msg.layout),
         finished=tuple(msg.finished),
-        results=tuple(_result_from_proto(r) for r in msg.results),
+        results=tuple(map(_result, msg.results)) if msg.results else results,
         totals=tuple(msg.totals),
         legal=tuple(legal),
     )
@@ -375,6 +439,9 @@ def legal_to_proto(actions: Iterable[Action]) -> list[pb.Action]:
     return [action_to_proto(a) for a in actions]
 
 
+_ACTIONS = {phase: _remembered(functools.partial(action_from_proto, phase=phase)) for phase in Phase}
+
+
 def legal_from_proto(msgs: Iterable[pb.Action], phase: Phase) -> tuple[Action, ...]:
     """A decision request's legal actions as engine actions, in their order."""
-    return tuple(action_from_proto(m, phase) for m in msgs)
+    return tuple(map(_ACTIONS[phase], msgs))
