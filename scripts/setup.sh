@@ -12,6 +12,7 @@ target="."
 .venv/bin/python -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
 .venv/bin/python -m pip install --quiet -e "$target" 2>&1 | grep -v "is ignored: it is neither a file nor a directory" || true
 .venv/bin/python -c "import arbiter, barbu, grpc, sqlmodel, trueskill, typer" # fails loudly if the install did
-# Bots start a fresh interpreter per process, often where bytecode cannot be written (read-only
-# sandboxes, PYTHONDONTWRITEBYTECODE): compile the SDK once so each start only loads it.
-.venv/bin/python -m compileall -q sdk/python/barbu >/dev/null
+# Bots and commands start a fresh interpreter per process, often where bytecode cannot be written
+# (read-only sandboxes, PYTHONDONTWRITEBYTECODE): compile the SDK and the arbiter once so each
+# start only loads them.
+.venv/bin/python -m compileall -q sdk/python/barbu arbiter >/dev/null

@@ -38,7 +38,10 @@ class _SafeConsole(Console):
     styling codes are added after, so they still work)."""
 
     def _render_buffer(self, buffer):  # rich's one funnel from segments to the terminal
-        safe = (seg if seg.control else Segment(printable(seg.text, newlines=True), seg.style, seg.control) for seg in buffer)
+        safe = (
+            seg if seg.control else Segment(printable(seg.text, newlines=True), seg.style, seg.control)
+            for seg in buffer
+        )
         return super()._render_buffer(safe)
 
 

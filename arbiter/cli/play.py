@@ -19,11 +19,12 @@ def rules_of(preset: str, settings: list[str] | None):
     return make_ruleset(preset, parse_switch_assignments(settings or []))
 
 
-
 def selfplay(
     out: Annotated[str, typer.Option("--out", help="Where to write the match log.")],
     seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed for the deals and the players.")] = 0,
-    rules: Annotated[str, typer.Option("--rules", help="Rules preset: standard, seed_fi, seed_pl, seed_de_fr.")] = "standard",
+    rules: Annotated[
+        str, typer.Option("--rules", help="Rules preset: standard, seed_fi, seed_pl, seed_de_fr.")
+    ] = "standard",
     settings: Annotated[
         Optional[list[str]], typer.Option("--set", help="Override a rules switch: --set domino_ace=low (repeatable).")
     ] = None,
@@ -49,23 +50,31 @@ def selfplay(
     if as_json:
         print_json({"totals": result.totals, "places": result.places, "log": str(path)})
     else:
-        typer.echo(f"played {result.deals} deals; totals {result.totals}, places {result.places}; log: {printable(path)}")
-
+        typer.echo(
+            f"played {result.deals} deals; totals {result.totals}, places {result.places}; log: {printable(path)}"
+        )
 
 
 def match(
     bots: Annotated[
-        list[str], typer.Option("--bot", help='A bot command, 4 times in seat order, e.g. "python sample_bots/random_bot.py".')
+        list[str],
+        typer.Option("--bot", help='A bot command, 4 times in seat order, e.g. "python sample_bots/random_bot.py".'),
     ],
     seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed for the deals.")] = 0,
-    log_file: Annotated[Optional[str], typer.Option("--log", help="Match log path (default: logs/match-SEED-TIME.jsonl).")] = None,
+    log_file: Annotated[
+        Optional[str], typer.Option("--log", help="Match log path (default: logs/match-SEED-TIME.jsonl).")
+    ] = None,
     rules: Annotated[str, typer.Option("--rules", help="Rules preset.")] = "standard",
-    settings: Annotated[Optional[list[str]], typer.Option("--set", help="Override a rules switch (repeatable).")] = None,
+    settings: Annotated[
+        Optional[list[str]], typer.Option("--set", help="Override a rules switch (repeatable).")
+    ] = None,
     first_declarer: Annotated[int, typer.Option(min=0, max=3)] = 0,
     time_per_decision: Annotated[float, typer.Option("--time-per-decision", help="Seconds per decision.")] = 1.0,
     reserve: Annotated[float, typer.Option("--reserve", help="Per-match reserve in seconds.")] = 10.0,
     connect_timeout: Annotated[float, typer.Option("--connect-timeout", help="Seconds for a bot to connect.")] = 10.0,
-    max_strikes: Annotated[int, typer.Option("--max-strikes", min=1, max=1000, help="Faults before a seat forfeits.")] = 3,
+    max_strikes: Annotated[
+        int, typer.Option("--max-strikes", min=1, max=1000, help="Faults before a seat forfeits.")
+    ] = 3,
     listen: Annotated[Optional[str], typer.Option(help="Listen on host:port instead of a private Unix socket.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:

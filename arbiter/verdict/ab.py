@@ -50,6 +50,7 @@ from arbiter.referee.timecontrol import TimeControl
 from arbiter.tournament.config import DEFAULT_LOG_ROOT, EntrantConfig, TournamentConfig, bot_command
 from arbiter.tournament.runner import MatchOutcome, MatchTask, Reporter, default_jobs, play_match, run_tournament
 from arbiter.tournament.schedule import MAX_MATCHES, ScheduledMatch
+from arbiter.verdict import DEFAULT_DELTA0, DEFAULT_DELTA1, DEFAULT_MAX_MATCHES, MATCHES_PER_SET
 from arbiter.verdict.sprt import UNATTRIBUTED, FixedConfig, SprtConfig, SprtState, Verdict, mean_ci
 
 __all__ = [
@@ -65,10 +66,6 @@ __all__ = [
     "run_ab",
 ]
 
-MATCHES_PER_SET = 8  # A's 4 rotations, then B's 4
-DEFAULT_DELTA0 = 0.0  # points per match
-DEFAULT_DELTA1 = 30.0  # under standard rules a per-set SD near 100 makes this ~50 sets at δ0
-DEFAULT_MAX_MATCHES = 2000  # 250 sets
 DEFAULT_FIELD_SCRIPT = ("sample_bots", "heuristic_bot.py")
 VOID_LIMIT = 0.25  # stop when more than this share of the sets (and at least VOID_MINIMUM) are voided
 VOID_MINIMUM = 4

@@ -1,0 +1,140 @@
+"""How a tournament shows in the terminal: the progress bar with live standings while it plays,
+and the standings table (TrueSkill, mean score with its CI, faults)."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from arbiter.text import printable
+from arbiter.tournament.ratings import Standing
+from arbiter.tournament.runner import Reporter
+
+
+def _fmt(x: float | None, digits: int = 1) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _pm(mean: float | None, ci: tuple[float, float] | None) -> str:
+    if mean is None:
+        return "-"
+    if ci is None:
+        return f"{mean:+.1f}"
+    return f"{mean:+.1f} ±{(ci[1] - ci[0]) / 2:.1f}"
+
+
+def standings_table(rows: list[Standing], duplicate: bool, title: str | None = None) -> Table:
+    table = Table(
+        title=title,
+        title_justify="left",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("entrant", no_wrap=True, overflow="ellipsis", min_width=7)
+    for name in ("μ", "σ", "μ−3σ", "matches", "score ±95%"):
+        table.add_column(name, justify="right", no_wrap=True)
+    if duplicate:
+        table.add_column("vs field ±95%", justify="right", no_wrap=True)
+    table.add_column("faults", justify="right", no_wrap=True)
+    for r in rows:
+        cells = [
+            str(r.rank),
+            printable(r.name),
+            _fmt(r.mu, 2),
+            _fmt(r.sigma, 2),
+            _fmt(r.rating, 2),
+            str(r.matches),
+            _pm(r.mean_score, r.ci95),
+        ]
+        if duplicate:
+            cells.append(_pm(r.duplicate_diff, r.duplicate_ci95))
+        cells.append(str(r.faults) + (f" ({r.forfeits} forfeited)" if r.forfeits else ""))
+        table.add_row(*cells)
+    return table
+
+
+class _TimeLeftColumn(ProgressColumn):
+    """Time left from this run's own pace (matches played since it started), not a short window."""
+
+    def render(self, task) -> Text:
+        base, started = task.fields.get("base", 0), task.fields.get("started")
+        played = task.completed - base
+        if task.finished:
+            return Text("0:00:00", style="progress.remaining")
+        if not started or played <= 0 or task.total is None:
+            return Text("-:--:--", style="progress.remaining")
+        left = (time.monotonic() - started) / played * (task.total - task.completed)
+        return Text(str(timedelta(seconds=int(left))), style="progress.remaining")
+
+
+class RichReporter(Reporter):
+    """A progress bar (matches done / total, time left) and live standings every few matches."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
+        self.duplicate = False
+
+    def started(self, config, total: int, recorded: int, workers: int, database: str) -> None:
+        self.duplicate = config.format == "duplicate"
+        resumed = f", resuming with {recorded} recorded" if recorded else ""
+        where = f"{workers} worker process{'es' * (workers != 1)}" if workers else "in process"
+        if getattr(config, "cluster", None):
+            where = f"on the Dask cluster at {escape(printable(config.cluster))}"
+        self.console.print(
+            f"[bold]{escape(printable(config.name))}[/bold]: {config.format.replace('_', ' ')}, {total} matches{resumed}; "
+            f"{where}; results in {escape(printable(database))}"
+        )
+        self.progress = Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("elapsed"),
+            TimeElapsedColumn(),
+            TextColumn("left"),
+            _TimeLeftColumn(),
+            console=self.console,
+            transient=False,
+        )
+        self.progress.start()
+        self.task = self.progress.add_task(
+            "matches", total=total, completed=recorded, base=recorded, started=time.monotonic()
+        )
+
+    def match_done(self, m, outcome, recorded: int, total: int) -> None:
+        if self.progress is not None and self.task is not None:
+            self.progress.update(self.task, completed=recorded)
+            if outcome.status != "complete":
+                self.progress.console.print(
+                    f"[yellow]match {m.key} aborted: {escape(printable(outcome.reason or ''))}[/yellow]"
+                )
+
+    def live_standings(self, table: list[Standing], recorded: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress.console.print(
+                standings_table(table, self.duplicate, f"standings after {recorded}/{total} matches")
+            )
+
+    def stopped(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
