@@ -36,7 +36,8 @@ def test_thousands_of_unsolicited_messages_a_second_are_cut_off(tmp_path):
 
 
 def test_a_bot_that_holds_its_stream_and_says_nothing_times_out(tmp_path):
-    control = TimeControl(per_decision=0.2, reserve=0.3, connect=10.0, match_limit=60.0)
+    # Short enough for a quick test, long enough that the healthy seats never time out on a loaded machine.
+    control = TimeControl(per_decision=0.5, reserve=0.5, connect=10.0, match_limit=60.0)
     played = play(tmp_path, "silent", raw("silent"), mode="user", control=control)
     check(played, kind="timeout", words=("no answer within",))
     assert [f.kind for f in played.result.faults] == ["timeout"] * 3  # strikes, then the fallback plays

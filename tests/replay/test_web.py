@@ -120,9 +120,9 @@ def test_hostile_names_cannot_break_out_of_the_page():
 
 def test_full_match_page_is_small_and_quick(full_log):
     lines = full_log.read_text(encoding="utf-8").splitlines(keepends=True)
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # this process's CPU: what building costs, whatever else the machine runs
     page, steps = render_html(load_replay(lines))
-    elapsed = time.perf_counter() - t0
+    elapsed = time.process_time() - t0
     assert len(lines) > 1800 and steps > 1500
-    assert elapsed < 5.0, f"building the page took {elapsed:.2f}s"
+    assert elapsed < 5.0, f"building the page took {elapsed:.2f}s of CPU"
     assert len(page.encode()) < 2_500_000
