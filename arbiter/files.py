@@ -197,3 +197,16 @@ def read_text(path: str | os.PathLike[str], limit: int, what: str, error: type[A
         raise error(f"{shown} is not a UTF-8 text file, so not a {what}") from None
     except OSError as e:
         raise error(f"cannot read {what} {shown}: {e.strerror}") from None
+
+
+def lock_exclusive(fd: int) -> bool:
+    """An exclusive ``flock`` on ``fd``, without waiting: False when another process holds it.
+    Unless it is taken, ``fd`` is closed (and a failure other than "held" is raised)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError as e:
+        os.close(fd)
+        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            return False
+        raise

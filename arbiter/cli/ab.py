@@ -17,7 +17,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from arbiter.cli.common import fail, safe_console, user_errors
+from arbiter.cli.common import cluster_address, fail, safe_console, user_errors
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 from arbiter.verdict import DEFAULT_DELTA0, DEFAULT_DELTA1, DEFAULT_MAX_MATCHES, MATCHES_PER_SET
@@ -101,7 +101,7 @@ def ab_command(
 
     from arbiter.cli.play import rules_of
     from arbiter.files import output_path
-    from arbiter.tournament.config import NAME_RE, cluster_address_problem
+    from arbiter.tournament.config import NAME_RE
     from arbiter.cli.ab_output import RichAbReporter, print_result
     from arbiter.verdict.ab import AbReporter, AbSpec, run_ab
     from arbiter.verdict.sprt import DEFAULT_MIN_SETS, FixedConfig, SprtConfig
@@ -138,8 +138,7 @@ def ab_command(
                 )
             except ValueError as e:
                 fail(f"the test: {e}")
-        if cluster is not None and (problem := cluster_address_problem(cluster.strip())):
-            fail(f"--cluster: {problem}")
+        address = cluster_address(cluster)
         out = output_path(html, "--html") if html is not None else None
         spec = AbSpec(
             a=a,
@@ -152,7 +151,7 @@ def ab_command(
             database=db,
             log_folder=Path(log_folder) if log_folder else None,
             jobs=jobs,
-            cluster=cluster.strip() if cluster is not None else None,
+            cluster=address,
         )
         try:
             result = run_ab(spec, reporter=AbReporter() if as_json else RichAbReporter(console))

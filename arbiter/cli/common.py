@@ -23,7 +23,7 @@ from barbu.rules import BarbuError
 from rich.console import Console
 from rich.segment import Segment
 
-from arbiter.errors import FAILED, USAGE, ArbiterError
+from arbiter.errors import FAILED, USAGE, ArbiterError, ConfigError
 from arbiter.text import printable
 
 
@@ -43,6 +43,19 @@ class _SafeConsole(Console):
             for seg in buffer
         )
         return super()._render_buffer(safe)
+
+
+def cluster_address(cluster: str | None) -> str | None:
+    """``--cluster`` as a run takes it (stripped), None when not given; a bad address is a
+    ConfigError naming the option."""
+    if cluster is None:
+        return None
+    from arbiter.tournament.config import cluster_address_problem
+
+    address = cluster.strip()
+    if problem := cluster_address_problem(address):
+        raise ConfigError(f"--cluster: {problem}")
+    return address
 
 
 def safe_console(**kwargs: Any) -> Console:

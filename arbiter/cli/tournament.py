@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from arbiter.cli.common import safe_console, user_errors
+from arbiter.cli.common import cluster_address, safe_console, user_errors
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 
@@ -67,12 +67,9 @@ def run_command(
                 raise ConfigError("the tournament file name is empty")
             cfg = load_config(config)
             if cluster is not None:
-                from arbiter.tournament.config import cluster_address_problem, override
+                from arbiter.tournament.config import override
 
-                problem = cluster_address_problem(cluster.strip())
-                if problem:
-                    raise ConfigError(f"--cluster: {problem}")
-                cfg = override(cfg, cluster=cluster.strip())
+                cfg = override(cfg, cluster=cluster_address(cluster))
             reporter = Reporter() if as_json else RichReporter(console)
             summary = run_tournament(cfg, database=db, jobs=jobs, reporter=reporter)
     except INTERRUPTS as e:  # before the run took its lease: nothing was played

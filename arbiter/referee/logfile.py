@@ -17,7 +17,6 @@ or a hostile file ends in one clear error, never in unbounded memory or a parser
 from __future__ import annotations
 
 import errno
-import fcntl
 import io
 import os
 import re
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Iterator
 
 from arbiter.errors import LogFileError
-from arbiter.files import human_size, kind_of, output_path, read_text
+from arbiter.files import human_size, kind_of, lock_exclusive, output_path, read_text
 from arbiter.text import printable
 
 MAX_LOG_BYTES = 64 << 20  # a real match log is well under 1 MiB
@@ -60,12 +59,11 @@ class AtomicLogFile:
         except OSError as e:
             raise LogFileError(f"cannot write match log {shown}: {e.strerror}") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            locked = lock_exclusive(fd)
         except OSError as e:
-            os.close(fd)
-            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise LogFileError(f"another process is writing match log {shown}; not writing it twice") from None
             raise LogFileError(f"cannot lock match log {shown}: {e.strerror}") from None
+        if not locked:
+            raise LogFileError(f"another process is writing match log {shown}; not writing it twice")
         os.ftruncate(fd, 0)  # a killed writer's leftover (nobody holds it any more): start over
         self._file = os.fdopen(fd, "w", encoding="utf-8")
 

@@ -28,7 +28,7 @@ from barbu.rules import (
 from barbu.rules.scoring import places
 
 from arbiter.referee.faults import FaultKind, FaultPolicy, FaultRecord, PlayerFault
-from arbiter.referee.players import Player, RandomPlayer
+from arbiter.referee.players import Player, RandomPlayer, run_unawaited
 from arbiter.referee.timecontrol import SeatClock, TimeControl
 
 log = logging.getLogger(__name__)
@@ -106,13 +106,7 @@ class Referee:
         players, or remote ones from outside their server's event loop."""
         self._calls = [_Blocking(p) for p in self.players]
         self._concurrent = False
-        coro = self._play()
-        try:
-            coro.send(None)
-        except StopIteration as done:
-            return done.value
-        coro.close()
-        raise RuntimeError("a player waited: play this match with `await referee.arun()`")
+        return run_unawaited(self._play(), "a player waited: play this match with `await referee.arun()`")
 
     async def arun(self) -> MatchResult:
         """Play the match in the running event loop, awaiting each player (``ask``): a remote

@@ -13,6 +13,17 @@ from typing import Any, Callable
 from barbu.rules import MatchState, View, observe
 
 
+def run_unawaited(coro: Any, refusal: str) -> Any:
+    """Run a coroutine that never waits to its end, without an event loop (in-process players
+    answer at once); one that does wait is closed and refused with ``refusal``."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()
+    raise RuntimeError(refusal)
+
+
 class Player(ABC):
     """A player has two faces. The blocking one (``start``, ``decide``, ``deal_ended``,
     ``match_ended``, ``close``) is what an in-process player implements and what

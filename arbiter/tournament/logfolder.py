@@ -24,8 +24,6 @@ only writes logs where it may:
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import os
 import re
@@ -33,7 +31,7 @@ import time
 from pathlib import Path
 
 from arbiter.errors import ConfigError
-from arbiter.files import output_folder, output_path
+from arbiter.files import lock_exclusive, output_folder, output_path
 from arbiter.text import printable
 from arbiter.tournament.schedule import MATCH_KEY
 
@@ -72,15 +70,14 @@ class LogFolder:
         except OSError as e:
             raise ConfigError(f"cannot use log folder {shown}: {printable(self.marker.name)}: {e.strerror}") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            locked = lock_exclusive(fd)
         except OSError as e:
-            os.close(fd)
-            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise ConfigError(
-                    f"another run is writing tournament {self.tournament!r}'s logs in {shown} (it holds "
-                    f"{printable(self.marker.name)}); one run per log folder and tournament"
-                ) from None
             raise ConfigError(f"cannot lock {printable(str(self.marker))}: {e.strerror}") from None
+        if not locked:
+            raise ConfigError(
+                f"another run is writing tournament {self.tournament!r}'s logs in {shown} (it holds "
+                f"{printable(self.marker.name)}); one run per log folder and tournament"
+            )
         self._fd = fd
         try:
             mark = self._read_marker()

@@ -27,7 +27,7 @@ from barbu.rules.scoring import places
 from barbu.v1 import arbiter_pb2 as pb
 
 from arbiter.referee.faults import FaultKind, PlayerFault
-from arbiter.referee.players import Player
+from arbiter.referee.players import Player, run_unawaited
 from arbiter.referee.timecontrol import TimeControl
 from arbiter.transport.encode import RequestEncoder
 from arbiter.transport.session import GONE, Session
@@ -258,7 +258,7 @@ class RemotePlayer(Player):
     def _blocking(self, coro: Any) -> Any:
         loop = self.session.loop
         if loop is None:  # no server loop (a session never attached): nothing can block
-            return _run_now(coro)
+            return run_unawaited(coro, "this session has no server loop to wait in")
         if loop.is_running() and getattr(loop, "_thread_id", None) == threading.get_ident():
             coro.close()
             raise RuntimeError("a RemotePlayer's blocking methods cannot run in its server's loop: await them")
@@ -278,13 +278,3 @@ class RemotePlayer(Player):
 
     def close(self) -> None:
         self._blocking(self.aclose())
-
-
-def _run_now(coro: Any) -> Any:
-    """Run a coroutine that never waits (no server: nothing to wait for)."""
-    try:
-        coro.send(None)
-    except StopIteration as e:
-        return e.value
-    coro.close()
-    raise RuntimeError("this session has no server loop to wait in")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import command_line
+from tests.conftest import alive, command_line
 from tests.tournament.conftest import pg_url, postgres_server  # noqa: F401 - fixtures used here too
 
 DASK = str(Path(sys.executable).with_name("dask"))
@@ -41,14 +41,6 @@ def children(pid: int) -> list[int]:
             except (OSError, IndexError, ValueError):
                 pass
     return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
 
 
 def processes_in(folder: Path) -> list[int]:

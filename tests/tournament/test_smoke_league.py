@@ -23,7 +23,7 @@ from arbiter.tournament.runner import file_sha256
 from arbiter.tournament.schedule import build_schedule
 from arbiter.tournament.storage import Repo, open_database
 
-from ..conftest import descendants
+from ..conftest import alive, descendants
 from .conftest import SMOKE, cli_app, cli_command
 
 TIMEOUT = 240
@@ -101,14 +101,6 @@ def check_league(url: str, summary: dict) -> None:
     }
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
-
-
 def test_smoke_league_on_sqlite_uninterrupted_then_killed_and_resumed(tmp_path):
     # One test, so that the uninterrupted reference run is played once (xdist would split a fixture).
     (tmp_path / "ref").mkdir()
@@ -146,9 +138,9 @@ def test_smoke_league_on_sqlite_uninterrupted_then_killed_and_resumed(tmp_path):
             proc.kill()
     # the workers notice their parent is gone, kill their bots and leave: nothing is left running
     end = time.monotonic() + 15
-    while time.monotonic() < end and any(_alive(p) for p in tree):
+    while time.monotonic() < end and any(alive(p) for p in tree):
         time.sleep(0.1)
-    assert tree and not [p for p in tree if _alive(p)]
+    assert tree and not [p for p in tree if alive(p)]
     t, rows, _ = contents(url)
     assert 2 <= len(rows) < total and t.finished_at is None
     assert any(p.exists() for p in half_played)  # what was being played when the run died
