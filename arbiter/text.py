@@ -31,7 +31,3 @@ def printable(text: object, *, newlines: bool = False) -> str:
     if newlines:
         return "\n".join(_UNSAFE.sub(_spell, part) for part in s.split("\n"))
     return _UNSAFE.sub(_spell, s)
-
-
-def is_printable(text: str) -> bool:
-    return _UNSAFE.search(text) is None

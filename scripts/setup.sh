@@ -10,7 +10,15 @@ extras=${1:-}
 target="."
 [ -n "$extras" ] && target=".[$extras]"
 .venv/bin/python -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
-.venv/bin/python -m pip install --quiet -e "$target" 2>&1 | grep -v "is ignored: it is neither a file nor a directory" || true
+log=$(mktemp)
+if ! .venv/bin/python -m pip install --quiet -e "$target" >"$log" 2>&1; then
+  cat "$log" >&2
+  rm -f "$log"
+  echo "setup.sh: installing the project ($target) failed; see pip's output above" >&2
+  exit 1
+fi
+grep -v "is ignored: it is neither a file nor a directory" "$log" || true  # pip's noise about the editable build
+rm -f "$log"
 .venv/bin/python -c "import arbiter, barbu, grpc, sqlmodel, trueskill, typer" # fails loudly if the install did
 # Bots and commands start a fresh interpreter per process, often where bytecode cannot be written
 # (read-only sandboxes, PYTHONDONTWRITEBYTECODE): compile the SDK and the arbiter once so each

@@ -12,7 +12,6 @@ plain text, shared by the terminal rendering (:mod:`arbiter.cli.replay`) and the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable
 
 from barbu.matchlog import Verification, verify
@@ -212,13 +211,6 @@ def load_replay(lines: Iterable[str]) -> Replay:
 
 def _initial(header: dict[str, Any]) -> MatchState:
     return new_match(ruleset_from_json(header["rules"]), header["first_declarer"])
-
-
-def load_replay_file(path: str | Path) -> Replay:
-    """:func:`load_replay` of a log file; raises LogFileError if it cannot be read."""
-    from arbiter.referee.logfile import read_log_lines
-
-    return load_replay(read_log_lines(path))
 
 
 # ---- names and notation ----------------------------------------------------------------
