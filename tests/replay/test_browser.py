@@ -7,7 +7,6 @@ a message saying so: they are part of the suite, not optional.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from arbiter.web import write_html
 
 from ..conftest import OpenedPage
 from .conftest import ARTIFACTS, log_lines, log_objects
+
 
 @pytest.fixture(scope="module")
 def fixed_page(tmp_path_factory) -> Path:
@@ -211,43 +211,27 @@ def test_a_bad_log_shows_where_it_goes_wrong(browser, tmp_path):
         o.close()
 
 
-def test_a_full_match_steps_fast(browser, full_log, tmp_path):
+def test_a_full_match_steps_through_by_key_and_by_jump(browser, full_log, tmp_path):
+    """Every step of a full match draws without an error, by key and by the slider's far jumps.
+    How fast is measured by bench/replay_page.py, not here."""
     out = tmp_path / "full.html"
     steps = write_html(load_replay(full_log.read_text(encoding="utf-8").splitlines(keepends=True)), out)
     assert steps > 1500
     o = Opened(browser, out)
     try:
         page = o.page
-        t0 = time.perf_counter()
         o.press("ArrowRight", 200)
         page.wait_for_function("document.body.dataset.step === '200'")
-        keys = time.perf_counter() - t0
-        # in the page itself: 200 steps, each drawn and laid out, timed one by one
-        times = page.evaluate(
-            """() => { barbuReplay.go(0); document.body.offsetHeight; const out = [];
-                for (let i = 0; i < 200; i++) { const t = performance.now(); barbuReplay.step(1);
-                    document.body.offsetHeight; out.push(performance.now() - t); }
-                return out; }"""
+        page.evaluate("barbuReplay.go(barbuReplay.count - 1)")
+        assert o.step() == steps - 1
+        assert "selfplay-3" in page.title()
+        o.press("Home")
+        assert o.step() == 0
+        # every step of the match drawn in turn, then once past the end (which stays at the end)
+        last = page.evaluate(
+            "() => { for (let i = 0; i < barbuReplay.count; i++) barbuReplay.step(1); return barbuReplay.cur; }"
         )
-        times.sort()
-        median, p90, total = times[100], times[180], sum(times)
-        # jumping across the whole match (slider end to end) is just as quick
-        far = page.evaluate(
-            "() => { const t = performance.now(); barbuReplay.go(barbuReplay.count - 1); document.body.offsetHeight;"
-            " barbuReplay.go(0); document.body.offsetHeight; return performance.now() - t; }"
-        )
-        print(
-            f"\n200 key presses: {keys:.2f}s; 200 steps in the page: {total:.0f} ms "
-            f"(median {median:.1f} ms, p90 {p90:.1f} ms); two far jumps: {far:.0f} ms"
-        )
-        # A step costs a few ms on an idle machine. The bounds leave room for a 2-core CI
-        # machine running the rest of the suite at the same time (load 8-12 measured here):
-        # the median step stays within one 60 Hz frame, and 200 key presses (each a round trip
-        # through the browser's input pipeline, measured from here) within half a minute.
-        assert median < 16, f"a step takes {median:.1f} ms (median) in the page"
-        assert p90 < 60, f"a step takes {p90:.1f} ms (90th percentile) in the page"
-        assert keys < 30.0, f"200 steps by key took {keys:.2f}s"
-        assert far < 500
+        assert last == steps - 1 and o.step() == steps - 1
         assert o.errors == [] and o.requests == [o.url]
         assert json.loads(page.evaluate("JSON.stringify(barbuReplay.data.series.length)")) == 29
     finally:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 
 from barbu.rules import card_name
 
@@ -118,11 +117,9 @@ def test_hostile_names_cannot_break_out_of_the_page():
     assert _embedded(page)["match"]["seats"][1] == "</script><script>alert(1)</script><!--"
 
 
-def test_full_match_page_is_small_and_quick(full_log):
+def test_full_match_page_is_small(full_log):
+    """A full match stays a page one can mail; building time is measured by bench/replay_page.py."""
     lines = full_log.read_text(encoding="utf-8").splitlines(keepends=True)
-    t0 = time.process_time()  # this process's CPU: what building costs, whatever else the machine runs
     page, steps = render_html(load_replay(lines))
-    elapsed = time.process_time() - t0
     assert len(lines) > 1800 and steps > 1500
-    assert elapsed < 5.0, f"building the page took {elapsed:.2f}s of CPU"
     assert len(page.encode()) < 2_500_000
