@@ -10,7 +10,9 @@
    grpc"``.
 4. **CPU**: ``arbiter match`` of four sample random bots (start-up included, the arbiter and its
    bots, user + system) next to ``arbiter selfplay`` of the same seed; and a league of matches of
-   random bots through one arbiter that keeps the bots (``multi_match``), per match.
+   random bots through one arbiter that keeps the bots (``multi_match``), per match. Beside
+   them, the lower bound any arbiter of Python gRPC processes meets: five interpreters that
+   import grpc, and every decision asked costing one exchange at the floor's CPU (both ends).
 
 Medians throughout. The figures shift with the machine's load: compare only figures of one run.
 ``--profile`` prints where the arbiter's time goes during a match (cProfile, top functions).
@@ -31,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import grpc
@@ -76,9 +78,9 @@ def match_requests(seed: int) -> list[bytes]:
 
 
 # ---- 1. the floor --------------------------------------------------------------------------
-async def floor(requests: list[bytes], workdir: Path, bots: int = 4) -> tuple[float, float]:
-    """Median seconds per request/reply, asking ``bots`` echo processes in turn; and the median
-    reply size."""
+async def floor(requests: list[bytes], workdir: Path, bots: int = 4) -> tuple[float, float, float]:
+    """Median seconds per request/reply, asking ``bots`` echo processes in turn; the median
+    reply size; and the CPU seconds per exchange, this process's and the echo processes'."""
     address = f"unix:{workdir}/floor.sock"
     contexts: dict[str, object] = {}
     ready = asyncio.Event()
@@ -104,6 +106,7 @@ async def floor(requests: list[bytes], workdir: Path, bots: int = 4) -> tuple[fl
         await asyncio.wait_for(ready.wait(), 30)
         ctxs = [contexts[str(i)] for i in range(bots)]
         times, sizes = [], []
+        cpu_before = time.process_time() + sum(process_cpu(p.pid) for p in procs)
         for i, data in enumerate(requests):
             context = ctxs[i % bots]
             start = time.perf_counter()
@@ -111,8 +114,9 @@ async def floor(requests: list[bytes], workdir: Path, bots: int = 4) -> tuple[fl
             reply = await context.read()
             times.append(time.perf_counter() - start)
             sizes.append(reply.ByteSize())
+        cpu = time.process_time() + sum(process_cpu(p.pid) for p in procs) - cpu_before
         done.set_result(None)
-        return statistics.median(times[len(times) // 10 :]), statistics.median(sizes)
+        return statistics.median(times[len(times) // 10 :]), statistics.median(sizes), cpu / len(requests)
     finally:
         if not done.done():
             done.set_result(None)
@@ -122,6 +126,12 @@ async def floor(requests: list[bytes], workdir: Path, bots: int = 4) -> tuple[fl
                 p.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a running process has used so far, all its threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # ---- bot start-up ------------------------------------------------------------------------------
@@ -160,6 +170,12 @@ def cpu_of(argv: list[str], **kw) -> float:
     return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
+def asked_decisions(log: Path) -> int:
+    """Decisions a match asked its bots: the log lines that carry their time."""
+    with log.open(encoding="utf-8") as lines:
+        return sum(1 for line in lines if '"ms":' in line)
+
+
 def league_child(n: int, folder: Path) -> None:
     """``--league N``: N matches of four random bots through one arbiter that keeps its bots."""
     with MatchHost(reuse=True) as host:
@@ -189,54 +205,82 @@ def main() -> None:
         workdir = Path(tmp)
         # One event loop for the floor and the matches: grpc.aio keeps one poller per process,
         # made for the first loop that uses it (a second loop in turn would be slowed down).
-        floors, per_decision, loop_ms, rates = asyncio.run(rounds(args, workdir))
+        measured = asyncio.run(rounds(args, workdir))
         # CPU of whole commands, start-up included: the arbiter and its bots, against selfplay.
         match_cpu, self_cpu = [], []
         for i in range(args.cpu_runs):
             seed = 7 + i
             bots = [a for _ in range(4) for a in ("--bot", RANDOM)]
-            match_cpu.append(cpu_of([*ARBITER, "match", "--seed", str(seed), "--log", str(workdir / f"c{i}.jsonl"), *bots]))
+            match_cpu.append(
+                cpu_of([*ARBITER, "match", "--seed", str(seed), "--log", str(workdir / f"c{i}.jsonl"), *bots])
+            )
             self_cpu.append(cpu_of([*ARBITER, "selfplay", "--seed", str(seed), "--out", str(workdir / f"s{i}.jsonl")]))
         m, s = statistics.median(match_cpu), statistics.median(self_cpu)
         print(
             f"CPU of one 28-deal match of 4 random bots, start-up included: arbiter match {m:.2f} s, "
             f"selfplay {s:.2f} s (same seeds, medians of {args.cpu_runs}): {m / s:.2f} x selfplay"
         )
+        # What no arbiter of Python gRPC processes can go below: five interpreters importing grpc,
+        # and each decision asked costing at least one exchange at the floor's CPU.
+        asked = statistics.median(asked_decisions(workdir / f"c{i}.jsonl") for i in range(args.cpu_runs))
+        start = 5 * statistics.median(cpu_of([PY, "-c", "import grpc"]) for _ in range(5))
+        exchanges = asked * statistics.median(measured.floor_cpu)
+        bound = start + exchanges
+        print(
+            f"lower bound over gRPC: 5 start-ups to 'import grpc' {start:.2f} s + {asked:.0f} exchanges at the "
+            f"floor's CPU ({statistics.median(measured.floor_cpu) * 1e6:.0f} us each, both ends) {exchanges:.2f} s "
+            f"= {bound:.2f} s = {bound / s:.2f} x selfplay; with the bots kept {exchanges / s:.2f} x"
+        )
         league = cpu_of([PY, __file__, "--league-child", str(args.league), "--folder", str(workdir)]) / args.league
         print(f"CPU per match in a league of {args.league} with the bots kept (multi_match): {league:.2f} s, "
               f"{league / s:.2f} x selfplay")  # fmt: skip
-    bare = statistics.median(floors)
+    bare = statistics.median(measured.floors)
     # Each round's match against the floor measured just before it (the load changes from one
     # minute to the next): the median of those ratios.
-    z = statistics.median(d / f for d, f in zip(per_decision, floors))
-    print(f"floor: {bare * 1000:.3f} ms per exchange (median of {len(floors)} runs of {args.exchanges}); "
-          f"match {statistics.median(per_decision) * 1000:.3f} ms per decision asked (median of {len(per_decision)})")  # fmt: skip
+    z = statistics.median(d / f for d, f in zip(measured.per_decision, measured.floors))
+    print(f"floor: {bare * 1000:.3f} ms per exchange (median of {len(measured.floors)} runs of {args.exchanges}); "
+          f"match {statistics.median(measured.per_decision) * 1000:.3f} ms per decision asked "
+          f"(median of {len(measured.per_decision)})")  # fmt: skip
     print(
-        f"match: {statistics.median(loop_ms):.0f} ms/match, {statistics.median(rates):.0f} decisions/s, "
-        f"overhead {z:.2f} x bare stream"
+        f"match: {statistics.median(measured.loop_ms):.0f} ms/match, {statistics.median(measured.rates):.0f} "
+        f"decisions/s, overhead {z:.2f} x bare stream"
     )
 
 
-async def rounds(args: argparse.Namespace, workdir: Path) -> tuple[list[float], list[float], list[float], list[float]]:
+@dataclass
+class Rounds:
+    """What :func:`rounds` measured, one entry per round."""
+
+    floors: list[float] = field(default_factory=list)  # seconds per exchange
+    floor_cpu: list[float] = field(default_factory=list)  # CPU seconds per exchange, both ends
+    per_decision: list[float] = field(default_factory=list)  # match loop seconds per decision asked
+    loop_ms: list[float] = field(default_factory=list)
+    rates: list[float] = field(default_factory=list)  # decisions asked per second
+
+
+async def rounds(args: argparse.Namespace, workdir: Path) -> Rounds:
     """The floor and a match of four echo bots, in turn, ``args.matches`` times; then the bot
-    start-up. Returns the floors, the match seconds per decision, loop milliseconds, rates."""
+    start-up."""
     realistic = match_requests(seed=12345)
     size = statistics.median(len(r) for r in realistic)
     exchanges = (realistic * (args.exchanges // len(realistic) + 1))[: args.exchanges]
-    per_decision, loop_ms, rates, floors = [], [], [], []
+    out = Rounds()
     host = MatchHost(reuse=True)
     try:
         for i in range(args.matches):
-            bare, reply = await floor(exchanges, workdir)
-            floors.append(bare)
+            bare, reply, cpu = await floor(exchanges, workdir)
+            out.floors.append(bare)
+            out.floor_cpu.append(cpu)
             played = await host.aplay(
-                [BotSpec(f"echo{s}", ECHO) for s in range(4)], MatchSetup(make_ruleset(), seed=i), workdir / f"m{i}.jsonl"
+                [BotSpec(f"echo{s}", ECHO) for s in range(4)],
+                MatchSetup(make_ruleset(), seed=i),
+                workdir / f"m{i}.jsonl",
             )
             r = played.result
             assert r.status == "complete" and not r.faults, r.faults
-            per_decision.append(played.play_seconds / r.decisions)
-            rates.append(r.decisions / played.play_seconds)
-            loop_ms.append(played.play_seconds * 1000)
+            out.per_decision.append(played.play_seconds / r.decisions)
+            out.rates.append(r.decisions / played.play_seconds)
+            out.loop_ms.append(played.play_seconds * 1000)
             print(
                 f"round {i}: floor {bare * 1000:.3f} ms/exchange (request {size:.0f} B, reply {reply:.0f} B); "
                 f"match {r.decisions} decisions asked, loop {played.play_seconds * 1000:.0f} ms, "
@@ -251,7 +295,7 @@ async def rounds(args: argparse.Namespace, workdir: Path) -> tuple[list[float], 
     hello, imports = await startup(args.startups, workdir)
     print(f"bot start-up up to its hello: {hello * 1000:.0f} ms; python -c 'import grpc': {imports * 1000:.0f} ms "
           f"({hello / imports:.2f} x; medians of {args.startups})")  # fmt: skip
-    return floors, per_decision, loop_ms, rates
+    return out
 
 
 async def profile(host: MatchHost, workdir: Path) -> None:

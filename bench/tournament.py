@@ -3,9 +3,11 @@ with jobs=1 and jobs=2, each with the bots kept between matches (the default: bo
 say ``multi_match``) and without (every match starts its four bots), each into a fresh SQLite
 database in a temporary folder.
 
-Prints, per run, the wall time (worker start-up included), matches per minute, and the CPU one
+Prints, per run, the wall time (worker start-up included), matches per minute, the CPU one
 match costs: the arbiter's (the worker process that referees it) and the four bots' (start-up
-included when they start; a kept bot is charged what it used during the match). The smoke
+included when they start; a kept bot is charged what it used during the match), and how many
+cores the whole run kept busy (all its processes' CPU over the wall time). The cores busy at
+jobs=1 bound the scaling: two workers can at most fill the machine. The smoke
 league is a duplicate one: the copies of a set share their deals, so a kept bot plays at most
 one copy of each set (it never sees a deal twice) and reuse pays only from set to set.
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import tempfile
 import time
 from dataclasses import replace
@@ -27,6 +30,13 @@ from arbiter.tournament.config import load_config, override
 from arbiter.tournament.runner import MatchOutcome, MatchTask, play_match, run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def tree_cpu() -> float:
+    """CPU seconds (user + system) of this process and of every process it has reaped (the
+    workers, and through them their bots)."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
 def play_fresh(task: MatchTask) -> MatchOutcome:
@@ -46,25 +56,33 @@ def main() -> None:
     print(f"{config.name}: {config.format}, {config.rounds} rounds, {config.rules.deals_per_match} deals a match, "
           f"{len(config.entrants)} entrants; {os.cpu_count()} cores; load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")  # fmt: skip
     rates: dict[tuple[int, bool], float] = {}
+    busy: dict[tuple[int, bool], float] = {}  # CPU seconds of the whole run (all processes) per second
     # Interleaved, so that both kinds of run see much the same load.
     for jobs in (1, 2):
         for reuse in (True, False):
             with tempfile.TemporaryDirectory(prefix="barbu-bench-") as folder:
                 run_config = override(config, log_folder=Path(folder) / "logs")
+                cpu_before = tree_cpu()
                 started = time.perf_counter()
                 summary = run_tournament(
                     run_config, database=f"sqlite:///{folder}/bench.db", jobs=jobs,
                     play=play_match if reuse else play_fresh,
                 )  # fmt: skip
                 wall = time.perf_counter() - started
+                busy[jobs, reuse] = (tree_cpu() - cpu_before) / wall
             n = summary.played
             rates[jobs, reuse] = 60 * n / wall
             print(
                 f"jobs={jobs} {'reuse   ' if reuse else 'no reuse'}: {n} matches in {wall:.1f}s = "
                 f"{rates[jobs, reuse]:.1f} matches/min; per match CPU: arbiter {summary.arbiter_cpu / n:.2f}s, "
-                f"bots {summary.bots_cpu / n:.2f}s, total {(summary.arbiter_cpu + summary.bots_cpu) / n:.2f}s"
+                f"bots {summary.bots_cpu / n:.2f}s, total {(summary.arbiter_cpu + summary.bots_cpu) / n:.2f}s; "
+                f"cores busy {busy[jobs, reuse]:.2f}"
             )
     print(f"scaling without reuse: {rates[2, False] / rates[1, False]:.2f}")
+    # A match at jobs=1 already keeps more than one core busy (the arbiter works on while a bot
+    # thinks); two at once can at most fill the machine.
+    cores = os.cpu_count() or 1
+    print(f"scaling bound: {cores} cores / {busy[1, True]:.2f} cores busy at jobs=1 = {cores / busy[1, True]:.2f}")
     a, b = rates[1, True], rates[2, True]
     print(f"tournament: {a:.1f} matches/min at jobs=1, {b:.1f} at jobs=2, scaling {b / a:.2f}")
 
