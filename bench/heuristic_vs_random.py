@@ -21,11 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sample_bots"))
 
-from barbu.rules import PRESETS, make_ruleset
-from heuristic_bot import HeuristicBot
+from barbu.rules import PRESETS, make_ruleset  # noqa: E402
+from heuristic_bot import HeuristicBot  # noqa: E402
 
-from arbiter.referee.players import RandomPlayer, StrategyPlayer
-from arbiter.referee.loop import MatchSetup, Referee
+from arbiter.referee.players import RandomPlayer, StrategyPlayer  # noqa: E402
+from arbiter.referee.loop import MatchSetup, Referee  # noqa: E402
 
 # two-sided 95% Student t quantiles by degrees of freedom (normal beyond 30)
 _T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23,

@@ -26,7 +26,14 @@ from barbu.bot import Bot
 from barbu.rules import Contract, Declaration, Phase, View
 
 try:  # imported as sample_bots.heuristic_bot
-    from .heuristic_strategy import Knowledge, choose_declaration, choose_double, domino_play, negative_play, trumps_play
+    from .heuristic_strategy import (
+        Knowledge,
+        choose_declaration,
+        choose_double,
+        domino_play,
+        negative_play,
+        trumps_play,
+    )
 except ImportError:  # run as a script, or imported with sample_bots/ on sys.path
     from heuristic_strategy import Knowledge, choose_declaration, choose_double, domino_play, negative_play, trumps_play
 

@@ -42,7 +42,6 @@ def browser(tmp_path_factory):
         context.close()
 
 
-
 class OpenedPage:
     """A page of ours opened from its file:// URL in the shared browser, with every request and
     console error recorded (a self-contained page makes no request but its own URL)."""
@@ -67,6 +66,7 @@ class OpenedPage:
     def close(self) -> None:
         self.page.close()
         self.context.remove_listener("request", self._on_request)
+
 
 def processes_tagged(tag: str) -> list[int]:
     """Live (not zombie) processes, this one aside, whose environment carries BARBU_TEST_TAG=tag:

@@ -655,10 +655,16 @@ def _multi_match(_name: str, ev: _Evidence) -> Verdict:
         return True, "not declared (optional): every match gets a process of its own"
     later = ev.sessions[1:]
     if not first.handed_on or not all(s.reused for s in later):
-        return False, ev.unreached or f"declared, but the {first.label} match did not end well enough to hand it another"
+        return (
+            False,
+            ev.unreached or f"declared, but the {first.label} match did not end well enough to hand it another",
+        )
     for s in later:
         if not s.ran or s.forfeit or s.status != "complete":
-            return False, f"declared, but on the same process the {s.label} match went wrong: {s.status or 'not played'}"
+            return (
+                False,
+                f"declared, but on the same process the {s.label} match went wrong: {s.status or 'not played'}",
+            )
     return True, f"declared: played the {', '.join(s.label for s in later)} match on the same process and stream"
 
 

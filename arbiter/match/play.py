@@ -143,7 +143,9 @@ class MatchHost:
     bots and stops the server.
     """
 
-    def __init__(self, *, listen: str | None = None, reuse: bool = False, keep_per_entrant: int = 4, keep_total: int = 16):
+    def __init__(
+        self, *, listen: str | None = None, reuse: bool = False, keep_per_entrant: int = 4, keep_total: int = 16
+    ):
         self.listen = listen
         self.reuse = reuse
         self.keep_per_entrant = keep_per_entrant
@@ -331,8 +333,14 @@ class MatchHost:
             encoder = RequestEncoder()
             players = [
                 RemotePlayer(
-                    s.session, b.name, time_control, process=s.process, match_id=setup.match_id or stem,
-                    entrants=entrants, release_on_close=not reuse, encoder=encoder,
+                    s.session,
+                    b.name,
+                    time_control,
+                    process=s.process,
+                    match_id=setup.match_id or stem,
+                    entrants=entrants,
+                    release_on_close=not reuse,
+                    encoder=encoder,
                 )  # fmt: skip
                 for s, b in zip(seats, bots)
             ]

@@ -404,8 +404,6 @@ def _signal_name(sig: int) -> str:
         return f"signal {sig}"
 
 
-
-
 def wait_until(predicate, timeout: float, interval: float = 0.01) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -44,4 +44,10 @@ class FaultRecord:
     action: str  # "substituted", "forfeit" (substituted, and the seat is taken over)
 
     def to_json(self) -> dict:
-        return {"deal": self.deal, "seat": self.seat, "kind": self.kind.value, "detail": self.detail, "action": self.action}
+        return {
+            "deal": self.deal,
+            "seat": self.seat,
+            "kind": self.kind.value,
+            "detail": self.detail,
+            "action": self.action,
+        }

@@ -54,7 +54,14 @@ SIZE_UNITS = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "
 # The smallest sensible values: below them no bot starts (or a unit was forgotten).
 LIMIT_MINIMUMS = {"memory": 16 << 20, "file_size": 1 << 10, "cpu": 1, "processes": 4, "open_files": 16, "output": 0}
 # The largest: what the kernel accepts (open files, processes) and what any machine has.
-LIMIT_MAXIMUMS = {"memory": 1 << 50, "file_size": 1 << 50, "output": 1 << 40, "cpu": 10**7, "processes": 1 << 22, "open_files": 1 << 20}
+LIMIT_MAXIMUMS = {
+    "memory": 1 << 50,
+    "file_size": 1 << 50,
+    "output": 1 << 40,
+    "cpu": 10**7,
+    "processes": 1 << 22,
+    "open_files": 1 << 20,
+}
 MAX_INT = 2**63 - 1  # the largest whole number the results database holds (seeds, counts)
 MAX_PARALLELISM = 1024
 MAX_STRIKES = 1000
@@ -201,7 +208,10 @@ def _check_shape(root: Node, display: str) -> None:
             on_path.discard(key)
             sizes[key] = 1 + sum(sizes[id(c)] for c in children(node))
             if sizes[key] > MAX_YAML_VALUES:
-                raise fail(node, f"this value expands to more than {MAX_YAML_VALUES} values (YAML aliases): not a tournament file")
+                raise fail(
+                    node,
+                    f"this value expands to more than {MAX_YAML_VALUES} values (YAML aliases): not a tournament file",
+                )
             continue
         if key in sizes:
             continue
@@ -295,7 +305,9 @@ class _Parser:
     def tournament(self, root: Node, text: str) -> TournamentConfig:
         top = self.mapping(root, "", TOP_KEYS)
         if "entrants" not in top:
-            raise self.fail(root, "", "the key 'entrants' is missing: list at least 2 bots, each with a name and a command")
+            raise self.fail(
+                root, "", "the key 'entrants' is missing: list at least 2 bots, each with a name and a command"
+            )
         name = self.string(top["name"][1], "name") if "name" in top else Path(self.display).stem
         if "name" in top and not NAME_RE.match(name):
             raise self.fail(top["name"][1], "name", f"{name!r}: use letters, digits, '_', '-', '.', '+' (at most 64)")
@@ -378,7 +390,9 @@ class _Parser:
             raise self.fail(entrants_key, "entrants", f"a tournament needs at least 2 entrants, got {len(entrants)}")
         if fmt == "gauntlet":
             if "challenger" not in top:
-                raise self.fail(top["format"][0], "challenger", "the gauntlet format needs a 'challenger': one entrant's name")
+                raise self.fail(
+                    top["format"][0], "challenger", "the gauntlet format needs a 'challenger': one entrant's name"
+                )
             node = top["challenger"][1]
             challenger = self.string(node, "challenger")
             if challenger not in names:
@@ -391,7 +405,9 @@ class _Parser:
                 )  # fmt: skip
         else:
             if "challenger" in top:
-                raise self.fail(top["challenger"][0], "challenger", f"only the gauntlet format has a challenger, not {fmt}")
+                raise self.fail(
+                    top["challenger"][0], "challenger", f"only the gauntlet format has a challenger, not {fmt}"
+                )
             if len(entrants) < 4 and not copies:
                 raise self.fail(
                     entrants_key, "entrants",
@@ -416,7 +432,9 @@ class _Parser:
             except BarbuError as e:
                 raise self.fail(node, "rules", str(e)) from None
         if not isinstance(node, MappingNode):
-            raise self.fail(node, "rules", f"expected a preset name or a mapping (preset and switches), got {_kind(node)}")
+            raise self.fail(
+                node, "rules", f"expected a preset name or a mapping (preset and switches), got {_kind(node)}"
+            )
         from barbu.rules import SWITCHES
 
         entries = self.mapping(node, "rules", ("preset", *SWITCHES))
@@ -448,7 +466,9 @@ class _Parser:
                 raise self.fail(value_node, f"time_control.{key}", f"must be more than 0 seconds, got {values[key]:g}")
             if values[key] > MAX_SECONDS[key]:
                 raise self.fail(
-                    value_node, f"time_control.{key}", f"must be at most {MAX_SECONDS[key]:g} seconds, got {values[key]:g}"
+                    value_node,
+                    f"time_control.{key}",
+                    f"must be at most {MAX_SECONDS[key]:g} seconds, got {values[key]:g}",
                 )
         try:
             return TimeControl(**values)
@@ -483,9 +503,19 @@ class _Parser:
                 shown = f"{most >> 40} TiB" if key in ("memory", "file_size", "output") else str(most)
                 raise self.fail(value_node, where, f"must be at most {shown}, got {value_node.value}")
             if value < minimum:
-                shown = f"{minimum >> 20} MiB" if key == "memory" else f"{minimum >> 10} KiB" if key == "file_size" else str(minimum)
+                shown = (
+                    f"{minimum >> 20} MiB"
+                    if key == "memory"
+                    else f"{minimum >> 10} KiB"
+                    if key == "file_size"
+                    else str(minimum)
+                )
                 unitless = value_node.tag == "tag:yaml.org,2002:int"
-                hint = "; sizes are in bytes unless a unit is given, e.g. 2GiB" if key in ("memory", "file_size") and unitless else ""
+                hint = (
+                    "; sizes are in bytes unless a unit is given, e.g. 2GiB"
+                    if key in ("memory", "file_size") and unitless
+                    else ""
+                )
                 raise self.fail(value_node, where, f"must be at least {shown}, got {value_node.value}{hint}")
             values[key] = value
         return Limits(**values)
@@ -502,7 +532,9 @@ class _Parser:
             return self.integer(node, where)
         if isinstance(node, ScalarNode) and len(str(node.value)) > 80:
             raise self.fail(node, where, "expected a size in bytes, got a value far too long")
-        match = SIZE_RE.match(node.value) if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:str" else None
+        match = (
+            SIZE_RE.match(node.value) if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:str" else None
+        )
         if match is None:
             raise self.fail(
                 node, where, f"expected a size in bytes, e.g. 2GiB, 512MiB or 1048576{unlimited}, got {_kind(node)}"
@@ -549,7 +581,9 @@ class _Parser:
 
     def entrants(self, node: Node) -> tuple[EntrantConfig, ...]:
         if not isinstance(node, SequenceNode):
-            raise self.fail(node, "entrants", f"expected a list of entrants (each a name and a command), got {_kind(node)}")
+            raise self.fail(
+                node, "entrants", f"expected a list of entrants (each a name and a command), got {_kind(node)}"
+            )
         out: list[EntrantConfig] = []
         seen: dict[str, int] = {}
         for i, item in enumerate(node.value):
@@ -560,7 +594,9 @@ class _Parser:
             name_node = entries["name"][1]
             name = self.string(name_node, f"{where}.name")
             if not NAME_RE.match(name):
-                raise self.fail(name_node, f"{where}.name", f"{name!r}: use letters, digits, '_', '-', '.', '+' (at most 64)")
+                raise self.fail(
+                    name_node, f"{where}.name", f"{name!r}: use letters, digits, '_', '-', '.', '+' (at most 64)"
+                )
             if name in seen:
                 raise self.fail(name_node, f"{where}.name", f"{name!r} is already the name of entrants[{seen[name]}]")
             seen[name] = i
@@ -568,10 +604,18 @@ class _Parser:
             command = launch = None
             if remote:
                 if "command" in entries:
-                    raise self.fail(entries["command"][0], f"{where}.command", "a remote entrant has no command: it connects by itself")
+                    raise self.fail(
+                        entries["command"][0],
+                        f"{where}.command",
+                        "a remote entrant has no command: it connects by itself",
+                    )
             else:
                 if "command" not in entries:
-                    raise self.fail(item, where, "the key 'command' is missing (or say 'remote: true' for a bot that connects by itself)")
+                    raise self.fail(
+                        item,
+                        where,
+                        "the key 'command' is missing (or say 'remote: true' for a bot that connects by itself)",
+                    )
                 cmd_node = entries["command"][1]
                 command = self.string(cmd_node, f"{where}.command")
                 launch = self.command(command, cmd_node, f"{where}.command")
@@ -609,7 +653,9 @@ class _Parser:
             if not target.is_file():
                 raise self.fail(node, where, f"no such file: {program} (looked for {target})")
             if not os.access(target, os.X_OK):
-                raise self.fail(node, where, f"{program} is not executable (chmod +x it, or run it with its interpreter)")
+                raise self.fail(
+                    node, where, f"{program} is not executable (chmod +x it, or run it with its interpreter)"
+                )
         elif shutil.which(program) is None:
             raise self.fail(node, where, f"program {program!r} is not on PATH")
 

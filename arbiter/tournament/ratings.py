@@ -84,7 +84,9 @@ def game_outcome(matches: Sequence[MatchRecord]) -> GameOutcome | None:
         return None
     per_match = [m.scores() for m in matches]
     entrants = sorted({e for s in per_match for e in s})
-    scores = {e: sum((s[e] for s in per_match if e in s), Fraction(0)) / sum(1 for s in per_match if e in s) for e in entrants}
+    scores = {
+        e: sum((s[e] for s in per_match if e in s), Fraction(0)) / sum(1 for s in per_match if e in s) for e in entrants
+    }
     forfeited = frozenset(e for m in matches for e in m.forfeited())
     return GameOutcome(matches[0].game, max(m.number for m in matches), scores, forfeited)
 
@@ -117,7 +119,9 @@ class RatingBook:
         return new
 
 
-def replay(entrants: Iterable[str], matches: Iterable[MatchRecord]) -> tuple[RatingBook, list[tuple[GameOutcome, dict]]]:
+def replay(
+    entrants: Iterable[str], matches: Iterable[MatchRecord]
+) -> tuple[RatingBook, list[tuple[GameOutcome, dict]]]:
     """Ratings after every complete game of ``matches``, applied in schedule order."""
     book = RatingBook(entrants)
     by_game: dict[int, list[MatchRecord]] = {}
@@ -169,7 +173,9 @@ class Standing:
         if duplicate:
             out["duplicate_diff"] = None if self.duplicate_diff is None else round(self.duplicate_diff, 3)
             out["duplicate_ci95"] = (
-                None if self.duplicate_ci95 is None else [round(self.duplicate_ci95[0], 3), round(self.duplicate_ci95[1], 3)]
+                None
+                if self.duplicate_ci95 is None
+                else [round(self.duplicate_ci95[0], 3), round(self.duplicate_ci95[1], 3)]
             )
         return out
 

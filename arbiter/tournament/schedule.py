@@ -71,7 +71,9 @@ def _circular_orders(members: Sequence[str]) -> list[tuple[str, ...]]:
     return [(first, *p) for p in itertools.permutations(rest)]
 
 
-def round_tables(fmt: str, entrants: Sequence[str], round_no: int, seed: int, challenger: str | None = None) -> list[tuple[str, ...]]:
+def round_tables(
+    fmt: str, entrants: Sequence[str], round_no: int, seed: int, challenger: str | None = None
+) -> list[tuple[str, ...]]:
     """The tables (seatings before rotation) of one round, in play order."""
     names = list(entrants)
     groups: list[tuple[str, ...]]  # four seats each

@@ -121,9 +121,7 @@ class ArbiterServer:
     def options(self) -> list[tuple[str, Any]]:
         """The gRPC server options: the limits of docs/security.md (bench/match.py's floor uses
         the same)."""
-        return server_options(
-            self.max_message_bytes, self.keepalive_seconds, self.keepalive_timeout, self.idle_seconds
-        )
+        return server_options(self.max_message_bytes, self.keepalive_seconds, self.keepalive_timeout, self.idle_seconds)
 
     async def astart(self) -> ArbiterServer:
         """Start serving in the running event loop."""

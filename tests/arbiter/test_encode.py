@@ -63,5 +63,7 @@ def test_one_encoder_follows_a_new_match():
         state.deal(shuffle_hands(rng))
         for _ in range(40):
             seat = state.turn
-            assert pb.ArbiterMessage.FromString(encoder.request(state, seat, 7, 1.0, 0.0)) == reference(state, seat, 7, 1.0, 0.0)
+            assert pb.ArbiterMessage.FromString(encoder.request(state, seat, 7, 1.0, 0.0)) == reference(
+                state, seat, 7, 1.0, 0.0
+            )
             state.apply(rng.choice(state.legal_actions()))

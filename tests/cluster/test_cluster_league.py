@@ -121,7 +121,10 @@ def test_an_ab_test_on_a_cluster_plays_the_sets_of_a_local_run(dask_cluster, tmp
         runs.append(
             subprocess.run(
                 cli_command(*ab, "--db", f"sqlite:///{tmp_path}/{name}/ab.db", *where),
-                cwd=tmp_path / name, capture_output=True, text=True, timeout=TIMEOUT,
+                cwd=tmp_path / name,
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
             )  # fmt: skip
         )
     here, there = runs

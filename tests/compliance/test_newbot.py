@@ -33,9 +33,7 @@ PY = sys.executable
 
 def arbiter(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """The real command line, as an author runs it."""
-    return subprocess.run(
-        [PY, "-m", "arbiter", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
-    )
+    return subprocess.run([PY, "-m", "arbiter", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
 def quick_league(path: Path) -> None:
@@ -154,7 +152,9 @@ def test_a_bad_name_is_refused(tmp_path, name):
 
 
 def test_an_unknown_language_or_folder_is_refused(tmp_path):
-    assert "unknown language 'rust': choose one of python, node" in _refused(["new-bot", "x", "--lang", "rust"], tmp_path)
+    assert "unknown language 'rust': choose one of python, node" in _refused(
+        ["new-bot", "x", "--lang", "rust"], tmp_path
+    )
     assert "no such folder" in _refused(["new-bot", "x", "--dir", "nowhere"], tmp_path)
     assert list(tmp_path.iterdir()) == []
 

@@ -69,7 +69,9 @@ def test_a_program_over_its_cpu_limit_is_named(folder):
     try:
         assert p.exit_signal() == 24
         # the kernel charges CPU by ticks: under load the process may be stopped a little short of 1 s
-        assert re.search(r"killed by SIGXCPU \(CPU time limit: 1 s per process after (0\.9|1\.\d) s of CPU", p.describe_exit())
+        assert re.search(
+            r"killed by SIGXCPU \(CPU time limit: 1 s per process after (0\.9|1\.\d) s of CPU", p.describe_exit()
+        )
     finally:
         p.kill()
 

@@ -264,7 +264,7 @@ def test_aborted_match_end():
     report = verify([line + "\n" for line in lines[: end + 1]] + [dumps(abort) + "\n"])
     assert report.valid and not report.complete and report.status == "aborted" and report.deals == 6
     assert report.to_json()["status"] == "aborted"
-    mid = [line + "\n" for line in lines[: end]] + [dumps(abort) + "\n"]  # deal_end still owed
+    mid = [line + "\n" for line in lines[:end]] + [dumps(abort) + "\n"]  # deal_end still owed
     bad = verify(mid)
     assert not bad.valid and bad.line == end + 1 and "deal_end" in bad.error
 

@@ -18,12 +18,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "sample_bots"))
 
-from barbu.bot import Bot
-from barbu.rules import make_ruleset
-from heuristic_bot import HeuristicBot
+from barbu.bot import Bot  # noqa: E402
+from barbu.rules import make_ruleset  # noqa: E402
+from heuristic_bot import HeuristicBot  # noqa: E402
 
-from arbiter.referee.loop import MatchSetup, Referee
-from arbiter.referee.players import RandomPlayer, StrategyPlayer
+from arbiter.referee.loop import MatchSetup, Referee  # noqa: E402
+from arbiter.referee.players import RandomPlayer, StrategyPlayer  # noqa: E402
 
 SEEDS = (11, 12)  # each seed is played 4 times, the heuristic in seat 0, 1, 2, 3
 MIN_MARGIN = 400  # points per match over the random seats' mean (measured: 680 at the worst)

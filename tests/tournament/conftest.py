@@ -45,7 +45,11 @@ def pg_bindir() -> Path | None:
     if os.environ.get("BARBU_PG_BIN"):
         candidates.append(os.environ["BARBU_PG_BIN"])
     candidates.append("/usr/local/bin")
-    candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name) if Path(p).parent.name.isdigit() else 0, reverse=True)
+    candidates += sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"),
+        key=lambda p: int(Path(p).parent.name) if Path(p).parent.name.isdigit() else 0,
+        reverse=True,
+    )
     on_path = shutil.which("initdb")
     if on_path:
         candidates.append(str(Path(on_path).parent))
@@ -85,14 +89,39 @@ class PostgresServer:
             try:
                 pw = pwd.getpwnam("postgres")
             except KeyError:
-                pytest.fail("running as root: the 'postgres' user is missing (apt-get install -y postgresql creates it)")
+                pytest.fail(
+                    "running as root: the 'postgres' user is missing (apt-get install -y postgresql creates it)"
+                )
             os.chown(self.root, pw.pw_uid, pw.pw_gid)
         os.chmod(self.root, 0o700)
-        r = self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync")
+        r = self._run(
+            str(self.bindir / "initdb"),
+            "-D",
+            str(self.data),
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        )
         if r.returncode:
             pytest.fail(f"initdb failed: {r.stderr.strip() or r.stdout.strip()}")
         options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
-        r = self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "server.log"), "-w", "-t", "60", "start")
+        r = self._run(
+            str(self.bindir / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.root / "server.log"),
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
         if r.returncode:
             log = (self.root / "server.log").read_text() if (self.root / "server.log").exists() else ""
             pytest.fail(f"pg_ctl start failed: {r.stderr.strip()} {log[-2000:]}")

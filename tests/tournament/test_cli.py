@@ -36,8 +36,12 @@ def test_run_errors(tmp_path):
     (tmp_path / "t.yaml").write_text(
         "entrants:\n  - {name: a, command: python bot.py}\n  - {name: b, command: python gone.py}\n"
     )
-    assert_one_line_error(*invoke("run", str(tmp_path / "t.yaml")), "t.yaml:3: entrants[1].command: no such file: gone.py")
-    (tmp_path / "t.yaml").write_text("entrants:\n  - {name: a, command: python bot.py}\n  - {name: b, command: python bot.py}\n")
+    assert_one_line_error(
+        *invoke("run", str(tmp_path / "t.yaml")), "t.yaml:3: entrants[1].command: no such file: gone.py"
+    )
+    (tmp_path / "t.yaml").write_text(
+        "entrants:\n  - {name: a, command: python bot.py}\n  - {name: b, command: python bot.py}\n"
+    )
     code, out, err = invoke("run", str(tmp_path / "t.yaml"), "--db", "postgresql://arena:pw@127.0.0.1:1/arena")
     assert_one_line_error(code, out, err, "cannot reach database postgresql+psycopg://arena:***@127.0.0.1:1/arena")
     code, out, err = invoke("run", str(tmp_path / "t.yaml"), "--jobs", "0")
@@ -47,7 +51,12 @@ def test_run_errors(tmp_path):
 def test_standings(tmp_path):
     db = f"sqlite:///{tmp_path}/r.db"
     assert_one_line_error(*invoke("standings", "--db", str(tmp_path / "none.db")), "no such database")
-    run_tournament(config(tmp_path, {"a": "random", "b": "first"}, name="one"), database=db, play=inproc.play_inprocess, in_process=True)
+    run_tournament(
+        config(tmp_path, {"a": "random", "b": "first"}, name="one"),
+        database=db,
+        play=inproc.play_inprocess,
+        in_process=True,
+    )
     summary = run_tournament(
         config(tmp_path, {"x": "random", "y": "first"}, extra="format: duplicate\n", name="two"),
         database=db, play=inproc.play_inprocess, in_process=True,
@@ -66,7 +75,9 @@ def test_standings(tmp_path):
     assert code == 0 and "one" in out and "μ−3σ" in out and "2/2 matches (complete)" in out
     code, out, err = invoke("standings", "--db", db)
     assert code == 0 and "vs field" in out
-    assert_one_line_error(*invoke("standings", "--db", db, "-t", "three"), "no tournament named 'three' (known: one, two)")
+    assert_one_line_error(
+        *invoke("standings", "--db", db, "-t", "three"), "no tournament named 'three' (known: one, two)"
+    )
     empty = f"sqlite:///{tmp_path}/empty.db"  # tables, no tournament
     open_database(empty).dispose()
     assert_one_line_error(*invoke("standings", "--db", empty), "the database holds no tournament yet")

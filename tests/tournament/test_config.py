@@ -221,9 +221,9 @@ def test_relative_paths_resolve_against_the_file_folder(folder, tmp_path, monkey
     assert config.database == str(sub.resolve() / "r.db")
     assert config.log_folder == sub.resolve() / "logs"
     assert config.entrant("a").cwd == str(sub.resolve())
-    assert load_config(write(sub, GOOD.replace("random_bot.py", "bot.py") + "database: sqlite:///x/r.db\n")).database == (
-        "sqlite:///" + str(sub.resolve() / "x" / "r.db")
-    )
+    assert load_config(
+        write(sub, GOOD.replace("random_bot.py", "bot.py") + "database: sqlite:///x/r.db\n")
+    ).database == ("sqlite:///" + str(sub.resolve() / "x" / "r.db"))
     pg = "postgresql+psycopg://u:p@db.example/arena"
     assert load_config(write(sub, GOOD.replace("random_bot.py", "bot.py") + f"database: {pg}\n")).database == pg
 
@@ -262,7 +262,10 @@ def test_limits_and_isolation(folder):
     assert config.limits == Limits(
         memory=512 << 20, cpu=600, processes=64, open_files=None, file_size=1_500_000_000, output=65536, user="nobody"
     )
-    assert load_config(write(folder, GOOD + "limits: {user: 2100000000-2100009999}\n")).limits.user == "2100000000-2100009999"
+    assert (
+        load_config(write(folder, GOOD + "limits: {user: 2100000000-2100009999}\n")).limits.user
+        == "2100000000-2100009999"
+    )
     assert load_config(write(folder, GOOD + "limits: {user: 65534}\n")).limits.user == "65534"
 
 

@@ -87,7 +87,9 @@ def test_interrupted_then_resumed_gives_the_same_ratings(tmp_path, monkeypatch):
     _, ref_rows, ref_final, ref_history, _ = stored(db(tmp_path, "ref.db"))
     assert [r.number for r in rows] == list(range(20))
     assert final == ref_final and history == ref_history
-    assert [(s.name, s.mu, s.sigma) for s in resumed.standings] == [(s.name, s.mu, s.sigma) for s in reference.standings]
+    assert [(s.name, s.mu, s.sigma) for s in resumed.standings] == [
+        (s.name, s.mu, s.sigma) for s in reference.standings
+    ]
     assert [(r.totals, r.places) for r in rows] == [(r.totals, r.places) for r in ref_rows]
     again = run_tournament(cfg, database=db(tmp_path), play=inproc.play_inprocess, in_process=True)
     assert again.played == 0 and again.recorded_before == 20  # nothing counted twice
@@ -159,7 +161,9 @@ def test_resuming_checks_the_configuration(tmp_path):
 
 def test_remote_entrants_and_unreachable_databases(tmp_path):
     text = "name: t\nentrants:\n  - {name: a, command: random}\n  - {name: b, remote: true}\n"
-    cfg = override(parse_config(text, display="t.yaml", base_dir=tmp_path, check_commands=False), path=tmp_path / "t.yaml")
+    cfg = override(
+        parse_config(text, display="t.yaml", base_dir=tmp_path, check_commands=False), path=tmp_path / "t.yaml"
+    )
     with pytest.raises(ConfigError, match=r"t.yaml:4: entrants: 'b' is a remote entrant; `arbiter run` cannot play"):
         run_tournament(cfg, database=db(tmp_path), play=inproc.play_inprocess, in_process=True)
     cfg = config(tmp_path)
@@ -259,7 +263,9 @@ def test_the_cli_reports_an_interruption_in_one_line(tmp_path, monkeypatch):
 
     monkeypatch.setattr(tournament, "run_tournament", interrupted)
     (tmp_path / "bot.py").write_text("")
-    (tmp_path / "t.yaml").write_text("entrants:\n  - {name: a, command: python bot.py}\n  - {name: b, command: python bot.py}\n")
+    (tmp_path / "t.yaml").write_text(
+        "entrants:\n  - {name: a, command: python bot.py}\n  - {name: b, command: python bot.py}\n"
+    )
     result = CliRunner().invoke(cli_app(), ["run", str(tmp_path / "t.yaml")])
     assert result.exit_code == 130
     assert result.stderr.strip() == "interrupted: 3 of 8 matches are recorded; run the same command again to finish"

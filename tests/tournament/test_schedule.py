@@ -118,6 +118,7 @@ def test_deterministic_from_the_seed():
 def test_circular_orders_change_from_round_to_round():
     schedule = build_schedule("round_robin", NAMES[:4], rounds=6, seed=2)
     firsts = {tuple(m.seats) for m in schedule if m.rotation == 0}
+
     # Over 6 rounds, the 6 circular seating orders of the 4 entrants (who sits on whose left).
     def canonical(seats):
         i = seats.index("e0")
@@ -127,7 +128,12 @@ def test_circular_orders_change_from_round_to_round():
 
 
 def test_rotations_and_deal_blocks():
-    assert rotations(("a", "b", "c", "d")) == [("a", "b", "c", "d"), ("d", "a", "b", "c"), ("c", "d", "a", "b"), ("b", "c", "d", "a")]
+    assert rotations(("a", "b", "c", "d")) == [
+        ("a", "b", "c", "d"),
+        ("d", "a", "b", "c"),
+        ("c", "d", "a", "b"),
+        ("b", "c", "d", "a"),
+    ]
     assert rotations(("a", "b", "a", "b")) == [("a", "b", "a", "b"), ("b", "a", "b", "a")]
     deals = [[i] * 4 for i in range(10)]
     assert block_deals(deals, 0, 4) == deals[0:4]

@@ -30,7 +30,9 @@ TIMEOUT = 240
 
 
 def run_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(cli_command("run", str(SMOKE), *args), cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT)
+    return subprocess.run(
+        cli_command("run", str(SMOKE), *args), cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT
+    )
 
 
 def contents(url: str):

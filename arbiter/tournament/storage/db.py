@@ -80,7 +80,9 @@ def open_database(value: str | None = None, *, create: bool = True) -> Engine:
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError):
-        raise ConfigError(f"not a database URL: {url!r} (e.g. sqlite:///results.db or postgresql+psycopg://user@host/db)") from None
+        raise ConfigError(
+            f"not a database URL: {url!r} (e.g. sqlite:///results.db or postgresql+psycopg://user@host/db)"
+        ) from None
     backend = parsed.get_backend_name()
     kwargs: dict = {}
     if backend == "sqlite":

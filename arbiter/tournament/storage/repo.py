@@ -85,14 +85,18 @@ class Repo:
                     s.flush()
                 except IntegrityError:  # another run created it at the same moment (no lease held?)
                     s.rollback()
-                    raise ConfigError(f"tournament {config.name!r} was created by another run at the same time") from None
+                    raise ConfigError(
+                        f"tournament {config.name!r} was created by another run at the same time"
+                    ) from None
                 for e in config.entrants:
                     s.add(Entrant(tournament_id=row_id(t), name=e.name, command=e.command, remote=e.remote))
                 try:
                     s.commit()
                 except IntegrityError:  # another run created it at the same moment
                     s.rollback()
-                    raise ConfigError(f"tournament {config.name!r} was created by another run at the same time") from None
+                    raise ConfigError(
+                        f"tournament {config.name!r} was created by another run at the same time"
+                    ) from None
             else:
                 if t.fingerprint != config.fingerprint() and t.fingerprint == config.fingerprint(legacy=True):
                     # recorded before the fingerprint covered limits and isolation: adopt this run's
@@ -116,7 +120,9 @@ class Repo:
                             f"{config.rounds} round(s); rounds can grow, not shrink"
                         )
                     if want.key != key or list(want.seats) != json.loads(seats):
-                        raise ConfigError(f"stored match {key} of tournament {config.name!r} does not fit this schedule")
+                        raise ConfigError(
+                            f"stored match {key} of tournament {config.name!r} does not fit this schedule"
+                        )
                 if t.total_matches != len(schedule) or t.rounds != config.rounds:
                     t.rounds, t.total_matches, t.finished_at = config.rounds, len(schedule), None
                     t.config_text = config.source
@@ -294,7 +300,9 @@ class Repo:
             return out
 
     # ---- ratings -----------------------------------------------------------------------
-    def replace_rating_history(self, tournament_id: int, rows: Iterable[RatingRow], entrant_ids: dict[str, int]) -> None:
+    def replace_rating_history(
+        self, tournament_id: int, rows: Iterable[RatingRow], entrant_ids: dict[str, int]
+    ) -> None:
         with self.session() as s:
             s.exec(delete(RatingHistory).where(col(RatingHistory.tournament_id) == tournament_id))
             for r in rows:

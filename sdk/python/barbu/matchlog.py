@@ -176,7 +176,9 @@ class MatchLogWriter:
             self._deals_written += 1
         if state.phase is Phase.OVER and not self.ended:
             self.ended = True
-            self._line({"type": "match_end", "status": "complete", "totals": list(state.totals), "places": state.places()})
+            self._line(
+                {"type": "match_end", "status": "complete", "totals": list(state.totals), "places": state.places()}
+            )
 
     def fault(self, deal: int, seat: int, kind: str, detail: str, action: str) -> None:
         """Log a fault of ``seat`` (``kind`` one of ``FAULT_KINDS``) and what was done about it."""
@@ -309,9 +311,6 @@ def verify(
     return verifier.result()
 
 
-
-
-
 def _same(value: Any, expected: Any) -> bool:
     """JSON equality: unlike ``==`` in Python, ``true`` and ``1.0`` are not the integer 1."""
     if type(value) is not type(expected):
@@ -385,9 +384,13 @@ class _Verifier:
         if first not in (0, 1, 2, 3) or isinstance(first, bool):
             self.fail(f"first_declarer must be a seat 0-3, got {first!r}")
         seats = obj["seats"]
-        if not isinstance(seats, list) or len(seats) != 4 or not all(
-            isinstance(s, dict) and s.get("seat") == i and isinstance(s.get("entrant"), str)
-            for i, s in enumerate(seats)
+        if (
+            not isinstance(seats, list)
+            or len(seats) != 4
+            or not all(
+                isinstance(s, dict) and s.get("seat") == i and isinstance(s.get("entrant"), str)
+                for i, s in enumerate(seats)
+            )
         ):
             self.fail("'seats' must list seats 0-3 in order, each with 'seat' and an 'entrant' name")
         if "reused" in obj:

@@ -189,10 +189,7 @@ def _declare_from_proto(msg: pb.Declare) -> Declaration:
 @functools.lru_cache(maxsize=1024)
 def _levels_to_proto(levels: tuple[tuple[int, ...], ...]) -> tuple[pb.PairLevel, ...]:
     return tuple(
-        pb.PairLevel(a=a, b=b, level=levels[a][b])
-        for a in range(4)
-        for b in range(a + 1, 4)
-        if levels[a][b] > 0
+        pb.PairLevel(a=a, b=b, level=levels[a][b]) for a in range(4) for b in range(a + 1, 4) if levels[a][b] > 0
     )
 
 

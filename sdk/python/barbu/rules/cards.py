@@ -67,9 +67,7 @@ def parse_card(text: str) -> int:
     try:
         return _CARD_BY_NAME[key]
     except KeyError:
-        raise NotationError(
-            f"bad card {text!r}: expected rank 2-9 T J Q K A then suit C D H S, e.g. 'TH'"
-        ) from None
+        raise NotationError(f"bad card {text!r}: expected rank 2-9 T J Q K A then suit C D H S, e.g. 'TH'") from None
 
 
 def parse_rank(text: str) -> int:
@@ -221,10 +219,7 @@ def cards_of(mask: int) -> tuple[int, ...]:
     (0, 34, 51)
     """
     return (
-        _T0[mask & FULL_SUIT]
-        + _T1[mask >> 13 & FULL_SUIT]
-        + _T2[mask >> 26 & FULL_SUIT]
-        + _T3[mask >> 39 & FULL_SUIT]
+        _T0[mask & FULL_SUIT] + _T1[mask >> 13 & FULL_SUIT] + _T2[mask >> 26 & FULL_SUIT] + _T3[mask >> 39 & FULL_SUIT]
     )
 
 

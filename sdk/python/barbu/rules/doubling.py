@@ -61,11 +61,7 @@ def is_forced(rules: Ruleset, remaining: int, earlier_doubles: int) -> bool:
 def _subsets(legal: int, forced: int) -> tuple[tuple[int, ...], ...]:
     if forced & ~legal:
         return ()
-    return tuple(
-        tuple(s for s in range(4) if m >> s & 1)
-        for m in range(16)
-        if m & legal == m and m & forced == forced
-    )
+    return tuple(tuple(s for s in range(4) if m >> s & 1) for m in range(16) if m & legal == m and m & forced == forced)
 
 
 # (legal mask, forced mask) -> every action within ``legal`` containing ``forced``, as sorted

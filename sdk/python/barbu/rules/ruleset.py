@@ -306,9 +306,7 @@ def _parse_score_values(value: Any) -> tuple[int, ...]:
     scores = dict(zip(SCORE_KEYS, STANDARD_SCORES))
     for key, v in value.items():
         if key not in scores:
-            raise RulesError(
-                f"rules switch 'score_values': unknown key {key!r}; known keys: {', '.join(SCORE_KEYS)}"
-            )
+            raise RulesError(f"rules switch 'score_values': unknown key {key!r}; known keys: {', '.join(SCORE_KEYS)}")
         if not isinstance(v, int) or isinstance(v, bool):
             raise RulesError(f"rules switch 'score_values': {key!r} must be an integer, got {v!r}")
         scores[key] = v
@@ -352,7 +350,9 @@ def _from_text(name: str, text: str) -> Any:
         try:
             return [int(t) for t in items]
         except ValueError:
-            raise RulesError(f"rules switch 'domino_payouts': expected 4 integers like 40,20,5,0, got {text!r}") from None
+            raise RulesError(
+                f"rules switch 'domino_payouts': expected 4 integers like 40,20,5,0, got {text!r}"
+            ) from None
     if name == "score_values":
         pairs = {}
         for item in text.split(","):

@@ -105,14 +105,17 @@ def observe(state: MatchState, seat: int) -> View:
         hand_sizes=tuple(h.bit_count() for h in state.hands),
         declaration=state.declaration,
         declared=tuple(
-            tuple(c for c in state.rules.contracts if state.declared[s] & (1 << _CONTRACT_INDEX[c]))
-            for s in range(4)
+            tuple(c for c in state.rules.contracts if state.declared[s] & (1 << _CONTRACT_INDEX[c])) for s in range(4)
         ),
         quota_doubles=tuple(state.quota_doubles[state.declarer]),
         declarations_left=state.declarations_left(state.declarer),
         doubles=tuple(state.double_actions),
         levels=tuple(tuple(r) for r in state.levels),
-        plays=tuple(state.plays if state.phase is Phase.DOMINO or state.contract is Contract.DOMINO else state.trick_play_history()),
+        plays=tuple(
+            state.plays
+            if state.phase is Phase.DOMINO or state.contract is Contract.DOMINO
+            else state.trick_play_history()
+        ),
         trick_leader=state.leader if state.trick else -1,
         trick=tuple(state.trick),
         tricks=tuple(state.tricks),
