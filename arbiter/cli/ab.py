@@ -95,8 +95,11 @@ def ab_command(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object, no progress.")] = False,
 ) -> None:
-    """Is B better than A? Both play the same deals from the same seats against the same field
-    (paired duplicate sets of 8 matches) until a sequential probability ratio test decides."""
+    """Is B better than A? A sequential test on paired duplicate matches.
+
+    A and B play the same deals, from the same seats, against the same field (duplicate sets of 8 matches).
+
+    It stops when a sequential probability ratio test decides, or at --max-matches."""
     from pathlib import Path
 
     from arbiter.cli.play import rules_of

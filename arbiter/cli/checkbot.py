@@ -43,7 +43,9 @@ def check_bot_command(
 ) -> None:
     """Check that a bot program speaks the protocol and plays every kind of decision.
 
-    Usage: arbiter check-bot [--json] -- CMD [ARGS]...  Exit code 0: every step passed; 1: a step failed.
+    Usage: arbiter check-bot [--json] -- CMD [ARGS]...
+
+    Exit code 0: every step passed; 1: a step failed.
     """
     if not command:
         fail("no bot command: give it after --, e.g. arbiter check-bot -- python mybot.py")

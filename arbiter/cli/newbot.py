@@ -28,11 +28,13 @@ def new_bot_command(
         bool, typer.Option("--json", help='Print {"name", "language", "folder", "files", "next"} on stdout.')
     ] = False,
 ) -> None:
-    """Write NAME/: a bot that passes check-bot as written, a README, and a tournament file
-    entering it against the sample bots.
+    """Write NAME/: a new bot, ready to run, that passes check-bot as written.
 
-    Usage: arbiter new-bot NAME [--lang python|node] [--dir PARENT]. Exit code 0: written; 2: refused
-    (a folder that exists and is not empty, a bad name, an unknown language).
+    The folder holds the bot's program, a README and a tournament file entering it against the sample bots.
+
+    Usage: arbiter new-bot NAME [--lang python|node] [--dir PARENT]
+
+    Exit code 0: written; 2: refused (a folder that exists and is not empty, a bad name, an unknown language).
     """
     from arbiter.compliance.scaffold import new_bot  # here: the other commands start without Jinja
 

@@ -460,8 +460,9 @@ def replay_command(
 ) -> None:
     """Replay a match log in the terminal (or as an HTML page), verifying it as it goes.
 
-    Exit 0 if the log is valid, 1 if it is invalid (shown up to the bad line), 2 if it cannot be
-    read. --verify / --json only verify and report.
+    Exit code 0: the log is valid; 1: invalid (shown up to the bad line); 2: it cannot be read.
+
+    --verify and --json only verify and report.
     """
     from arbiter.errors import ConfigError, LogFileError
     from arbiter.files import output_path
