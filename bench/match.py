@@ -42,6 +42,7 @@ from barbu.rules import Phase, deal, make_ruleset, new_match, observe, shuffle_h
 from barbu.v1 import arbiter_pb2 as pb
 
 from arbiter.match.play import BotSpec, MatchHost
+from arbiter.process.procfs import tree_cpu_seconds
 from arbiter.referee.loop import MatchSetup
 from arbiter.transport.server import MAX_MESSAGE_BYTES, SERVICE, server_options
 
@@ -106,7 +107,7 @@ async def floor(requests: list[bytes], workdir: Path, bots: int = 4) -> tuple[fl
         await asyncio.wait_for(ready.wait(), 30)
         ctxs = [contexts[str(i)] for i in range(bots)]
         times, sizes = [], []
-        cpu_before = time.process_time() + sum(process_cpu(p.pid) for p in procs)
+        cpu_before = time.process_time() + sum(tree_cpu_seconds(p.pid) for p in procs)
         for i, data in enumerate(requests):
             context = ctxs[i % bots]
             start = time.perf_counter()
@@ -114,7 +115,7 @@ async def floor(requests: list[bytes], workdir: Path, bots: int = 4) -> tuple[fl
             reply = await context.read()
             times.append(time.perf_counter() - start)
             sizes.append(reply.ByteSize())
-        cpu = time.process_time() + sum(process_cpu(p.pid) for p in procs) - cpu_before
+        cpu = time.process_time() + sum(tree_cpu_seconds(p.pid) for p in procs) - cpu_before
         done.set_result(None)
         return statistics.median(times[len(times) // 10 :]), statistics.median(sizes), cpu / len(requests)
     finally:
@@ -126,12 +127,6 @@ async def floor(requests: list[bytes], workdir: Path, bots: int = 4) -> tuple[fl
                 p.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 p.kill()
-
-
-def process_cpu(pid: int) -> float:
-    """CPU seconds (user + system) a running process has used so far, all its threads."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # ---- bot start-up ------------------------------------------------------------------------------
