@@ -19,7 +19,7 @@ from typing import Any
 
 from arbiter.errors import ReportError
 from arbiter.files import write_text_atomic
-from arbiter.web.chart import nice_step
+from arbiter.web.chart import Axes, axes, nice_step
 from arbiter.web.html import json_for_script, render
 
 __all__ = ["render_ab_page", "write_ab_page"]
@@ -62,14 +62,7 @@ class Rule:
 class Plot:
     """One chart, coordinates already formatted: the template only places them."""
 
-    width: int = 760
-    height: int = 300
-    left: int = 56
-    right: int = 96
-    top: int = 14
-    bottom: int = 36
-    y_ticks: list[tuple[str, str, str]] = field(default_factory=list)  # (y, the label's y, label)
-    x_ticks: list[tuple[str, int]] = field(default_factory=list)
+    axes: Axes
     rules: list[Rule] = field(default_factory=list)
     line: str = ""  # polyline points
     band: str = ""  # polygon points (the CI)
@@ -77,39 +70,14 @@ class Plot:
     end: tuple[str, str] | None = None
     decided: tuple[str, str] | None = None  # (x, label) of the set where the verdict came
 
-    @property
-    def plot_right(self) -> int:
-        return self.width - self.right
-
-    @property
-    def plot_bottom(self) -> int:
-        return self.height - self.bottom
-
 
 def _frame(values: list[float], x_max: int) -> tuple[Plot, Any, Any]:
-    p = Plot()
     lo, hi = (min(values), max(values)) if values else (-1.0, 1.0)
     if hi - lo < 1e-9:
         lo, hi = lo - 1, hi + 1
     pad = (hi - lo) * 0.05
-    lo, hi = lo - pad, hi + pad
-    step = nice_step(hi - lo, 6)
-    lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
-    x_max = max(1, x_max)
-
-    def X(x: float) -> float:
-        return p.left + (p.width - p.left - p.right) * x / x_max
-
-    def Y(y: float) -> float:
-        return p.top + (p.height - p.top - p.bottom) * (hi - y) / (hi - lo)
-
-    y = lo
-    while y <= hi + step * 1e-6:
-        p.y_ticks.append((f"{Y(y):.1f}", f"{Y(y) + 4:.1f}", _label(round(y, 10))))
-        y += step
-    xstep = max(1, int(nice_step(x_max, 8)))
-    p.x_ticks = [(f"{X(x):.1f}", x) for x in range(0, x_max + 1, xstep)]
-    return p, X, Y
+    a = axes(lo - pad, hi + pad, x_max, (760, 300), (56, 96, 14, 36), _label)
+    return Plot(a), a.x, a.y
 
 
 def llr_plot(history: list[list[Any]], lower: float, upper: float, decided_at: int | None) -> Plot:

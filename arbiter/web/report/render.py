@@ -8,12 +8,11 @@ formats of ``arbiter standings``, the heat map's colours and the match list's ro
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from arbiter.web.chart import nice_step
+from arbiter.web.chart import Axes, axes
 from arbiter.web.html import json_for_script, render
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,44 +75,20 @@ class ChartLine:
 
 @dataclass
 class Chart:
-    """The SVG's geometry, coordinates already formatted: the template only places them."""
+    """The rating history, coordinates already formatted: the template only places them."""
 
-    width: int
-    height: int
-    left: int
-    right: int
-    top: int
-    bottom: int
-    y_ticks: list[tuple[str, str, str]]  # (y, the label's y, label)
-    x_ticks: list[tuple[str, int]]  # (x, label)
+    axes: Axes
     mu0: str | None  # y of the starting μ, where everyone starts
     lines: list[ChartLine]  # the leader last, so it is drawn on top
 
 
 def chart(series: dict[str, list[list[float]]], order: Sequence[str], colours: Colours, x_max: int) -> Chart:
     """The rating history: one polyline per entrant, μ after each rated game."""
-    W, H, L, R, T, B = 760, 320, 46, 14, 14, 38
     values = [p[1] for e in order for p in series.get(e, [])]
     lo, hi = (min(values), max(values)) if values else (20.0, 30.0)
     if hi - lo < 2:
         lo, hi = lo - 1, hi + 1
-    step = nice_step(hi - lo, 6)
-    lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
-    x_max = max(1, x_max)
-
-    def X(x: float) -> float:
-        return L + (W - L - R) * x / x_max
-
-    def Y(y: float) -> float:
-        return T + (H - T - B) * (hi - y) / (hi - lo)
-
-    y_ticks = []
-    y = lo
-    while y <= hi + 1e-9:
-        y_ticks.append((f"{Y(y):.1f}", f"{Y(y) + 4:.1f}", f"{y:g}"))
-        y += step
-    xstep = max(1, int(nice_step(x_max, 8)))
-    x_ticks = [(f"{X(x):.1f}", x) for x in range(0, x_max + 1, xstep)]
+    a = axes(lo, hi, x_max, (760, 320), (46, 14, 14, 38))
     mu0 = next((s[0][1] for s in series.values() if s), None)
     lines = []
     for e in reversed(order):
@@ -125,18 +100,14 @@ def chart(series: dict[str, list[list[float]]], order: Sequence[str], colours: C
                 entrant=e,
                 colour=colour,
                 dash=dash,
-                points=" ".join(f"{X(p[0]):.1f},{Y(p[1]):.1f}" for p in pts),
-                end=(f"{X(last[0]):.1f}", f"{Y(last[1]):.1f}") if pts else None,
+                points=" ".join(f"{a.x(p[0]):.1f},{a.y(p[1]):.1f}" for p in pts),
+                end=(f"{a.x(last[0]):.1f}", f"{a.y(last[1]):.1f}") if pts else None,
                 mu=last[1],
                 sigma=last[2],
                 games=len(pts) - 1,
             )
         )
-    return Chart(
-        W, H, L, R, T, B, y_ticks, x_ticks,
-        f"{Y(mu0):.1f}" if mu0 is not None and lo <= mu0 <= hi else None,
-        lines,
-    )  # fmt: skip
+    return Chart(a, f"{a.y(mu0):.1f}" if mu0 is not None and a.lo <= mu0 <= a.hi else None, lines)
 
 
 # ---- the match list --------------------------------------------------------------------------
