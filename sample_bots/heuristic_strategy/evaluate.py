@@ -254,19 +254,33 @@ def declarer_mean(rules, contract: Contract) -> float:
 # ---- declaring ------------------------------------------------------------------------------
 
 
+def contracts_left(rules, legal) -> int:
+    """The contracts among the legal declarations, as a mask (bit i: STANDARD_CONTRACTS[i]); 0
+    unless the rules play the standard seven (other sets have no ``FUTURE`` table)."""
+    left = 0
+    if rules.contracts != STANDARD_CONTRACTS:
+        return left
+    for decl in legal:
+        left |= 1 << STANDARD_CONTRACTS.index(decl.contract)
+    return left
+
+
+def future_gain(rules, left: int, contract: Contract) -> float:
+    """The expected gain of the contracts still to declare once ``contract`` is declared
+    (``FUTURE``; 0 unless the rules play the standard seven)."""
+    if rules.contracts != STANDARD_CONTRACTS:
+        return 0.0
+    return FUTURE[left & ~(1 << STANDARD_CONTRACTS.index(contract))]
+
+
 def choose_declaration(view) -> Declaration:
     """The legal declaration with the best gain now plus the expected gain of what remains."""
     rules, hand = view.rules, view.hand
-    standard = rules.contracts == STANDARD_CONTRACTS
-    remaining = 0
-    if standard:
-        for decl in view.legal:
-            remaining |= 1 << STANDARD_CONTRACTS.index(decl.contract)
+    left = contracts_left(rules, view.legal)
     best, best_value = view.legal[0], float("-inf")
     for decl in view.legal:
         value = estimate(rules, hand, decl, True) - baseline(rules, decl.contract)
-        if standard:
-            value += FUTURE[remaining & ~(1 << STANDARD_CONTRACTS.index(decl.contract))]
+        value += future_gain(rules, left, decl.contract)
         if value > best_value:
             best, best_value = decl, value
     return best
@@ -275,11 +289,10 @@ def choose_declaration(view) -> Declaration:
 # ---- doubling -------------------------------------------------------------------------------
 
 
-def _expected_scores(view) -> list[float]:
-    """My estimate for me, the declarer's average for him, the rest shared by the others."""
-    rules, decl, me, declarer = view.rules, view.declaration, view.seat, view.declarer
-    mine = estimate(rules, view.hand, decl, me == declarer)
-    total = rules.contract_total(decl.contract)
+def expected_scores(rules, contract: Contract, me: int, declarer: int, mine: float) -> list[float]:
+    """My estimate ``mine`` for me, the declarer's average for him, the rest of the contract's
+    total shared by the others."""
+    total = rules.contract_total(contract)
     exp = [0.0] * 4
     exp[me] = mine
     if me == declarer:
@@ -287,7 +300,7 @@ def _expected_scores(view) -> list[float]:
             if s != me:
                 exp[s] = (total - mine) / 3.0
     else:
-        d = declarer_mean(rules, decl.contract)
+        d = declarer_mean(rules, contract)
         exp[declarer] = d
         for s in range(4):
             if s not in (me, declarer):
@@ -322,7 +335,8 @@ def choose_double(view) -> tuple[int, ...]:
         m = sum(1 << t for t in action)
         legal_mask |= m
         forced_mask &= m
-    exp = _expected_scores(view)
+    decl = view.declaration
+    exp = expected_scores(rules, decl.contract, me, declarer, estimate(rules, view.hand, decl, me == declarer))
     scale = abs(rules.contract_total(view.contract)) / 26.0
     doubled_me = set()
     for seat, targets in view.doubles:

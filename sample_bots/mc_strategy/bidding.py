@@ -30,7 +30,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from barbu.rules import STANDARD_CONTRACTS, Contract, Declaration, View
+from barbu.rules import Contract, Declaration, View
 from barbu.rules import scoring
 from barbu.sampler import Sampler
 
@@ -113,20 +113,14 @@ def candidate_declarations(view: View, est: Estimator, keep: int = 5) -> list[tu
     still to declare (``FUTURE``) minus this contract's usual score (``baseline``).
     """
     rules, hand = view.rules, view.hand
-    standard = rules.contracts == STANDARD_CONTRACTS
-    remaining = 0
-    if standard:
-        for d in view.legal:
-            remaining |= 1 << STANDARD_CONTRACTS.index(d.contract)
+    left = _ev.contracts_left(rules, view.legal)
     by_contract: dict[Contract, list[tuple[float, Declaration]]] = {}
     for d in view.legal:
         by_contract.setdefault(d.contract, []).append((est(hand, d, True), d))
     scored = []
     for c, options in by_contract.items():
         options.sort(key=lambda x: -x[0])
-        later = -_ev.baseline(rules, c)
-        if standard:
-            later += _ev.FUTURE[remaining & ~(1 << STANDARD_CONTRACTS.index(c))]
+        later = -_ev.baseline(rules, c) + _ev.future_gain(rules, left, c)
         for value, d in options[: 2 if len(options) > 1 else 1]:
             scored.append((value + later, d, later))
     scored.sort(key=lambda x: -x[0])

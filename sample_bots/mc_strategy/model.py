@@ -142,20 +142,8 @@ def model_double(state: MatchState, estimate: float) -> tuple[int, ...]:
     if not legal:
         return ()
     contract = state.contract
-    total = rules.contract_total(contract)
-    exp = [0.0] * 4
-    exp[me] = estimate
-    if me == declarer:
-        for s in range(4):
-            if s != me:
-                exp[s] = (total - estimate) / 3.0
-    else:
-        d = _ev.declarer_mean(rules, contract)
-        exp[declarer] = d
-        for s in range(4):
-            if s not in (me, declarer):
-                exp[s] = (total - estimate - d) / 2.0
-    scale = abs(total) / 26.0
+    exp = _ev.expected_scores(rules, contract, me, declarer, estimate)
+    scale = abs(rules.contract_total(contract)) / 26.0
     quota = state.quota_doubles[declarer]
     left = state.declarations_left(declarer)
     doubled_me = 0
