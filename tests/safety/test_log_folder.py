@@ -36,6 +36,17 @@ class Killed(BaseException):
 KILL: dict = {}  # match number -> "after_rename" | "mid_match"
 
 
+def run_killed_at(cfg, tmp_path, number: int, how: str) -> None:
+    """Run the tournament into tmp_path's database until match ``number`` dies ``how``."""
+    KILL.clear()
+    KILL[number] = how
+    try:
+        with pytest.raises(Killed):
+            run(cfg, db(tmp_path), play_or_die)
+    finally:
+        KILL.clear()
+
+
 def play_or_die(task):
     """An in-process match that 'dies' where KILL says: mid-match (a .part is left) or just
     after its log got its final name (a finished log, no row)."""
@@ -115,13 +126,7 @@ def test_another_database_never_writes_over_the_logs(tmp_path):
 def test_a_killed_run_s_finished_log_is_recorded_from_it(tmp_path):
     cfg = config(tmp_path)
     reference = run(override(cfg, log_folder=tmp_path / "ref"), db(tmp_path, "ref.db"))
-    KILL.clear()
-    KILL[3] = "after_rename"
-    try:
-        with pytest.raises(Killed):
-            run(cfg, db(tmp_path), play_or_die)
-    finally:
-        KILL.clear()
+    run_killed_at(cfg, tmp_path, 3, "after_rename")
     orphan = tmp_path / "logs" / f"t-{key_of(cfg, 3)}.jsonl"
     rows = recorded(tmp_path / "r.db")
     assert str(orphan) not in rows and len(rows) == 3 and orphan.is_file()
@@ -137,13 +142,7 @@ def test_a_killed_run_s_finished_log_is_recorded_from_it(tmp_path):
 
 def test_a_foreign_file_under_a_match_name_is_left_alone(tmp_path):
     cfg = config(tmp_path)
-    KILL.clear()
-    KILL[2] = "mid_match"
-    try:
-        with pytest.raises(Killed):
-            run(cfg, db(tmp_path), play_or_die)
-    finally:
-        KILL.clear()
+    run_killed_at(cfg, tmp_path, 2, "mid_match")
     intruder = tmp_path / "logs" / f"t-{key_of(cfg, 2)}.jsonl"  # match 2's name, not a log of it
     intruder.write_text('{"type":"match","note":"not this tournament\'s"}\n')
     with pytest.raises(ConfigError, match=rf"holds {intruder.name}, which this database does not record"):
