@@ -12,10 +12,16 @@
    bots, user + system) next to ``arbiter selfplay`` of the same seed; and a league of matches of
    random bots through one arbiter that keeps the bots (``multi_match``), per match. Beside
    them, the lower bound any arbiter of Python gRPC processes meets: five interpreters that
-   import grpc, and every decision asked costing one exchange at the floor's CPU (both ends).
+   import grpc, every decision asked costing one exchange at the floor's CPU (both ends), and
+   the match itself (selfplay's CPU once started: the engine and the log).
 
 Medians throughout. The figures shift with the machine's load: compare only figures of one run.
 ``--profile`` prints where the arbiter's time goes during a match (cProfile, top functions).
+``--what-if`` also plays, each round, a match with the log switched off, one whose referee reads
+each reply itself (no reader task), and one with both: what the loop would be without them (bots
+started afresh for each). Experiments only: the arbiter needs both (the log is the record;
+without the reader task a read abandoned at a deadline would leave gRPC's one receive of the call
+pending, and nothing would watch the stream between two requests).
 
 Last line: ``match: X ms/match, Y decisions/s, overhead Z x bare stream`` (Z: loop time per
 decision asked over the floor measured just before it, median over the rounds).
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import resource
@@ -35,16 +42,19 @@ import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, Iterator
 
 import grpc
 from barbu import wire
+from barbu.matchlog import MatchLogWriter
 from barbu.rules import Phase, deal, make_ruleset, new_match, observe, shuffle_hands
 from barbu.v1 import arbiter_pb2 as pb
 
 from arbiter.match.play import BotSpec, MatchHost
 from arbiter.process.procfs import tree_cpu_seconds
-from arbiter.referee.loop import MatchSetup
-from arbiter.transport.server import MAX_MESSAGE_BYTES, SERVICE, server_options
+from arbiter.referee.loop import MatchSetup, _BufferedWriter
+from arbiter.transport.server import MAX_MESSAGE_BYTES, SERVICE, ArbiterServer, server_options
+from arbiter.transport.session import GONE, Stream
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -129,6 +139,56 @@ async def floor(requests: list[bytes], workdir: Path, bots: int = 4) -> tuple[fl
                 p.kill()
 
 
+# ---- what if: the loop without parts the arbiter needs (experiments, --what-if) --------------
+@contextlib.contextmanager
+def without_log() -> Iterator[None]:
+    """The referee logs nothing (the log writer's two per-decision calls do nothing)."""
+    acted, flush = MatchLogWriter.acted, _BufferedWriter.flush
+    MatchLogWriter.acted = lambda *args, **kwargs: None
+    _BufferedWriter.flush = lambda self: None
+    try:
+        yield
+    finally:
+        MatchLogWriter.acted, _BufferedWriter.flush = acted, flush
+
+
+@contextlib.contextmanager
+def without_reader_task() -> Iterator[None]:
+    """Each reply is read by the referee's own task, straight from the call (no deadline kept)."""
+    read, next_message = ArbiterServer._read, Stream.next_message
+    calls: dict[Stream, Any] = {}
+
+    async def hold(self: ArbiterServer, stream: Stream, context: Any) -> None:
+        calls[stream] = context
+        await asyncio.Event().wait()
+
+    async def read_here(self: Stream, deadline: float) -> Any:
+        if self.inbox:
+            return self.inbox.popleft()
+        message = await calls[self].read()
+        if message is grpc.aio.EOF:
+            self.eof = True
+            self.end()
+            return GONE
+        self.session.received += 1
+        return message
+
+    ArbiterServer._read, Stream.next_message = hold, read_here
+    try:
+        yield
+    finally:
+        ArbiterServer._read, Stream.next_message = read, next_message
+
+
+@contextlib.contextmanager
+def without_both() -> Iterator[None]:
+    with without_log(), without_reader_task():
+        yield
+
+
+WHAT_IF = {"without the log": without_log, "without the reader task": without_reader_task, "without both": without_both}
+
+
 # ---- bot start-up ------------------------------------------------------------------------------
 async def startup(runs: int, workdir: Path) -> tuple[float, float]:
     """Median seconds from starting a sample random bot to its hello reaching the arbiter, and
@@ -165,6 +225,20 @@ def cpu_of(argv: list[str], **kw) -> float:
     return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
+def selfplay_game_cpu(seed: int) -> float:
+    """CPU seconds of selfplay's match once its process has started (``arbiter selfplay``'s
+    referee, players and log, the log written to memory)."""
+    from arbiter.referee.loop import Referee
+    from arbiter.referee.players import RandomPlayer
+
+    setup = MatchSetup(make_ruleset("standard"), seed=seed, match_id=f"selfplay-{seed}")
+    players = [RandomPlayer(seed=f"{seed}/{s}", name=f"random-{s}") for s in range(4)]
+    lines: list[str] = []
+    started = time.process_time()
+    Referee(setup, players, lines.append, log_times=False).run()
+    return time.process_time() - started
+
+
 def asked_decisions(log: Path) -> int:
     """Decisions a match asked its bots: the log lines that carry their time."""
     with log.open(encoding="utf-8") as lines:
@@ -190,6 +264,7 @@ def main() -> None:
     parser.add_argument("--league", type=int, default=6, help="matches in the league with reuse (default 6)")
     parser.add_argument("--startups", type=int, default=9, help="bot start-ups timed (default 9)")
     parser.add_argument("--profile", action="store_true", help="profile the arbiter during one echo match")
+    parser.add_argument("--what-if", action="store_true", help="also the loop without the log, without the reader task")
     parser.add_argument("--league-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -216,15 +291,18 @@ def main() -> None:
             f"selfplay {s:.2f} s (same seeds, medians of {args.cpu_runs}): {m / s:.2f} x selfplay"
         )
         # What no arbiter of Python gRPC processes can go below: five interpreters importing grpc,
-        # and each decision asked costing at least one exchange at the floor's CPU.
+        # each decision asked costing at least one exchange at the floor's CPU, and the match
+        # itself (what selfplay does once started: the engine and the log).
         asked = statistics.median(asked_decisions(workdir / f"c{i}.jsonl") for i in range(args.cpu_runs))
         start = 5 * statistics.median(cpu_of([PY, "-c", "import grpc"]) for _ in range(5))
         exchanges = asked * statistics.median(measured.floor_cpu)
-        bound = start + exchanges
+        game = statistics.median(selfplay_game_cpu(7 + i) for i in range(args.cpu_runs))
+        bound = start + exchanges + game
         print(
             f"lower bound over gRPC: 5 start-ups to 'import grpc' {start:.2f} s + {asked:.0f} exchanges at the "
             f"floor's CPU ({statistics.median(measured.floor_cpu) * 1e6:.0f} us each, both ends) {exchanges:.2f} s "
-            f"= {bound:.2f} s = {bound / s:.2f} x selfplay; with the bots kept {exchanges / s:.2f} x"
+            f"+ the match itself (selfplay's, once started) {game:.2f} s = {bound:.2f} s = {bound / s:.2f} x "
+            f"selfplay; with the bots kept {(exchanges + game) / s:.2f} x"
         )
         league = cpu_of([PY, __file__, "--league-child", str(args.league), "--folder", str(workdir)]) / args.league
         print(f"CPU per match in a league of {args.league} with the bots kept (multi_match): {league:.2f} s, "
@@ -236,6 +314,8 @@ def main() -> None:
     print(f"floor: {bare * 1000:.3f} ms per exchange (median of {len(measured.floors)} runs of {args.exchanges}); "
           f"match {statistics.median(measured.per_decision) * 1000:.3f} ms per decision asked "
           f"(median of {len(measured.per_decision)})")  # fmt: skip
+    for name, ratios in measured.what_if.items():
+        print(f"what if: {name}: {statistics.median(ratios):.2f} x bare stream (median of {len(ratios)})")
     print(
         f"match: {statistics.median(measured.loop_ms):.0f} ms/match, {statistics.median(measured.rates):.0f} "
         f"decisions/s, overhead {z:.2f} x bare stream"
@@ -251,6 +331,7 @@ class Rounds:
     per_decision: list[float] = field(default_factory=list)  # match loop seconds per decision asked
     loop_ms: list[float] = field(default_factory=list)
     rates: list[float] = field(default_factory=list)  # decisions asked per second
+    what_if: dict[str, list[float]] = field(default_factory=dict)  # --what-if: loop / floor, by change
 
 
 async def rounds(args: argparse.Namespace, workdir: Path) -> Rounds:
@@ -283,6 +364,20 @@ async def rounds(args: argparse.Namespace, workdir: Path) -> Rounds:
                 f"{played.play_seconds / r.decisions / bare:.2f} x floor"
                 + (f" (bots kept: seats {played.reused})" if played.reused else "")
             )
+            for name, change in WHAT_IF.items() if args.what_if else ():
+                fresh = MatchHost()  # bots that connect under the change
+                try:
+                    with change():
+                        other = await fresh.aplay(
+                            [BotSpec(f"echo{s}", ECHO) for s in range(4)], MatchSetup(make_ruleset(), seed=i),
+                            workdir / f"m{i}-{name}.jsonl",
+                        )  # fmt: skip
+                finally:
+                    await fresh.aclose()
+                assert other.result.status == "complete" and not other.result.faults, other.result.faults
+                ratio = other.play_seconds / other.result.decisions / bare
+                out.what_if.setdefault(name, []).append(ratio)
+                print(f"round {i}: {name}: {ratio:.2f} x floor")
         if args.profile:
             await profile(host, workdir)
     finally:

@@ -4,7 +4,7 @@ import json
 import subprocess
 
 import pytest
-from barbu.matchlog import verify
+from barbu.matchlog import dumps, verify
 from barbu.rules import PRESETS, make_ruleset
 
 from arbiter.match.play import BotSpec, play_bot_match
@@ -51,7 +51,9 @@ def test_heuristic_against_random_bots(tmp_path):
 
 def test_every_decision_time_is_logged(tmp_path):
     played = _play(tmp_path, [RANDOM] * 4, seed=9)
-    asked = [json.loads(line) for line in played.log_path.read_text().splitlines()]
+    lines = played.log_path.read_text().splitlines()
+    assert [dumps(json.loads(line)) for line in lines] == lines  # every line in the one JSON form
+    asked = [json.loads(line) for line in lines]
     decisions = [o for o in asked if o["type"] in ("declare", "double", "play")]
     assert all("ms" in o or o.get("auto") for o in decisions)
     assert sum(1 for o in decisions if "ms" in o) == played.result.decisions
