@@ -43,6 +43,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator
+from unittest import mock
 
 import grpc
 from barbu import wire
@@ -140,22 +141,13 @@ async def floor(requests: list[bytes], workdir: Path, bots: int = 4) -> tuple[fl
 
 
 # ---- what if: the loop without parts the arbiter needs (experiments, --what-if) --------------
-@contextlib.contextmanager
-def without_log() -> Iterator[None]:
+def without_log() -> list[tuple[Any, str, Any]]:
     """The referee logs nothing (the log writer's two per-decision calls do nothing)."""
-    acted, flush = MatchLogWriter.acted, _BufferedWriter.flush
-    MatchLogWriter.acted = lambda *args, **kwargs: None
-    _BufferedWriter.flush = lambda self: None
-    try:
-        yield
-    finally:
-        MatchLogWriter.acted, _BufferedWriter.flush = acted, flush
+    return [(MatchLogWriter, "acted", lambda *args, **kwargs: None), (_BufferedWriter, "flush", lambda self: None)]
 
 
-@contextlib.contextmanager
-def without_reader_task() -> Iterator[None]:
+def without_reader_task() -> list[tuple[Any, str, Any]]:
     """Each reply is read by the referee's own task, straight from the call (no deadline kept)."""
-    read, next_message = ArbiterServer._read, Stream.next_message
     calls: dict[Stream, Any] = {}
 
     async def hold(self: ArbiterServer, stream: Stream, context: Any) -> None:
@@ -173,20 +165,23 @@ def without_reader_task() -> Iterator[None]:
         self.session.received += 1
         return message
 
-    ArbiterServer._read, Stream.next_message = hold, read_here
-    try:
-        yield
-    finally:
-        ArbiterServer._read, Stream.next_message = read, next_message
+    return [(ArbiterServer, "_read", hold), (Stream, "next_message", read_here)]
+
+
+WHAT_IF = {
+    "without the log": without_log,
+    "without the reader task": without_reader_task,
+    "without both": lambda: without_log() + without_reader_task(),
+}
 
 
 @contextlib.contextmanager
-def without_both() -> Iterator[None]:
-    with without_log(), without_reader_task():
+def replaced(changes: list[tuple[Any, str, Any]]) -> Iterator[None]:
+    """Each ``(owner, attribute, value)`` of ``changes`` in place for the duration."""
+    with contextlib.ExitStack() as stack:
+        for owner, name, value in changes:
+            stack.enter_context(mock.patch.object(owner, name, value))
         yield
-
-
-WHAT_IF = {"without the log": without_log, "without the reader task": without_reader_task, "without both": without_both}
 
 
 # ---- bot start-up ------------------------------------------------------------------------------
@@ -367,7 +362,7 @@ async def rounds(args: argparse.Namespace, workdir: Path) -> Rounds:
             for name, change in WHAT_IF.items() if args.what_if else ():
                 fresh = MatchHost()  # bots that connect under the change
                 try:
-                    with change():
+                    with replaced(change()):
                         other = await fresh.aplay(
                             [BotSpec(f"echo{s}", ECHO) for s in range(4)], MatchSetup(make_ruleset(), seed=i),
                             workdir / f"m{i}-{name}.jsonl",
