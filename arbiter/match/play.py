@@ -341,7 +341,7 @@ class MatchHost:
                     entrants=entrants,
                     release_on_close=not reuse,
                     encoder=encoder,
-                )  # fmt: skip
+                )
                 for s, b in zip(seats, bots)
             ]
             header_seats = [{"seat": s, "entrant": b.name, "command": b.command} for s, b in enumerate(bots)]

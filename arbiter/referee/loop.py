@@ -24,7 +24,7 @@ from barbu.rules import (
     new_match,
     observe,
     shuffle_hands,
-)  # fmt: skip
+)
 from barbu.rules.scoring import places
 
 from arbiter.referee.faults import FaultKind, FaultPolicy, FaultRecord, PlayerFault

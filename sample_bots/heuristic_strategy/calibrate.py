@@ -70,7 +70,7 @@ def main() -> None:
         new_match,
         observe,
         shuffle_hands,
-    )  # fmt: skip
+    )
     from heuristic_bot import HeuristicBot
 
     from arbiter.referee.players import StrategyPlayer

@@ -36,7 +36,7 @@ class Knowledge:
         "view",
         "voids",
         "winner",
-    )  # fmt: skip
+    )
 
     def __init__(self, view: View):
         self.view = view

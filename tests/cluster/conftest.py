@@ -108,7 +108,7 @@ class DaskCluster:
                 ],
                 f"worker{n}",
                 env,
-            )  # fmt: skip
+            )
         )
         self.caches.append(cache)
         return n

@@ -125,7 +125,7 @@ def test_an_ab_test_on_a_cluster_plays_the_sets_of_a_local_run(dask_cluster, tmp
                 capture_output=True,
                 text=True,
                 timeout=TIMEOUT,
-            )  # fmt: skip
+            )
         )
     here, there = runs
     assert here.returncode == 0 and there.returncode == 0, here.stderr + there.stderr + dask_cluster.logs()

@@ -35,7 +35,7 @@ from barbu.rules import (
     parse_rank,
     parse_suit,
     shuffle_hands,
-)  # fmt: skip
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 VECTORS = DATA / "vectors"

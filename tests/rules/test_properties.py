@@ -27,7 +27,7 @@ from barbu.rules import (
     observe,
     ruleset_from_json,
     shuffle_hands,
-)  # fmt: skip
+)
 from barbu.rules.cards import HEARTS_MASK, KING_OF_HEARTS, QUEENS
 from barbu.rules.scoring import places, settle, split_raw_scores
 from hypothesis import HealthCheck, given, settings

@@ -24,7 +24,7 @@ from barbu.rules import (
     observe,
     parse_card,
     shuffle_hands,
-)  # fmt: skip
+)
 from barbu.rules.cards import SUITS
 from barbu.rules.scoring import split_raw_scores
 

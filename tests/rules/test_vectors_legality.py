@@ -20,7 +20,7 @@ from barbu.rules import (
     new_match,
     parse_hand,
     shuffle_hands,
-)  # fmt: skip
+)
 from barbu.rules.cards import RANKS, SUITS
 
 from .kit import (
@@ -34,7 +34,7 @@ from .kit import (
     rules_of,
     seat,
     seats_of,
-)  # fmt: skip
+)
 
 
 def expect_cases(*files: str):

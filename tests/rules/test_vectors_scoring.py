@@ -21,7 +21,7 @@ from barbu.rules import (
     new_match,
     parse_hand,
     shuffle_hands,
-)  # fmt: skip
+)
 from barbu.rules.cards import ACE_OF_HEARTS, HEARTS_MASK
 from barbu.rules.scoring import domino_raw_scores, settle, split_raw_scores, trick_raw_scores
 

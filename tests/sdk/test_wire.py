@@ -20,7 +20,7 @@ from barbu.rules import (
     observe,
     parse_card,
     shuffle_hands,
-)  # fmt: skip
+)
 from barbu.rules.errors import BarbuError
 from barbu.wire import (
     PROTOCOL_VERSION,
@@ -34,7 +34,7 @@ from barbu.wire import (
     phase_to_proto,
     view_from_proto,
     view_to_proto,
-)  # fmt: skip
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
