@@ -20,23 +20,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
+from arbiter.process.procfs import tree_cpu_seconds
 from arbiter.tournament.config import load_config, override
 from arbiter.tournament.runner import MatchOutcome, MatchTask, play_match, run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def tree_cpu() -> float:
-    """CPU seconds (user + system) of this process and of every process it has reaped (the
-    workers, and through them their bots)."""
-    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
 def play_fresh(task: MatchTask) -> MatchOutcome:
@@ -62,14 +55,14 @@ def main() -> None:
         for reuse in (True, False):
             with tempfile.TemporaryDirectory(prefix="barbu-bench-") as folder:
                 run_config = override(config, log_folder=Path(folder) / "logs")
-                cpu_before = tree_cpu()
+                cpu_before = tree_cpu_seconds(os.getpid())  # with the workers, and their bots
                 started = time.perf_counter()
                 summary = run_tournament(
                     run_config, database=f"sqlite:///{folder}/bench.db", jobs=jobs,
                     play=play_match if reuse else play_fresh,
                 )  # fmt: skip
                 wall = time.perf_counter() - started
-                busy[jobs, reuse] = (tree_cpu() - cpu_before) / wall
+                busy[jobs, reuse] = (tree_cpu_seconds(os.getpid()) - cpu_before) / wall
             n = summary.played
             rates[jobs, reuse] = 60 * n / wall
             print(
