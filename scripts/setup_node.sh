@@ -3,8 +3,9 @@
 # sample_bots/node/node_modules, exactly as sample_bots/node/package-lock.json pins them.
 #
 # Idempotent: when node_modules was installed from the current package.json and lock file, it
-# does nothing (no network). Otherwise it runs `npm ci --prefix sample_bots/node`. Fails
-# loudly (exit 1, one line on stderr) when node or npm is missing or too old.
+# does nothing (no network). Otherwise it runs `npm ci --prefix sample_bots/node`. Installs
+# Debian's nodejs and npm when either is missing (needs root or sudo); fails loudly (exit 1, one
+# line on stderr) when that fails or Node.js is too old.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=sample_bots/node
@@ -12,6 +13,19 @@ stamp=$dir/node_modules/.barbu-installed   # the checksum of the files it was in
 
 fail() { echo "setup_node.sh: $*" >&2; exit 1; }
 
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo "$@"; else return 1; fi
+}
+apt_install() {  # Debian's package, or NodeSource's nodejs (which brings npm) where that is configured
+  echo "setup_node.sh: apt-get install $*" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get install -y --no-install-recommends "$@" >/dev/null 2>&1 || {
+    as_root apt-get update -qq && as_root apt-get install -y --no-install-recommends "$@" >/dev/null 2>&1
+  }
+}
+
+command -v node >/dev/null 2>&1 || apt_install nodejs || true
+command -v npm >/dev/null 2>&1 || apt_install npm || true
 command -v node >/dev/null 2>&1 || fail "node is not installed: install Node.js 18 or later (e.g. apt-get install nodejs npm)"
 command -v npm >/dev/null 2>&1 || fail "npm is not installed: install it with Node.js (e.g. apt-get install npm)"
 major=$(node -p 'process.versions.node.split(".")[0]')
