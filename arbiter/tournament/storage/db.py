@@ -3,9 +3,9 @@
 ``open_database`` accepts a SQLAlchemy URL (``sqlite:///results.db``,
 ``postgresql+psycopg://user:pw@host:5432/db``; ``postgresql://`` and ``postgres://`` mean the
 psycopg 3 driver) or a plain file path (an SQLite file; a folder, a device or an empty name is
-refused). It creates the tables if they are missing (a new table in an existing database too)
-and checks that the server answers, turning every failure into one ConfigError line
-with the password hidden.
+refused). It brings the schema to the code's newest revision (``schema``: Alembic; a new
+database gets every table) and checks that the server answers, turning every failure into one
+ConfigError line with the password hidden.
 """
 
 from __future__ import annotations
@@ -20,27 +20,15 @@ from pathlib import Path
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
-from sqlmodel import SQLModel, create_engine
+from sqlmodel import create_engine
 
-from arbiter.errors import ConfigError
+from arbiter.errors import ConfigError, StorageError
 from arbiter.files import kind_of
 from arbiter.text import printable
-from arbiter.tournament.storage import models
+from arbiter.tournament.storage import schema
 
 DEFAULT_DATABASE = "logs/arbiter.db"  # relative to the current directory
 ENV_VAR = "BARBU_DB"
-TABLES = [
-    models.table_of(model)
-    for model in (
-        models.Tournament,
-        models.Entrant,
-        models.Match,
-        models.SeatResult,
-        models.Fault,
-        models.RatingHistory,
-        models.TournamentLease,  # new tables are created in an existing database too
-    )
-]
 
 
 def database_url(value: str | None = None, base_dir: Path | None = None) -> str:
@@ -93,7 +81,7 @@ def open_database(value: str | None = None, *, create: bool = True) -> Engine:
             if not create and not Path(db_path).exists():
                 raise ConfigError(f"no such database: {printable(db_path)} (run a tournament first, or give --db)")
             if not create:
-                return _open_sqlite_reading(db_path)
+                return _checked_readable(_open_sqlite_reading(db_path), printable(db_path))
             try:
                 folder.mkdir(parents=True, exist_ok=True)
             except OSError as e:
@@ -116,23 +104,38 @@ def open_database(value: str | None = None, *, create: bool = True) -> Engine:
         with engine.connect():
             pass
         if create:
-            _create_tables(engine)
+            _upgrade_schema(engine, shown(url))
+        else:
+            schema.check_readable(engine, shown(url))
     except (DBAPIError, SQLAlchemyError, OSError) as e:
         engine.dispose()
         raise ConfigError(f"cannot reach database {shown(url)}: {first_line(e)}") from None
+    except StorageError:
+        engine.dispose()
+        raise
     return engine
 
 
-def _create_tables(engine: Engine) -> None:
-    """Create the missing tables; two runs doing it at the same moment is not an error."""
+def _checked_readable(engine: Engine, name: str) -> Engine:
+    """The engine of a database this code can read; else it is closed and StorageError says why."""
+    try:
+        schema.check_readable(engine, name)
+    except StorageError:
+        engine.dispose()
+        raise
+    return engine
+
+
+def _upgrade_schema(engine: Engine, name: str) -> None:
+    """Upgrade to the newest revision; two runs doing it at the same moment is not an error."""
     for attempt in range(5):
         try:
-            SQLModel.metadata.create_all(engine, tables=TABLES)
+            schema.upgrade(engine, name)
             return
         except (DBAPIError, SQLAlchemyError):
             if attempt == 4:
                 raise
-            time.sleep(0.05 * (attempt + 1))  # the other run's CREATE TABLE won: look again
+            time.sleep(0.05 * (attempt + 1))  # the other run's upgrade won: look again
 
 
 def _check_sqlite_path(db_path: str) -> None:

@@ -14,8 +14,6 @@ from typing import Optional, Protocol
 from sqlalchemy import Column, Table, Text, UniqueConstraint, inspect
 from sqlmodel import Field, SQLModel
 
-SCHEMA_VERSION = 1
-
 
 def now() -> datetime:
     return datetime.now(timezone.utc)

@@ -1,0 +1,173 @@
+"""Schema migrations (Alembic) on a real SQLite file and a real PostgreSQL server: the baseline
+is today's schema, a database made before migrations is taken over in place with nothing lost,
+a later revision applies to a populated database, and a database newer than the code is refused
+without being touched."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import create_engine, func, inspect, select, text
+from sqlmodel import SQLModel
+from typer.testing import CliRunner
+
+from arbiter.errors import StorageError
+from arbiter.tournament.runner import run_tournament
+from arbiter.tournament.storage import open_database, schema
+
+from . import inproc
+from .conftest import cli_app
+from .test_runner import config, stored
+
+EXAMPLE = Path(__file__).with_name("example_migration")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_db(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'results.db'}"
+    return request.getfixturevalue("pg_url")
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> str:
+    """A finished tournament's database (SQLite), the source of the databases made 'before'."""
+    folder = tmp_path_factory.mktemp("finished")
+    url = f"sqlite:///{folder / 'source.db'}"
+    assert run_tournament(config(folder), database=url, play=inproc.play_inprocess, in_process=True).complete
+    return url
+
+
+def made_before_migrations(source: str, target: str) -> None:
+    """``target`` as the code before migrations made it (``create_all`` of the models, no
+    ``alembic_version``), holding every row of ``source``."""
+    tables = SQLModel.metadata.sorted_tables
+    reading, writing = create_engine(source), create_engine(target)
+    SQLModel.metadata.create_all(writing)
+    with reading.connect() as src, writing.begin() as dst:
+        for table in tables:
+            rows = [row._asdict() for row in src.execute(select(table))]
+            if rows:
+                dst.execute(table.insert(), rows)
+            if dst.dialect.name == "postgresql" and "id" in table.c:  # the server's own counters
+                dst.execute(text(f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), {len(rows) or 1})"))
+    reading.dispose()
+    writing.dispose()
+    assert "alembic_version" not in inspect_tables(target)
+
+
+def inspect_tables(url: str) -> list[str]:
+    engine = create_engine(url)
+    try:
+        return inspect(engine).get_table_names()
+    finally:
+        engine.dispose()
+
+
+def contents(url: str) -> dict[str, list]:
+    """Every row of every table, in key order, and the schema revision."""
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            found = set(inspect(conn).get_table_names())
+            out = {
+                table.name: conn.execute(select(text("*")).select_from(table).order_by(*table.primary_key)).all()
+                for table in SQLModel.metadata.sorted_tables
+            }
+            out["revision"] = MigrationContext.configure(conn).get_current_revision() if found else None
+        return out
+    finally:
+        engine.dispose()
+
+
+def standings(url: str) -> tuple[int, str]:
+    out = CliRunner().invoke(cli_app(), ["standings", "--db", url, "--json"])
+    return out.exit_code, out.stdout + out.stderr
+
+
+def test_the_revisions_make_the_models_schema(empty_db):
+    # what `alembic check` does: the migrated database and the models differ in nothing
+    open_database(empty_db).dispose()
+    engine = create_engine(empty_db)
+    try:
+        with engine.connect() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
+            assert MigrationContext.configure(conn).get_current_revision() == schema.BASELINE
+    finally:
+        engine.dispose()
+
+
+def test_a_database_from_before_migrations_upgrades_in_place_and_later_revisions_apply(finished, empty_db):
+    made_before_migrations(finished, empty_db)
+    before = contents(empty_db)
+    assert before["revision"] is None and len(before["matches"]) == 20 and len(before["rating_history"]) == 80
+    code, table_before = standings(empty_db)  # reading changes nothing, and reads it as the baseline
+    assert code == 0 and json.loads(table_before) and contents(empty_db) == before
+
+    # 1. opened by a run: taken over as the baseline, every row as it was
+    open_database(empty_db).dispose()
+    after = contents(empty_db)
+    assert after.pop("revision") == schema.BASELINE
+    assert after == {k: v for k, v in before.items() if k != "revision"}
+    assert standings(empty_db) == (0, table_before)
+    t, rows, final, history, faults = stored(empty_db)
+    assert (final, history, faults) == stored(finished)[2:]
+    assert [(r.number, r.totals, r.places, r.log_sha256) for r in rows] == [
+        (r.number, r.totals, r.places, r.log_sha256) for r in stored(finished)[1]
+    ]
+
+    # 2. a later revision (a new column with a default) on the populated database
+    engine = create_engine(empty_db)
+    try:
+        schema.upgrade(engine, "the test database", schema.alembic_config([EXAMPLE]))
+        with engine.connect() as conn:
+            assert MigrationContext.configure(conn).get_current_revision() == "0002"
+            assert (
+                conn.execute(select(func.count()).where(text("comment = ''")).select_from(text("matches"))).scalar()
+                == 20
+            )
+    finally:
+        engine.dispose()
+    upgraded = contents(empty_db)
+    assert upgraded.pop("revision") == "0002"
+    assert {name: [row[:-1] for row in rows] for name, rows in upgraded.items() if name == "matches"} == {
+        "matches": after["matches"]
+    }
+    assert {k: v for k, v in upgraded.items() if k != "matches"} == {k: v for k, v in after.items() if k != "matches"}
+
+    # 3. this code does not know revision 0002: one line, for a run and a reader; nothing changed
+    newer = contents(empty_db)
+    for create in (True, False):
+        with pytest.raises(StorageError) as e:
+            open_database(empty_db, create=create)
+        message = str(e.value)
+        assert "\n" not in message and "schema revision '0002', newer than this arbiter knows" in message
+    code, output = standings(empty_db)
+    assert code != 0 and output.startswith("error: ") and output.count("\n") == 1 and "newer" in output
+    assert contents(empty_db) == newer
+
+
+def test_tables_of_another_schema_are_refused_and_left_alone(empty_db):
+    engine = create_engine(empty_db)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE matches (id INTEGER PRIMARY KEY, home TEXT, away TEXT)"))
+        conn.execute(text("INSERT INTO matches VALUES (1, 'x', 'y')"))
+    engine.dispose()
+    with pytest.raises(StorageError, match="holds a table 'matches' that is not the arena's .*was not changed"):
+        open_database(empty_db)
+    assert inspect_tables(empty_db) == ["matches"]
+
+
+def test_a_reader_refuses_a_database_older_than_the_code(tmp_path):
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    open_database(url).dispose()
+    engine = create_engine(url)
+    try:
+        with pytest.raises(StorageError, match="schema revision 0001, older than this arbiter's 0002: a run on it"):
+            schema.check_readable(engine, "r.db", schema.alembic_config([EXAMPLE]))
+    finally:
+        engine.dispose()
