@@ -21,6 +21,14 @@ import random
 import statistics
 import sys
 from pathlib import Path
+from types import ModuleType
+
+from barbu.rules import (
+    STANDARD_CONTRACTS, Contract, Declaration, Phase, Ruleset, make_ruleset, new_match, observe, shuffle_hands,
+)  # fmt: skip
+
+from arbiter.referee.loop import MatchSetup, Referee
+from arbiter.referee.players import StrategyPlayer
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
@@ -52,40 +60,17 @@ def ridge(xs: list[list[float]], ys: list[float], lam: float = 5.0) -> list[floa
     return _solve(a, b)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--deals", type=int, default=2000, help="deals per contract for the fit")
-    parser.add_argument("--hands", type=int, default=6000, help="random hands for BASELINE and FUTURE")
-    parser.add_argument("--matches", type=int, default=150, help="self-play matches for DECLARER_MEAN")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+def options(c: Contract) -> list[Declaration]:
+    """Every declaration of contract ``c``."""
+    if c is Contract.TRUMPS:
+        return [Declaration(c, trump=s) for s in range(4)]
+    if c is Contract.DOMINO:
+        return [Declaration(c, start_rank=r) for r in range(13)]
+    return [Declaration(c)]
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from barbu.rules import (
-        STANDARD_CONTRACTS,
-        Contract,
-        Declaration,
-        Phase,
-        make_ruleset,
-        new_match,
-        observe,
-        shuffle_hands,
-    )
-    from heuristic_bot import HeuristicBot
 
-    from arbiter.referee.players import StrategyPlayer
-    from arbiter.referee.loop import MatchSetup, Referee
-    from heuristic_strategy import evaluate as ev
-
-    rules = make_ruleset("standard")
-    bot = HeuristicBot(strict=True)
-
-    def options(c):
-        if c is Contract.TRUMPS:
-            return [Declaration(c, trump=s) for s in range(4)]
-        if c is Contract.DOMINO:
-            return [Declaration(c, start_rank=r) for r in range(13)]
-        return [Declaration(c)]
+def fit_models(ev: ModuleType, bot, rules: Ruleset, deals: int, seed: int) -> dict[Contract, dict[str, float]]:
+    """1. MODELS: each seat's hand features against its raw score, over ``deals`` deals."""
 
     def features(hand, decl):
         if decl.contract is Contract.TRUMPS:
@@ -94,10 +79,9 @@ def main() -> None:
             return ev.domino_features(hand, decl.start_rank, rules.domino_ace)
         return ev.trick_features(hand)
 
-    # 1. the models
     samples: dict[Contract, list[tuple[dict, int, int]]] = {c: [] for c in STANDARD_CONTRACTS}
-    for i in range(args.deals):
-        rng = random.Random(f"{args.seed}/{i}")
+    for i in range(deals):
+        rng = random.Random(f"{seed}/{i}")
         hands = shuffle_hands(rng)
         for c in STANDARD_CONTRACTS:
             opts = options(c)
@@ -121,34 +105,43 @@ def main() -> None:
         xs = [[1.0, float(d)] + [f[k] for k in keys] for f, d, _ in rows]
         coef = ridge(xs, [float(y) for _, _, y in rows])
         models[c] = dict(zip(["const", "decl", *keys], coef))
-    ev.MODELS.update(models)
+    return models
 
-    # 2. baseline, 3. future
-    rng = random.Random(f"{args.seed}/hands")
-    best = {c: [] for c in STANDARD_CONTRACTS}
-    for _ in range(args.hands):
+
+def baseline_and_future(
+    ev: ModuleType, rules: Ruleset, hands: int, seed: int
+) -> tuple[dict[Contract, float], list[float]]:
+    """2. BASELINE and 3. FUTURE, from the best estimates of ``hands`` random hands."""
+    rng = random.Random(f"{seed}/hands")
+    best: dict[Contract, list[float]] = {c: [] for c in STANDARD_CONTRACTS}
+    for _ in range(hands):
         hand = shuffle_hands(rng)[0]
         for c in STANDARD_CONTRACTS:
             best[c].append(max(ev.estimate(rules, hand, d, True) for d in options(c)))
     baseline = {c: statistics.mean(v) for c, v in best.items()}
-    gains = [[best[c][i] - baseline[c] for c in STANDARD_CONTRACTS] for i in range(args.hands)]
+    gains = [[best[c][i] - baseline[c] for c in STANDARD_CONTRACTS] for i in range(hands)]
     future = [0.0] * 128
     for remaining in sorted(range(1, 128), key=lambda r: r.bit_count()):
         total = 0.0
         for g in gains:
             total += max(g[j] + future[remaining & ~(1 << j)] for j in range(7) if remaining >> j & 1)
         future[remaining] = total / len(gains)
-    ev.BASELINE.update(baseline)
-    ev.FUTURE = tuple(future)
+    return baseline, future
 
-    # 4. declarer means in full self-play matches
+
+def declarer_raw_scores(bot_class, rules: Ruleset, matches: int, seed: int) -> dict[Contract, list[int]]:
+    """4. The declarers' raw scores per contract in ``matches`` full self-play matches."""
     raws: dict[Contract, list[int]] = {c: [] for c in STANDARD_CONTRACTS}
-    for m in range(args.matches):
-        players = [StrategyPlayer(HeuristicBot().decide, "heuristic") for _ in range(4)]
-        result = Referee(MatchSetup(rules, seed=args.seed * 100000 + m), players, lambda line: None).run()
+    for m in range(matches):
+        players = [StrategyPlayer(bot_class().decide, "heuristic") for _ in range(4)]
+        result = Referee(MatchSetup(rules, seed=seed * 100000 + m), players, lambda line: None).run()
         for d in result.results:
             raws[d.declaration.contract].append(d.raw[d.declarer])
+    return raws
 
+
+def print_tables(models, baseline, future, raws) -> None:
+    """The four tables as Python source, to paste into ``evaluate.py``."""
     name = {c: f"Contract.{c.name}" for c in STANDARD_CONTRACTS}
     print("MODELS: dict[Contract, dict[str, float]] = {")
     for c, coef in models.items():
@@ -159,6 +152,28 @@ def main() -> None:
     print("BASELINE = {" + ", ".join(f"{name[c]}: {v:.2f}" for c, v in baseline.items()) + "}")
     print("FUTURE = (" + ", ".join(f"{v:.2f}" for v in future) + ")")
     print("DECLARER_MEAN = {" + ", ".join(f"{name[c]}: {statistics.mean(v):.1f}" for c, v in raws.items()) + "}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--deals", type=int, default=2000, help="deals per contract for the fit")
+    parser.add_argument("--hands", type=int, default=6000, help="random hands for BASELINE and FUTURE")
+    parser.add_argument("--matches", type=int, default=150, help="self-play matches for DECLARER_MEAN")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the bot and its strategy package
+    from heuristic_bot import HeuristicBot
+    from heuristic_strategy import evaluate as ev
+
+    rules = make_ruleset("standard")
+    models = fit_models(ev, HeuristicBot(strict=True), rules, args.deals, args.seed)
+    ev.MODELS.update(models)  # the next steps estimate with the refitted models
+    baseline, future = baseline_and_future(ev, rules, args.hands, args.seed)
+    ev.BASELINE.update(baseline)
+    ev.FUTURE = tuple(future)
+    raws = declarer_raw_scores(HeuristicBot, rules, args.matches, args.seed)
+    print_tables(models, baseline, future, raws)
 
 
 if __name__ == "__main__":

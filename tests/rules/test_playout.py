@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 from barbu.rules import PRESETS, Phase, deal, legal_actions, make_ruleset, new_match, random_playout, shuffle_hands
-from barbu.rules.state import _CARD_BITS
+from barbu.rules.playout import _CARD_BITS
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))

@@ -38,18 +38,18 @@ from math import factorial
 from typing import Any, Callable, Sequence
 
 from .rules import tricks as _tricks
+from .rules.actions import Phase
 from .rules.cards import CARD_NAMES, FULL_DECK, SEVEN_OF_DIAMONDS, cards_of
-from .rules.contracts import ALL_CONTRACTS, Contract
+from .rules.contracts import CONTRACT_BITS, Contract
 from .rules.domino import frontier_steps, start_cards
 from .rules.errors import BarbuError
 from .rules.ruleset import Ruleset
-from .rules.state import MatchState, Phase
+from .rules.state import MatchState
 from .rules.view import View
 
 __all__ = ["InconsistentView", "Sampler", "hand_constraints", "replay"]
 
 _BIT = tuple(1 << c for c in range(52))
-_CONTRACT_BIT = {c: 1 << i for i, c in enumerate(ALL_CONTRACTS)}
 
 
 class InconsistentView(BarbuError):
@@ -381,9 +381,9 @@ def replay(view: View, hands: Sequence[int], stop: int | None = None) -> MatchSt
     declared = [0, 0, 0, 0]
     for s in range(4):
         for c in view.declared[s]:
-            declared[s] |= _CONTRACT_BIT[c]
+            declared[s] |= CONTRACT_BITS[c]
     if view.declaration is not None:
-        declared[view.declarer] &= ~_CONTRACT_BIT[view.declaration.contract]
+        declared[view.declarer] &= ~CONTRACT_BITS[view.declaration.contract]
     state.declared = declared
     quota = [[0] * 4 for _ in range(4)]
     for r in view.results:

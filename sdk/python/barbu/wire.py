@@ -20,12 +20,13 @@ import functools
 import operator
 from typing import Any, Callable, Hashable, Iterable, Sequence, TypeVar, cast
 
+from .rules.actions import Action, Declaration, Phase
 from .rules.cards import CARD_NAMES, RANKS, SUITS, cards_of
 from .rules.contracts import Contract
 from .rules.errors import BarbuError
 from .rules.ruleset import Ruleset
-from .rules.state import Action, DealResult, Declaration, Phase, Trick
-from .rules.tricks import play_order
+from .rules.scoring import DealResult
+from .rules.tricks import Trick, play_order
 from .rules.view import View
 from .v1 import arbiter_pb2 as pb
 

@@ -24,21 +24,11 @@ from .cards import card_name, cards_of, hand_names, parse_card, parse_hand, pars
 from .contracts import ALL_CONTRACTS, STANDARD_CONTRACTS, Contract
 from .errors import BarbuError, IllegalActionError, NotationError, RulesError
 from .ruleset import PRESETS, SWITCHES, Ruleset, make_ruleset, parse_switch_assignments, ruleset_from_json
-from .state import (
-    PASS,
-    Action,
-    DealResult,
-    Declaration,
-    MatchState,
-    Phase,
-    Trick,
-    apply,
-    deal,
-    legal_actions,
-    new_match,
-    random_playout,
-    shuffle_hands,
-)
+from .actions import PASS, Action, Declaration, Phase
+from .playout import random_playout, shuffle_hands
+from .scoring import DealResult
+from .state import MatchState, apply, deal, legal_actions, new_match
+from .tricks import Trick
 from .view import View, observe
 
 __all__ = [

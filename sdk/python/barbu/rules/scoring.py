@@ -13,9 +13,33 @@ the pieces, for a bot that scores positions of its own:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .cards import ACE_OF_HEARTS, HEARTS_MASK, KING_OF_HEARTS, QUEENS
+from .actions import Declaration
 from .contracts import Contract
 from .ruleset import Ruleset
+
+
+@dataclass(frozen=True)
+class DealResult:
+    """A scored deal, as ``View.results`` and ``MatchState.results`` keep them."""
+
+    deal: int
+    """The deal's 0-based index in the match."""
+    declarer: int
+    declaration: Declaration
+    levels: tuple[tuple[int, ...], ...]
+    """The final pair levels: ``levels[a][b]`` is 0, 1 (doubled) or 2 (redoubled)."""
+    reason: str
+    """How the deal ended: all_tricks, all_queens, king_taken, all_hearts, domino_done, split."""
+    raw: tuple[int, ...]
+    """Each seat's raw contract score, before the doubles are settled."""
+    scores: tuple[int, ...]
+    """Each seat's deal score: raw plus the transfers of its doubled pairs."""
+    totals: tuple[int, ...]
+    """Each seat's match total after this deal."""
+
 
 MULTIPLIERS = {"pagat": (0, 1, 2), "multiplier": (0, 2, 4)}
 """Settlement multiplier by pair level (0, 1, 2), per ``double_scoring`` (S2)."""

@@ -2,13 +2,9 @@
 
 ``MatchState`` is mutable for speed (a Monte-Carlo bot applies millions of actions);
 ``clone()`` copies it cheaply. The public entry points are the functions at the bottom:
-:func:`new_match`, :func:`deal`, :func:`legal_actions`, :func:`apply`, and :func:`shuffle_hands`.
-
-Actions are values (the type :data:`Action`):
-
-* ``Declaration(contract, trump, start_rank)`` in the declare phase;
-* a tuple of target seats (ascending; ``()`` passes) in the doubling phase;
-* a card (an ``int``, see :mod:`.cards`) in trick play and Domino; ``None`` is a Domino pass.
+:func:`new_match`, :func:`deal`, :func:`legal_actions` and :func:`apply`. The actions and
+phases are in :mod:`.actions`, the checks that refuse an illegal action in :mod:`.legality`,
+shuffled deals and random playouts in :mod:`.playout`.
 
 Legal actions come in a fixed order: declarations by contract in docs/rules.md order, trump
 suits C D H S, start ranks 2..A; doubling actions by the mask of their targets (the pass
@@ -17,7 +13,7 @@ first); cards ascending (clubs 2 .. spades ace), a Domino pass (``None``) last.
 A whole deal, played by hand:
 
 >>> import random
->>> from barbu.rules import make_ruleset
+>>> from barbu.rules import make_ruleset, shuffle_hands
 >>> state = new_match(make_ruleset("standard"), first_declarer=0)
 >>> deal(state, shuffle_hands(random.Random(7)))
 >>> state.phase, state.turn
@@ -40,96 +36,19 @@ barbu.rules.errors.IllegalActionError: expected a card, got 99
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import IntEnum
-from typing import TYPE_CHECKING, NamedTuple, Sequence, TypeAlias
+from typing import Sequence
 
 from . import doubling, domino, scoring, tricks
-from .cards import (
-    CARD_NAMES, FULL_DECK, HEARTS_MASK, KING_OF_HEARTS, QUEENS, RANKS, SEVEN_OF_DIAMONDS, SUIT_MASKS, SUITS, cards_of,
-)  # fmt: skip
-from .contracts import ALL_CONTRACTS, Contract
+from .actions import PASS, Action, Declaration, Phase
+from .cards import FULL_DECK, HEARTS_MASK, KING_OF_HEARTS, QUEENS, SEVEN_OF_DIAMONDS, SUIT_MASKS, cards_of
+from .contracts import CONTRACT_BITS, Contract
 from .errors import IllegalActionError
+from .legality import checked_card, checked_declaration, checked_domino, checked_targets
 from .ruleset import Ruleset
+from .scoring import DealResult
 from .tricks import Trick as Trick  # re-exported: Trick lived here once
 
-if TYPE_CHECKING:
-    import random
-
-PASS = None
-"""The Domino pass action (``None``): legal when the seat has no playable card, or under
-``domino_must_play=false``."""
-
-
-class Phase(IntEnum):
-    """What the match waits for; ``View.phase`` and ``MatchState.phase``."""
-
-    DEAL = 0
-    """Waiting for the next deal's hands (:func:`deal`); nobody acts."""
-    DECLARE = 1
-    """The declarer chooses the contract: actions are :class:`Declaration` values."""
-    DOUBLE = 2
-    """Each seat in turn doubles or redoubles: actions are tuples of target seats."""
-    PLAY = 3
-    """Trick play: actions are cards."""
-    DOMINO = 4
-    """The Domino contract: actions are cards, or ``None`` (a pass)."""
-    OVER = 5
-    """The match has ended."""
-
-
-class Declaration(NamedTuple):
-    """The declare-phase action: a contract, with its trump suit or Domino start rank.
-
-    >>> str(Declaration(Contract.TRUMPS, trump=2)), str(Declaration(Contract.DOMINO, start_rank=9))
-    ('trumps (H)', 'domino (from J)')
-    """
-
-    contract: Contract
-    trump: int | None = None
-    """The trump suit index (0 clubs .. 3 spades), with Trumps only."""
-    start_rank: int | None = None
-    """The rank index the Domino starts from (0 the 2 .. 12 the ace), with Domino only."""
-
-    def __str__(self) -> str:
-        if self.trump is not None:
-            return f"{self.contract.value} ({SUITS[self.trump]})"
-        if self.start_rank is not None:
-            return f"{self.contract.value} (from {RANKS[self.start_rank]})"
-        return self.contract.value
-
-
-Action: TypeAlias = Declaration | tuple[int, ...] | int | None
-"""Any action a seat takes: a :class:`Declaration` (declare phase), a tuple of target seats
-(doubling; ``()`` passes), a card number (trick play, Domino) or ``None`` (a Domino pass).
-``view.legal`` and :func:`legal_actions` list the legal ones; :meth:`Bot.decide
-<barbu.bot.Bot.decide>` returns one of them."""
-
-
-@dataclass(frozen=True)
-class DealResult:
-    """A scored deal, as ``View.results`` and ``MatchState.results`` keep them."""
-
-    deal: int
-    """The deal's 0-based index in the match."""
-    declarer: int
-    declaration: Declaration
-    levels: tuple[tuple[int, ...], ...]
-    """The final pair levels: ``levels[a][b]`` is 0, 1 (doubled) or 2 (redoubled)."""
-    reason: str
-    """How the deal ended: all_tricks, all_queens, king_taken, all_hearts, domino_done, split."""
-    raw: tuple[int, ...]
-    """Each seat's raw contract score, before the doubles are settled."""
-    scores: tuple[int, ...]
-    """Each seat's deal score: raw plus the transfers of its doubled pairs."""
-    totals: tuple[int, ...]
-    """Each seat's match total after this deal."""
-
-
-_CONTRACT_BIT = {c: 1 << i for i, c in enumerate(ALL_CONTRACTS)}
 _PLAY, _DOMINO, _DOUBLE, _DECLARE = Phase.PLAY, Phase.DOMINO, Phase.DOUBLE, Phase.DECLARE
-_CARD_BITS = tuple(1 << c for c in range(52))
-_SEATS_OF_MASK = tuple(tuple(s for s in range(4) if m >> s & 1) for m in range(16))
 
 
 class MatchState:
@@ -137,7 +56,7 @@ class MatchState:
 
     A bot sees its own seat through :func:`~barbu.rules.observe` (a :class:`~barbu.rules.View`);
     a simulating bot builds states of its own (:func:`new_match`, or a sampled deal) and plays
-    them out with :func:`legal_actions` / :func:`apply` or :func:`random_playout`, on
+    them out with :func:`legal_actions` / :func:`apply` or :func:`~barbu.rules.random_playout`, on
     ``clone()`` copies. Its attributes are read-only for callers: change it through actions.
     The ones a bot reads most: ``phase``, ``turn`` (the seat to act, -1 when nobody is),
     ``declarer``, ``contract``, ``trump``, ``hands`` (masks), ``trick`` (cards of the trick in
@@ -309,7 +228,7 @@ class MatchState:
         fixed = self.rules.fixed_domino_rank()
         out: list[Declaration] = []
         for c in self.rules.contracts:
-            if self.declared[self.declarer] & _CONTRACT_BIT[c]:
+            if self.declared[self.declarer] & CONTRACT_BITS[c]:
                 continue
             if c is Contract.TRUMPS:
                 out.extend(Declaration(c, trump=s) for s in range(4))
@@ -366,25 +285,17 @@ class MatchState:
             if type(action) is int and 0 <= action < 52 and legal >> action & 1:
                 self._play_card(action)
             else:
-                self._checked_card(action)  # raises with the reason
+                checked_card(self, action)  # raises with the reason
         elif phase is _DOMINO:
-            self._domino_turn(self._checked_domino(action))
+            self._domino_turn(checked_domino(self, action))
         elif phase is _DOUBLE:
-            self._double(*self._checked_targets(action))
+            self._double(*checked_targets(self, action))
         elif phase is _DECLARE:
-            self._declare(self._checked_declaration(action))
+            self._declare(checked_declaration(self, action))
         elif phase is Phase.DEAL:
             raise IllegalActionError("the next deal's hands must be dealt first")
         else:
             raise IllegalActionError("the match is over")
-
-    def _checked_card(self, card: object) -> int:
-        """The card if it is legal now; otherwise an IllegalActionError saying why."""
-        if type(card) is not int or not 0 <= card < 52:
-            raise IllegalActionError(f"expected a card, got {card!r}")
-        if not self.legal_mask() >> card & 1:
-            raise IllegalActionError(self._why_illegal(card))
-        return card
 
     def _domino_must_play(self) -> bool:
         """F4; without it (domino_must_play=false) a pass is free until a whole round of
@@ -392,110 +303,12 @@ class MatchState:
         deal could stall forever (docs/rulings.md)."""
         return self.rules.domino_must_play or self.domino_passes >= 4 - len(self.finished)
 
-    def _checked_domino(self, card: object) -> int | None:
-        if card is PASS:
-            if self.legal_mask() and self._domino_must_play():
-                raise IllegalActionError("you may not pass while you hold a playable card")
-            return PASS
-        return self._checked_card(card)
-
-    def _why_illegal(self, card: int) -> str:
-        name = CARD_NAMES[card]
-        hand = self.hands[self.turn]
-        if not hand >> card & 1:
-            return f"{name} is not in your hand"
-        legal = " ".join(CARD_NAMES[c] for c in cards_of(self.legal_mask()))
-        if self.phase is Phase.DOMINO:
-            return f"{name} does not fit the layout; playable: {legal}"
-        if self.trick and card // 13 != self.trick[0] // 13 and hand & SUIT_MASKS[self.trick[0] // 13]:
-            return f"{name} does not follow the led suit {SUITS[self.trick[0] // 13]}; legal: {legal}"
-        contract = self.contract
-        assert contract is not None
-        if not self.trick:
-            return f"{name} may not be led in {contract.value} now; legal: {legal}"
-        return f"{name} breaks a {contract.value} obligation (trump or K♥ rule); legal: {legal}"
-
-    def _checked_targets(self, action: object) -> tuple[int, tuple[int, ...]]:
-        """(mask, ascending seat tuple) of a legal doubling action; else IllegalActionError."""
-        try:
-            targets = list(action)  # type: ignore[call-overload]  # anything iterable; else TypeError
-        except TypeError:
-            raise IllegalActionError(f"a doubling action is a list of seats, got {action!r}") from None
-        mask = 0
-        for t in targets:
-            if type(t) is not int or not 0 <= t < 4:
-                raise IllegalActionError(f"double target {t!r} is not a seat 0-3")
-            if mask >> t & 1:
-                raise IllegalActionError(f"seat {t} is listed twice")
-            mask |= 1 << t
-        legal, forced = self.double_targets()
-        seat = self.turn
-        for t in targets:
-            if not legal >> t & 1:
-                raise IllegalActionError(self._why_bad_target(seat, t))
-        if mask & forced != forced:
-            raise IllegalActionError(
-                f"seat {seat} must double the declarer (seat {self.declarer}) in this deal to meet the "
-                f"quota of {self.rules.double_quota} doubles per declarer"
-            )
-        return mask, _SEATS_OF_MASK[mask]
-
-    def _why_bad_target(self, seat: int, t: int) -> str:
-        if t == seat:
-            return f"seat {seat} may not double itself"
-        if self.doubled[seat] >> t & 1 or self.redoubled[seat] >> t & 1:
-            return f"seat {seat} has already doubled or redoubled seat {t} in this deal"
-        if seat == self.declarer or self.double_round == 1:
-            return f"seat {seat} may only redouble seats that doubled it, and seat {t} did not"
-        contract = self.contract
-        assert contract is not None
-        return f"seat {seat} may not double seat {t} in {contract.value}: only the declarer may be doubled"
-
-    def _checked_declaration(self, action: object) -> Declaration:
-        if not isinstance(action, tuple) or len(action) != 3:
-            raise IllegalActionError(f"expected a declaration, got {action!r}")
-        try:
-            decl = Declaration(Contract(action[0]), *action[1:])
-        except ValueError:
-            raise IllegalActionError(f"unknown contract {action[0]!r}") from None
-        c = decl.contract
-        fixed = self.rules.fixed_domino_rank()
-        if (
-            c not in self.rules.contracts
-            or self.declared[self.declarer] & _CONTRACT_BIT[c]
-            or (decl.trump is None) == (c is Contract.TRUMPS)
-            or (decl.start_rank is None) == (c is Contract.DOMINO)
-            or (decl.trump is not None and decl.trump not in (0, 1, 2, 3))
-            or (decl.start_rank is not None and decl.start_rank not in (range(13) if fixed is None else (fixed,)))
-        ):
-            raise IllegalActionError(self._why_bad_declaration(decl))
-        return decl
-
-    def _why_bad_declaration(self, decl: Declaration) -> str:
-        c = decl.contract
-        if c not in self.rules.contracts:
-            return f"{c} is not a contract of these rules"
-        if self.declared[self.declarer] & _CONTRACT_BIT[c]:
-            return f"seat {self.declarer} has already declared {c.value}"
-        if c is Contract.TRUMPS and decl.trump is None:
-            return "trumps needs a trump suit (C D H S)"
-        if c is Contract.DOMINO and decl.start_rank is None:
-            return "domino needs a start rank"
-        fixed = self.rules.fixed_domino_rank()
-        if c is Contract.DOMINO and fixed is not None and decl.start_rank != fixed:
-            return f"these rules fix the domino start rank at {RANKS[fixed]}"
-        if decl.trump is not None and decl.trump not in (0, 1, 2, 3):
-            return f"bad trump suit {decl.trump!r}: expected a suit index 0-3 (C D H S)"
-        if decl.start_rank is not None and decl.start_rank not in range(13):
-            return f"bad domino start rank {decl.start_rank!r}: expected a rank index 0-12 (2 .. A)"
-        return f"{decl} is malformed: a trump goes with trumps only, a start rank with domino only"
-
     # ---- phase transitions -------------------------------------------------------------
     def _declare(self, decl: Declaration) -> None:
         self.declaration = decl
         self.contract = decl.contract
         self.trump = decl.trump
-        self.declared[self.declarer] |= _CONTRACT_BIT[decl.contract]
+        self.declared[self.declarer] |= CONTRACT_BITS[decl.contract]
         self.startable = doubling.startable_targets(self.rules, decl.contract, self.declarer)
         self.phase = Phase.DOUBLE
         self.turn = (self.declarer + 1) % 4
@@ -674,81 +487,9 @@ def new_match(rules: Ruleset, first_declarer: int = 0) -> MatchState:
     return MatchState(rules, first_declarer)
 
 
-def shuffle_hands(rng: random.Random) -> list[int]:
-    """A uniformly shuffled deal as 4 hand masks; the RNG is the only source of chance.
-
-    The shuffle is ``random.shuffle``'s own Fisher-Yates with its exact draws, inlined (the
-    same seed gives the same deal), which saves a Python call per card.
-    """
-    deck = list(_CARD_BITS)
-    getrandbits = rng.getrandbits
-    for i in range(51, 0, -1):
-        k = (i + 1).bit_length()
-        j = getrandbits(k)
-        while j > i:
-            j = getrandbits(k)
-        deck[i], deck[j] = deck[j], deck[i]
-    return [sum(deck[0:13]), sum(deck[13:26]), sum(deck[26:39]), sum(deck[39:52])]
-
-
 def deal(state: MatchState, hands: Sequence[int]) -> None:
-    """Start the next deal of ``state`` with four 13-card hand masks (see :func:`shuffle_hands`)."""
+    """Start the next deal of ``state`` with four 13-card hand masks (see :func:`~barbu.rules.shuffle_hands`)."""
     state.deal(hands)
-
-
-def random_playout(state: MatchState, rng: random.Random, *, to_deal_end: bool = False) -> int:
-    """Play uniformly random legal actions until the match ends (or, with ``to_deal_end``,
-    until the current deal is scored); new deals are shuffled from ``rng``. Returns the number
-    of decisions made. A state between deals (phase DEAL) deals the next one first: after an
-    action that may have ended the deal, compare ``len(state.results)`` before playing on.
-
-    This is the inner loop of Monte-Carlo bots: card choices are drawn straight from the
-    legal mask (a uniformly random set bit), with no action lists built, so it runs several
-    times faster than ``apply(state, rng.choice(legal_actions(state)))``, with the same
-    distribution over legal actions.
-    """
-    decisions = 0
-    deals = len(state.results)
-    getrandbits = rng.getrandbits
-
-    def below(n: int) -> int:  # uniform in range(n), exactly as Random._randbelow draws it
-        k = n.bit_length()
-        r = getrandbits(k)
-        while r >= n:
-            r = getrandbits(k)
-        return r
-
-    while True:
-        phase = state.phase
-        if phase is _PLAY or phase is _DOMINO:
-            legal = state._legal
-            if legal < 0:
-                legal = state._trick_legal() if phase is _PLAY else state.legal_mask()
-            if not legal or (phase is _DOMINO and not state._domino_must_play() and not below(legal.bit_count() + 1)):
-                state._domino_turn(PASS)
-            else:
-                n = legal.bit_count()
-                if n > 1:
-                    for _ in range(below(n)):
-                        legal &= legal - 1  # drop the lowest card: pick the k-th legal card
-                card = (legal & -legal).bit_length() - 1
-                if phase is _PLAY:
-                    state._play_card(card)
-                else:
-                    state._domino_turn(card)
-        elif phase is Phase.OVER:
-            return decisions
-        elif phase is Phase.DEAL:
-            if to_deal_end and len(state.results) > deals:
-                return decisions
-            state.deal(shuffle_hands(rng))
-            continue
-        else:
-            actions = state.legal_actions()
-            state.apply(actions[below(len(actions))])
-        decisions += 1
-        if to_deal_end and len(state.results) > deals:
-            return decisions
 
 
 # The functional names are the methods themselves: no extra call on the hot path.

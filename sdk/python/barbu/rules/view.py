@@ -23,9 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from .actions import Action, Declaration, Phase
 from .contracts import Contract
-from .state import Action, DealResult, Declaration, MatchState, Phase, Trick
 from .ruleset import Ruleset
+from .scoring import DealResult
+from .state import MatchState
+from .tricks import Trick
 
 
 @dataclass(frozen=True)
