@@ -7,20 +7,39 @@ bot author can act on. A legal card in trick play, the hot path, is accepted by
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .actions import PASS, Declaration, Phase
 from .cards import CARD_NAMES, RANKS, SUIT_MASKS, SUITS, cards_of
 from .contracts import CONTRACT_BITS, Contract
 from .errors import IllegalActionError
+from .ruleset import Ruleset
 
-if TYPE_CHECKING:
-    from .state import MatchState
+
+class _State(Protocol):
+    """What the checks read of a :class:`~barbu.rules.state.MatchState` (which imports them)."""
+
+    rules: Ruleset
+    phase: Phase
+    turn: int
+    declarer: int
+    contract: Contract | None
+    hands: list[int]
+    trick: list[int]
+    declared: list[int]
+    doubled: list[int]
+    redoubled: list[int]
+    double_round: int
+
+    def legal_mask(self) -> int: ...
+    def double_targets(self) -> tuple[int, int]: ...
+    def _domino_must_play(self) -> bool: ...
+
 
 _SEATS_OF_MASK = tuple(tuple(s for s in range(4) if m >> s & 1) for m in range(16))
 
 
-def checked_card(state: MatchState, card: object) -> int:
+def checked_card(state: _State, card: object) -> int:
     """The card if it is legal now; otherwise an IllegalActionError saying why."""
     if type(card) is not int or not 0 <= card < 52:
         raise IllegalActionError(f"expected a card, got {card!r}")
@@ -29,7 +48,8 @@ def checked_card(state: MatchState, card: object) -> int:
     return card
 
 
-def checked_domino(state: MatchState, card: object) -> int | None:
+def checked_domino(state: _State, card: object) -> int | None:
+    """A Domino card or pass (``None``) if it is legal now; otherwise an IllegalActionError."""
     if card is PASS:
         if state.legal_mask() and state._domino_must_play():
             raise IllegalActionError("you may not pass while you hold a playable card")
@@ -37,7 +57,7 @@ def checked_domino(state: MatchState, card: object) -> int | None:
     return checked_card(state, card)
 
 
-def _why_illegal(state: MatchState, card: int) -> str:
+def _why_illegal(state: _State, card: int) -> str:
     name = CARD_NAMES[card]
     hand = state.hands[state.turn]
     if not hand >> card & 1:
@@ -54,7 +74,7 @@ def _why_illegal(state: MatchState, card: int) -> str:
     return f"{name} breaks a {contract.value} obligation (trump or K♥ rule); legal: {legal}"
 
 
-def checked_targets(state: MatchState, action: object) -> tuple[int, tuple[int, ...]]:
+def checked_targets(state: _State, action: object) -> tuple[int, tuple[int, ...]]:
     """(mask, ascending seat tuple) of a legal doubling action; else IllegalActionError."""
     try:
         targets = list(action)  # type: ignore[call-overload]  # anything iterable; else TypeError
@@ -80,7 +100,7 @@ def checked_targets(state: MatchState, action: object) -> tuple[int, tuple[int, 
     return mask, _SEATS_OF_MASK[mask]
 
 
-def _why_bad_target(state: MatchState, seat: int, t: int) -> str:
+def _why_bad_target(state: _State, seat: int, t: int) -> str:
     if t == seat:
         return f"seat {seat} may not double itself"
     if state.doubled[seat] >> t & 1 or state.redoubled[seat] >> t & 1:
@@ -92,7 +112,8 @@ def _why_bad_target(state: MatchState, seat: int, t: int) -> str:
     return f"seat {seat} may not double seat {t} in {contract.value}: only the declarer may be doubled"
 
 
-def checked_declaration(state: MatchState, action: object) -> Declaration:
+def checked_declaration(state: _State, action: object) -> Declaration:
+    """The action as a Declaration if the declarer may make it now; otherwise an IllegalActionError."""
     if not isinstance(action, tuple) or len(action) != 3:
         raise IllegalActionError(f"expected a declaration, got {action!r}")
     try:
@@ -113,7 +134,7 @@ def checked_declaration(state: MatchState, action: object) -> Declaration:
     return decl
 
 
-def _why_bad_declaration(state: MatchState, decl: Declaration) -> str:
+def _why_bad_declaration(state: _State, decl: Declaration) -> str:
     c = decl.contract
     if c not in state.rules.contracts:
         return f"{c} is not a contract of these rules"
