@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -11,6 +12,7 @@ from arbiter.cli.common import check_listen, fail, print_json
 from arbiter.text import printable
 
 MAX_SEED = 2**63 - 1  # seeds are kept as signed 64-bit numbers (the results database's)
+FORCE_HELP = "Replace the files of an earlier match at that path (never in a tournament's log folder)."
 
 
 def rules_of(preset: str, settings: list[str] | None):
@@ -29,6 +31,7 @@ def selfplay(
         Optional[list[str]], typer.Option("--set", help="Override a rules switch: --set domino_ace=low (repeatable).")
     ] = None,
     first_declarer: Annotated[int, typer.Option(min=0, max=3)] = 0,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Play one match between four in-process random players and write its log."""
@@ -38,9 +41,10 @@ def selfplay(
     from arbiter.referee.players import RandomPlayer
 
     target = output_path(out, "--out")
+    check_new_files("--out", target, [target], force)
     setup = MatchSetup(rules_of(rules, settings), seed=seed, first_declarer=first_declarer, match_id=f"selfplay-{seed}")
     players = [RandomPlayer(seed=f"{seed}/{s}", name=f"random-{s}") for s in range(4)]
-    sink = AtomicLogFile(target)
+    sink = AtomicLogFile(target, keep_existing=not force)  # nor a file that appeared meanwhile
     try:
         result = Referee(setup, players, sink, log_times=False).run()  # same seed, same bytes
     except BaseException:
@@ -76,6 +80,7 @@ def match(
         int, typer.Option("--max-strikes", min=1, max=1000, help="Faults before a seat forfeits.")
     ] = 3,
     listen: Annotated[Optional[str], typer.Option(help="Listen on host:port instead of a private Unix socket.")] = None,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Play one match between four bot processes over gRPC and write its log."""
@@ -101,6 +106,10 @@ def match(
     else:
         log_path = output_path(log_file, "--log")
     output_path(log_path, "--log")
+    stem = log_path.name.removesuffix(".jsonl")
+    check_new_files(
+        "--log", log_path, [log_path, *(log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4))], force
+    )
     listen = check_listen(listen)
     from arbiter.match.play import BotSpec, play_bot_match  # (gRPC) once the options are known good
 
@@ -134,6 +143,26 @@ def match(
     for f in r.faults:
         typer.echo(f"  fault: deal {f.deal} seat {f.seat} {f.kind}: {printable(f.detail)} -> {f.action}")
     typer.echo(f"log: {printable(played.log_path)}")
+
+
+def check_new_files(option: str, log: Path, files: list[Path], force: bool) -> None:
+    """A match's files (its log, the seats' output) go neither into a tournament's log folder,
+    whose logs are its database's records, nor over an existing file unless ``--force``."""
+    from arbiter.errors import ConfigError
+    from arbiter.tournament.logfolder import owner_of
+
+    shown = printable(str(log))
+    owner = owner_of(log.parent.resolve())
+    if owner is not None:
+        raise ConfigError(
+            f"{option} {shown}: {printable(str(log.parent))} is the log folder of {owner}; only that "
+            "tournament's run writes there (its logs are the database's records): write elsewhere"
+        )
+    existing = [f for f in files if os.path.lexists(f)]
+    if existing and not force:
+        raise ConfigError(
+            f"{option} {shown}: {printable(str(existing[0]))} exists; give a new path, or --force to replace it"
+        )
 
 
 def short_name(command: str) -> str:
