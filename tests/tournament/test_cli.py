@@ -81,3 +81,30 @@ def test_standings(tmp_path):
     empty = f"sqlite:///{tmp_path}/empty.db"  # tables, no tournament
     open_database(empty).dispose()
     assert_one_line_error(*invoke("standings", "--db", empty), "the database holds no tournament yet")
+
+
+def test_standings_of_a_tournament_file(tmp_path, monkeypatch):
+    """`arbiter standings FILE` finds the database as `arbiter run FILE` does: the file's
+    `database`, relative to the file's folder, wherever the command runs."""
+    from arbiter.tournament.config import load_config
+
+    folder = tmp_path / "league"
+    folder.mkdir()
+    path = folder / "t.yaml"
+    path.write_text(
+        "name: mine\nentrants:\n  - {name: a, command: random}\n  - {name: b, command: first}\n"
+        "rules: {preset: standard, contracts: [barbu]}\nseed: 5\nlog_folder: logs\ndatabase: results.db\n"
+    )
+    run_tournament(load_config(path, check_commands=False), play=inproc.play_inprocess, in_process=True)
+    assert (folder / "results.db").is_file()
+    for cwd, argument in ((folder, "t.yaml"), (tmp_path, "league/t.yaml")):
+        monkeypatch.chdir(cwd)
+        code, out, err = invoke("standings", argument, "--json")
+        assert code == 0, err
+        assert {r["name"] for r in json.loads(out)} == {"a", "b"}
+    monkeypatch.chdir(folder)  # without the file: the default database, and a hint at the file
+    assert_one_line_error(*invoke("standings"), "no such database", "arbiter standings FILE.yaml")
+    assert_one_line_error(*invoke("standings", "t.yaml", "-t", "other"), "no tournament named 'other'")
+    for bad, words in (("", "the tournament file name is empty"), ("none.yaml", "no such tournament file"),
+                       (".", "the tournament file name is empty"), ("/", "is a folder")):  # fmt: skip
+        assert_one_line_error(*invoke("standings", bad), words)
