@@ -12,6 +12,9 @@ from arbiter.cli.common import check_listen, fail, print_json
 from arbiter.text import printable
 
 MAX_SEED = 2**63 - 1  # seeds are kept as signed 64-bit numbers (the results database's)
+FIRST_DECLARER_HELP = (
+    "The seat that declares the first block of contracts; each later block's declarer sits to its left."
+)
 FORCE_HELP = "Replace the files of an earlier match at that path (never in a tournament's log folder)."
 
 
@@ -22,15 +25,20 @@ def rules_of(preset: str, settings: list[str] | None):
 
 
 def selfplay(
-    out: Annotated[str, typer.Option("--out", help="Where to write the match log.")],
-    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed for the deals and the players.")] = 0,
+    out: Annotated[str, typer.Option("--out", metavar="FILE", help="Where to write the match log.")],
+    seed: Annotated[
+        int, typer.Option(metavar="N", min=0, max=MAX_SEED, help="Seed for the deals and the players.")
+    ] = 0,
     rules: Annotated[
-        str, typer.Option("--rules", help="Rules preset: standard, seed_fi, seed_pl, seed_de_fr.")
+        str, typer.Option("--rules", metavar="PRESET", help="Rules preset: standard, seed_fi, seed_pl, seed_de_fr.")
     ] = "standard",
     settings: Annotated[
-        Optional[list[str]], typer.Option("--set", help="Override a rules switch: --set domino_ace=low (repeatable).")
+        Optional[list[str]],
+        typer.Option(
+            "--set", metavar="SWITCH=VALUE", help="Override a rules switch: --set domino_ace=low (repeatable)."
+        ),
     ] = None,
-    first_declarer: Annotated[int, typer.Option(min=0, max=3)] = 0,
+    first_declarer: Annotated[int, typer.Option(metavar="SEAT", min=0, max=3, help=FIRST_DECLARER_HELP)] = 0,
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
@@ -62,24 +70,38 @@ def selfplay(
 def match(
     bots: Annotated[
         list[str],
-        typer.Option("--bot", help='A bot command, 4 times in seat order, e.g. "python sample_bots/random_bot.py".'),
+        typer.Option(
+            "--bot",
+            metavar="CMD",
+            help='A bot command, 4 times in seat order, e.g. "python sample_bots/random_bot.py".',
+        ),
     ],
-    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed for the deals.")] = 0,
+    seed: Annotated[int, typer.Option(metavar="N", min=0, max=MAX_SEED, help="Seed for the deals.")] = 0,
     log_file: Annotated[
-        Optional[str], typer.Option("--log", help="Match log path (default: logs/match-SEED-TIME.jsonl).")
+        Optional[str],
+        typer.Option("--log", metavar="FILE", help="Match log path (default: logs/match-SEED-TIME.jsonl)."),
     ] = None,
-    rules: Annotated[str, typer.Option("--rules", help="Rules preset.")] = "standard",
+    rules: Annotated[str, typer.Option("--rules", metavar="PRESET", help="Rules preset.")] = "standard",
     settings: Annotated[
-        Optional[list[str]], typer.Option("--set", help="Override a rules switch (repeatable).")
+        Optional[list[str]], typer.Option("--set", metavar="SWITCH=VALUE", help="Override a rules switch (repeatable).")
     ] = None,
-    first_declarer: Annotated[int, typer.Option(min=0, max=3)] = 0,
-    time_per_decision: Annotated[float, typer.Option("--time-per-decision", help="Seconds per decision.")] = 1.0,
-    reserve: Annotated[float, typer.Option("--reserve", help="Per-match reserve in seconds.")] = 10.0,
-    connect_timeout: Annotated[float, typer.Option("--connect-timeout", help="Seconds for a bot to connect.")] = 10.0,
+    first_declarer: Annotated[int, typer.Option(metavar="SEAT", min=0, max=3, help=FIRST_DECLARER_HELP)] = 0,
+    time_per_decision: Annotated[
+        float, typer.Option("--time-per-decision", metavar="SECONDS", help="Seconds per decision.")
+    ] = 1.0,
+    reserve: Annotated[
+        float, typer.Option("--reserve", metavar="SECONDS", help="Per-match reserve in seconds.")
+    ] = 10.0,
+    connect_timeout: Annotated[
+        float, typer.Option("--connect-timeout", metavar="SECONDS", help="Seconds for a bot to connect.")
+    ] = 10.0,
     max_strikes: Annotated[
-        int, typer.Option("--max-strikes", min=1, max=1000, help="Faults before a seat forfeits.")
+        int, typer.Option("--max-strikes", metavar="N", min=1, max=1000, help="Faults before a seat forfeits.")
     ] = 3,
-    listen: Annotated[Optional[str], typer.Option(help="Listen on host:port instead of a private Unix socket.")] = None,
+    listen: Annotated[
+        Optional[str],
+        typer.Option(metavar="HOST:PORT", help="Listen on host:port (or unix:PATH) instead of a private Unix socket."),
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:

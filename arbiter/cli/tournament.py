@@ -28,13 +28,16 @@ def run_command(
     db: Annotated[
         Optional[str],
         typer.Option(
-            "--db", help="Database URL or SQLite file (default: the file's 'database', else logs/arbiter.db)."
+            "--db",
+            metavar="DATABASE",
+            help="Database URL or SQLite file (default: the file's 'database', else logs/arbiter.db).",
         ),
     ] = None,
     jobs: Annotated[
         Optional[int],
         typer.Option(
             "--jobs",
+            metavar="N",
             min=1,
             max=1024,
             help="Matches played at once (default: the file's 'parallelism', else the cores).",
@@ -105,7 +108,7 @@ def standings_command(
     config: Annotated[
         Optional[str],
         typer.Argument(
-            metavar="[CONFIG]",
+            metavar="CONFIG",
             help="A tournament file: its standings, from its 'database' (found as `arbiter run` finds it).",
             show_default=False,
         ),
