@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from arbiter.cli.common import cluster_address, safe_console, user_errors, warn_if_unisolated
+from arbiter.cli.common import cluster_address, safe_console, user_errors
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 
@@ -69,7 +69,6 @@ def run_command(
             if not config.strip():
                 raise ConfigError("the tournament file name is empty")
             cfg = load_config(config)
-            warn_if_unisolated(cfg.isolation)
             if cluster is not None:
                 from arbiter.tournament.config import override
 
