@@ -17,7 +17,15 @@ if ! .venv/bin/python -m pip install --quiet -e "$target" >"$log" 2>&1; then
   echo "setup.sh: installing the project ($target) failed; see pip's output above" >&2
   exit 1
 fi
-grep -v "is ignored: it is neither a file nor a directory" "$log" || true  # pip's noise about the editable build
+# pip's noise about the editable build, and setuptools' "Editable installation" warning block (from
+# its first line to its closing `!!` and the source line quoted after it); everything else shows.
+awk '
+  /is ignored: it is neither a file nor a directory/ { next }
+  /BuildBackendWarning: Editable installation\./ { block = 1; bangs = 0; next }
+  block == 1 { if ($0 ~ /^[[:space:]]*!![[:space:]]*$/ && ++bangs == 2) block = 2; next }
+  block == 2 { block = 0; if ($0 ~ /with strategy, WheelFile/) next }
+  { print }
+' "$log" || true
 rm -f "$log"
 .venv/bin/python -c "import arbiter, barbu, grpc, sqlmodel, trueskill, typer" # fails loudly if the install did
 # Bots and commands start a fresh interpreter per process, often where bytecode cannot be written

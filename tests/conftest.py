@@ -12,6 +12,38 @@ from pathlib import Path
 
 import pytest
 
+# ---- the summary says how many slow tests the default run (-m 'not slow') left out
+SLOW_LEFT_OUT = pytest.StashKey[int]()
+
+
+def pytest_deselected(items) -> None:
+    """Count the slow tests a marker expression deselects (where collection runs: a worker under xdist)."""
+    if items and "not slow" in (items[0].config.getoption("markexpr") or ""):
+        stash = items[0].config.stash
+        stash[SLOW_LEFT_OUT] = stash.get(SLOW_LEFT_OUT, 0) + sum(1 for i in items if i.get_closest_marker("slow"))
+
+
+def pytest_sessionfinish(session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)  # an xdist worker: tell the controller
+    if workeroutput is not None:
+        workeroutput["slow_left_out"] = session.config.stash.get(SLOW_LEFT_OUT, 0)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """Each xdist worker collected every test: any one's count is the run's."""
+    left_out = getattr(node, "workeroutput", {}).get("slow_left_out", 0)
+    node.config.stash[SLOW_LEFT_OUT] = max(node.config.stash.get(SLOW_LEFT_OUT, 0), left_out)
+
+
+def pytest_terminal_summary(terminalreporter, config) -> None:
+    left_out = config.stash.get(SLOW_LEFT_OUT, 0)
+    if left_out:
+        terminalreporter.write_line(
+            f'{left_out} slow test{"s" * (left_out != 1)} left out (run with -m "" to include them)'
+        )
+
+
 CHROMIUM = os.environ.get("BARBU_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -28,6 +28,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # click's plain help: a flag shows no type (typer's rich panels print `--json <bool>`)
 )
 
 
@@ -63,7 +64,9 @@ def main() -> None:
     from arbiter.signals import INTERRUPTS, exit_code, signal_of, stop_on_signals
     from arbiter.text import printable
 
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    terminal = logging.StreamHandler(sys.stderr)
+    terminal.setFormatter(_TerminalFormatter())
+    logging.basicConfig(level=logging.WARNING, handlers=[terminal])
     bad = _not_utf8(sys.argv[1:])
     if bad is not None:
         print(f"error: argument {bad[0]} is not valid UTF-8: {printable(bad[1])!s}", file=sys.stderr)
@@ -102,6 +105,15 @@ def main() -> None:
         logging.shutdown()
         os._exit(code)
     sys.exit(code)
+
+
+class _TerminalFormatter(logging.Formatter):
+    """A log record on the terminal reads like the commands' own lines: ``warning: …``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from arbiter.text import printable
+
+        return f"{record.levelname.lower()}: {printable(record.getMessage())}"
 
 
 def _quiet_if_pipe_closed() -> None:

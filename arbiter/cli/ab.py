@@ -21,52 +21,76 @@ from arbiter.cli.common import cluster_address, fail, safe_console, user_errors
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 from arbiter.verdict import DEFAULT_DELTA0, DEFAULT_DELTA1, DEFAULT_MAX_MATCHES, MATCHES_PER_SET
+from arbiter.verdict.sprt import DEFAULT_MIN_SETS
 
 
 def ab_command(
     a: Annotated[
-        str, typer.Option("--a", help='Bot A, the baseline: a command, e.g. "python sample_bots/random_bot.py".')
+        str,
+        typer.Option(
+            "--a", metavar="CMD", help='Bot A, the baseline: a command, e.g. "python sample_bots/random_bot.py".'
+        ),
     ],
-    b: Annotated[str, typer.Option("--b", help="Bot B, the candidate: is it better than A?")],
+    b: Annotated[str, typer.Option("--b", metavar="CMD", help="Bot B, the candidate: is it better than A?")],
     field: Annotated[
         Optional[list[str]],
-        typer.Option("--field", help="A field bot (repeat for 2 or 3; default: python sample_bots/heuristic_bot.py)."),
+        typer.Option(
+            "--field",
+            metavar="CMD",
+            help="A field bot (repeat for 2 or 3; default: python sample_bots/heuristic_bot.py).",
+        ),
     ] = None,
-    rules: Annotated[str, typer.Option("--rules", help="Rules preset.")] = "standard",
+    rules: Annotated[str, typer.Option("--rules", metavar="PRESET", help="Rules preset.")] = "standard",
     settings: Annotated[
         Optional[list[str]],
-        typer.Option("--set", help="Override a rules switch, e.g. --set domino_ace=low (repeatable)."),
+        typer.Option(
+            "--set", metavar="SWITCH=VALUE", help="Override a rules switch, e.g. --set domino_ace=low (repeatable)."
+        ),
     ] = None,
     delta0: Annotated[
-        Optional[float], typer.Option("--delta0", help=f"H0: B − A ≤ δ0 points per match (default {DEFAULT_DELTA0:g}).")
+        Optional[float],
+        typer.Option(
+            "--delta0", metavar="POINTS", help=f"H0: B − A ≤ δ0 points per match (default {DEFAULT_DELTA0:g})."
+        ),
     ] = None,
     delta1: Annotated[
-        Optional[float], typer.Option("--delta1", help=f"H1: B − A ≥ δ1 points per match (default {DEFAULT_DELTA1:g}).")
+        Optional[float],
+        typer.Option(
+            "--delta1", metavar="POINTS", help=f"H1: B − A ≥ δ1 points per match (default {DEFAULT_DELTA1:g})."
+        ),
     ] = None,
     alpha: Annotated[
-        Optional[float], typer.Option("--alpha", help="False positive rate: H1 accepted when H0 holds (default 0.05).")
+        Optional[float],
+        typer.Option("--alpha", metavar="P", help="False positive rate: H1 accepted when H0 holds (default 0.05)."),
     ] = None,
     beta: Annotated[
-        Optional[float], typer.Option("--beta", help="False negative rate: H0 accepted when H1 holds (default 0.05).")
+        Optional[float],
+        typer.Option("--beta", metavar="P", help="False negative rate: H0 accepted when H1 holds (default 0.05)."),
     ] = None,
     max_matches: Annotated[
         Optional[int],
         typer.Option(
             "--max-matches",
-            min=1,
-            help=f"Budget: stop without a verdict after this many matches (default {DEFAULT_MAX_MATCHES}; 8 a set).",
+            metavar="N",
+            help=f"Budget: stop without a verdict after this many matches (default {DEFAULT_MAX_MATCHES}, at least "
+            f"{DEFAULT_MIN_SETS * MATCHES_PER_SET}: the test decides nothing before {DEFAULT_MIN_SETS} sets of "
+            f"{MATCHES_PER_SET}).",
         ),
     ] = None,
     fixed: Annotated[
         Optional[int],
         typer.Option(
-            "--fixed", min=1, help="Fixed count: play N matches (whole sets of 8), no test; the mean and its CI."
+            "--fixed",
+            metavar="N",
+            min=1,
+            help="Fixed count: play N matches (whole sets of 8), no test; the mean and its CI.",
         ),
     ] = None,
     jobs: Annotated[
         Optional[int],
         typer.Option(
             "--jobs",
+            metavar="N",
             min=1,
             max=1024,
             help="Matches played at once (default: the cores); with --cluster, matches sent to it at a time.",
@@ -82,16 +106,23 @@ def ab_command(
     ] = None,
     db: Annotated[
         Optional[str],
-        typer.Option("--db", help="Database URL or SQLite file (default: $BARBU_DB, else logs/arbiter.db)."),
+        typer.Option(
+            "--db", metavar="DATABASE", help="Database URL or SQLite file (default: $BARBU_DB, else logs/arbiter.db)."
+        ),
     ] = None,
     name: Annotated[
         Optional[str],
-        typer.Option("--name", help="The test's name in the database (default: ab-<hash of bots, rules, seed>)."),
+        typer.Option(
+            "--name", metavar="NAME", help="The test's name in the database (default: ab-<hash of bots, rules, seed>)."
+        ),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", min=0, max=2**63 - 1, help="Seed of the deals.")] = 0,
-    log_folder: Annotated[Optional[str], typer.Option("--log-folder", help="Match logs (default: logs/NAME).")] = None,
+    seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, max=2**63 - 1, help="Seed of the deals.")] = 0,
+    log_folder: Annotated[
+        Optional[str], typer.Option("--log-folder", metavar="FOLDER", help="Match logs (default: logs/NAME).")
+    ] = None,
     html: Annotated[
-        Optional[str], typer.Option("--html", help="Also write a self-contained HTML page: LLR path, CI, contracts.")
+        Optional[str],
+        typer.Option("--html", metavar="FILE", help="Also write a self-contained HTML page: LLR path, CI, contracts."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object, no progress.")] = False,
 ) -> None:
@@ -107,7 +138,7 @@ def ab_command(
     from arbiter.tournament.config import NAME_RE
     from arbiter.cli.ab_output import RichAbReporter, print_result
     from arbiter.verdict.ab import AbReporter, AbSpec, run_ab
-    from arbiter.verdict.sprt import DEFAULT_MIN_SETS, FixedConfig, SprtConfig
+    from arbiter.verdict.sprt import FixedConfig, SprtConfig
 
     console = safe_console(stderr=False, highlight=False)
     with user_errors():

@@ -132,9 +132,9 @@ def print_result(console: Console, result: AbResult) -> None:
     if rows:
         table = Table(title="per contract (their shares add up to B − A)", title_justify="left", header_style="bold",
                       box=box.SIMPLE_HEAD, pad_edge=False)  # fmt: skip
-        table.add_column("contract")
-        table.add_column("B − A per match", justify="right")
-        table.add_column("95% CI", justify="right")
+        table.add_column("contract", overflow="fold")  # a narrow terminal wraps a cell, never cuts it
+        table.add_column("B − A per match", justify="right", overflow="fold")
+        table.add_column("95% CI", justify="right", overflow="fold")
         for name, value, ci in rows:
             table.add_row(escape(printable(name)), _signed(value), _ci(ci))
         console.print(table)

@@ -25,20 +25,28 @@ def check_bot_command(
         bool, typer.Option("--json", help='Print {"ok": bool, "steps": [{"name", "ok", "detail"}]} on stdout.')
     ] = False,
     time_per_decision: Annotated[
-        float, typer.Option("--time-per-decision", help="Seconds allowed for each decision (no reserve).")
+        float,
+        typer.Option("--time-per-decision", metavar="SECONDS", help="Seconds allowed for each decision (no reserve)."),
     ] = 2.0,
     connect_timeout: Annotated[
-        float, typer.Option("--connect-timeout", help="Seconds for the bot to start, connect and say hello.")
+        float,
+        typer.Option(
+            "--connect-timeout", metavar="SECONDS", help="Seconds for the bot to start, connect and say hello."
+        ),
     ] = 10.0,
     seed: Annotated[
-        int, typer.Option(min=0, max=2**63 - 1, help="Seed for the deals and the three random opponents.")
+        int, typer.Option(metavar="N", min=0, max=2**63 - 1, help="Seed for the deals and the three random opponents.")
     ] = 1,
     logs: Annotated[
-        Optional[str], typer.Option("--logs", help="Keep the match logs and the bot's output in this folder.")
+        Optional[str],
+        typer.Option("--logs", metavar="FOLDER", help="Keep the match logs and the bot's output in this folder."),
     ] = None,
     listen: Annotated[
         Optional[str],
-        typer.Option(help="Listen on host:port (e.g. 127.0.0.1:0, any free port) instead of a private Unix socket."),
+        typer.Option(
+            metavar="HOST:PORT",
+            help="Listen on host:port (e.g. 127.0.0.1:0, any free port) instead of a private Unix socket.",
+        ),
     ] = None,
 ) -> None:
     """Check that a bot program speaks the protocol and plays every kind of decision.

@@ -45,6 +45,20 @@ class _SafeConsole(Console):
         return super()._render_buffer(safe)
 
 
+def warn(message: str) -> None:
+    """Print ``warning: message`` (one line) on stderr: something the user should know, not an error."""
+    typer.echo(f"warning: {printable(message)}", err=True)
+
+
+def warn_if_unisolated(isolation: str) -> None:
+    """The terminal's one line for bots that run without a sandbox (a match's log says it too)."""
+    if isolation == "none":
+        warn(
+            "bots are not isolated (isolation: none): they see this machine's files, processes and network; "
+            "see docs/security.md"
+        )
+
+
 def cluster_address(cluster: str | None) -> str | None:
     """``--cluster`` as a run takes it (stripped), None when not given; a bad address is a
     ConfigError naming the option."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -11,6 +12,10 @@ from arbiter.cli.common import check_listen, fail, print_json
 from arbiter.text import printable
 
 MAX_SEED = 2**63 - 1  # seeds are kept as signed 64-bit numbers (the results database's)
+FIRST_DECLARER_HELP = (
+    "The seat that declares the first block of contracts; each later block's declarer sits to its left."
+)
+FORCE_HELP = "Replace the files of an earlier match at that path (never in a tournament's log folder)."
 
 
 def rules_of(preset: str, settings: list[str] | None):
@@ -20,15 +25,21 @@ def rules_of(preset: str, settings: list[str] | None):
 
 
 def selfplay(
-    out: Annotated[str, typer.Option("--out", help="Where to write the match log.")],
-    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed for the deals and the players.")] = 0,
+    out: Annotated[str, typer.Option("--out", metavar="FILE", help="Where to write the match log.")],
+    seed: Annotated[
+        int, typer.Option(metavar="N", min=0, max=MAX_SEED, help="Seed for the deals and the players.")
+    ] = 0,
     rules: Annotated[
-        str, typer.Option("--rules", help="Rules preset: standard, seed_fi, seed_pl, seed_de_fr.")
+        str, typer.Option("--rules", metavar="PRESET", help="Rules preset: standard, seed_fi, seed_pl, seed_de_fr.")
     ] = "standard",
     settings: Annotated[
-        Optional[list[str]], typer.Option("--set", help="Override a rules switch: --set domino_ace=low (repeatable).")
+        Optional[list[str]],
+        typer.Option(
+            "--set", metavar="SWITCH=VALUE", help="Override a rules switch: --set domino_ace=low (repeatable)."
+        ),
     ] = None,
-    first_declarer: Annotated[int, typer.Option(min=0, max=3)] = 0,
+    first_declarer: Annotated[int, typer.Option(metavar="SEAT", min=0, max=3, help=FIRST_DECLARER_HELP)] = 0,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Play one match between four in-process random players and write its log."""
@@ -38,9 +49,10 @@ def selfplay(
     from arbiter.referee.players import RandomPlayer
 
     target = output_path(out, "--out")
+    check_new_files("--out", target, [target], force)
     setup = MatchSetup(rules_of(rules, settings), seed=seed, first_declarer=first_declarer, match_id=f"selfplay-{seed}")
     players = [RandomPlayer(seed=f"{seed}/{s}", name=f"random-{s}") for s in range(4)]
-    sink = AtomicLogFile(target)
+    sink = AtomicLogFile(target, keep_existing=not force)  # nor a file that appeared meanwhile
     try:
         result = Referee(setup, players, sink, log_times=False).run()  # same seed, same bytes
     except BaseException:
@@ -58,24 +70,39 @@ def selfplay(
 def match(
     bots: Annotated[
         list[str],
-        typer.Option("--bot", help='A bot command, 4 times in seat order, e.g. "python sample_bots/random_bot.py".'),
+        typer.Option(
+            "--bot",
+            metavar="CMD",
+            help='A bot command, 4 times in seat order, e.g. "python sample_bots/random_bot.py".',
+        ),
     ],
-    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed for the deals.")] = 0,
+    seed: Annotated[int, typer.Option(metavar="N", min=0, max=MAX_SEED, help="Seed for the deals.")] = 0,
     log_file: Annotated[
-        Optional[str], typer.Option("--log", help="Match log path (default: logs/match-SEED-TIME.jsonl).")
+        Optional[str],
+        typer.Option("--log", metavar="FILE", help="Match log path (default: logs/match-SEED-TIME.jsonl)."),
     ] = None,
-    rules: Annotated[str, typer.Option("--rules", help="Rules preset.")] = "standard",
+    rules: Annotated[str, typer.Option("--rules", metavar="PRESET", help="Rules preset.")] = "standard",
     settings: Annotated[
-        Optional[list[str]], typer.Option("--set", help="Override a rules switch (repeatable).")
+        Optional[list[str]], typer.Option("--set", metavar="SWITCH=VALUE", help="Override a rules switch (repeatable).")
     ] = None,
-    first_declarer: Annotated[int, typer.Option(min=0, max=3)] = 0,
-    time_per_decision: Annotated[float, typer.Option("--time-per-decision", help="Seconds per decision.")] = 1.0,
-    reserve: Annotated[float, typer.Option("--reserve", help="Per-match reserve in seconds.")] = 10.0,
-    connect_timeout: Annotated[float, typer.Option("--connect-timeout", help="Seconds for a bot to connect.")] = 10.0,
+    first_declarer: Annotated[int, typer.Option(metavar="SEAT", min=0, max=3, help=FIRST_DECLARER_HELP)] = 0,
+    time_per_decision: Annotated[
+        float, typer.Option("--time-per-decision", metavar="SECONDS", help="Seconds per decision.")
+    ] = 1.0,
+    reserve: Annotated[
+        float, typer.Option("--reserve", metavar="SECONDS", help="Per-match reserve in seconds.")
+    ] = 10.0,
+    connect_timeout: Annotated[
+        float, typer.Option("--connect-timeout", metavar="SECONDS", help="Seconds for a bot to connect.")
+    ] = 10.0,
     max_strikes: Annotated[
-        int, typer.Option("--max-strikes", min=1, max=1000, help="Faults before a seat forfeits.")
+        int, typer.Option("--max-strikes", metavar="N", min=1, max=1000, help="Faults before a seat forfeits.")
     ] = 3,
-    listen: Annotated[Optional[str], typer.Option(help="Listen on host:port instead of a private Unix socket.")] = None,
+    listen: Annotated[
+        Optional[str],
+        typer.Option(metavar="HOST:PORT", help="Listen on host:port (or unix:PATH) instead of a private Unix socket."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Play one match between four bot processes over gRPC and write its log."""
@@ -101,6 +128,10 @@ def match(
     else:
         log_path = output_path(log_file, "--log")
     output_path(log_path, "--log")
+    stem = log_path.name.removesuffix(".jsonl")
+    check_new_files(
+        "--log", log_path, [log_path, *(log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4))], force
+    )
     listen = check_listen(listen)
     from arbiter.match.play import BotSpec, play_bot_match  # (gRPC) once the options are known good
 
@@ -134,6 +165,26 @@ def match(
     for f in r.faults:
         typer.echo(f"  fault: deal {f.deal} seat {f.seat} {f.kind}: {printable(f.detail)} -> {f.action}")
     typer.echo(f"log: {printable(played.log_path)}")
+
+
+def check_new_files(option: str, log: Path, files: list[Path], force: bool) -> None:
+    """A match's files (its log, the seats' output) go neither into a tournament's log folder,
+    whose logs are its database's records, nor over an existing file unless ``--force``."""
+    from arbiter.errors import ConfigError
+    from arbiter.tournament.logfolder import owner_of
+
+    shown = printable(str(log))
+    owner = owner_of(log.parent.resolve())
+    if owner is not None:
+        raise ConfigError(
+            f"{option} {shown}: {printable(str(log.parent))} is the log folder of {owner}; only that "
+            "tournament's run writes there (its logs are the database's records): write elsewhere"
+        )
+    existing = [f for f in files if os.path.lexists(f)]
+    if existing and not force:
+        raise ConfigError(
+            f"{option} {shown}: {printable(str(existing[0]))} exists; give a new path, or --force to replace it"
+        )
 
 
 def short_name(command: str) -> str:

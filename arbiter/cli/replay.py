@@ -447,11 +447,13 @@ def replay_command(
     verify_only: Annotated[bool, typer.Option("--verify", help="Only verify the log move by move and report.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the verification as one JSON object.")] = False,
     deal: Annotated[
-        Optional[int], typer.Option("--deal", min=0, help="Show only deal N (0-based, as in the log).")
+        Optional[int], typer.Option("--deal", metavar="N", min=0, help="Show only deal N (0-based, as in the log).")
     ] = None,
     seat: Annotated[
         Optional[int],
-        typer.Option("--seat", min=0, max=3, help="Show only what seat S knew: its own hand and public plays."),
+        typer.Option(
+            "--seat", metavar="S", min=0, max=3, help="Show only what seat S knew: its own hand and public plays."
+        ),
     ] = None,
     html: Annotated[
         Optional[str],

@@ -11,12 +11,18 @@ from arbiter.files import output_folder, output_path
 
 
 def report_command(
-    html: Annotated[str, typer.Option("--html", help="Where to write the report: one self-contained HTML file.")],
+    html: Annotated[
+        str, typer.Option("--html", metavar="FILE", help="Where to write the report: one self-contained HTML file.")
+    ],
     db: Annotated[
-        str | None, typer.Option("--db", help="Database URL or SQLite file (default: $BARBU_DB, else logs/arbiter.db).")
+        str | None,
+        typer.Option(
+            "--db", metavar="DATABASE", help="Database URL or SQLite file (default: $BARBU_DB, else logs/arbiter.db)."
+        ),
     ] = None,
     tournament: Annotated[
-        str | None, typer.Option("--tournament", "-t", help="Which tournament (default: the latest created).")
+        str | None,
+        typer.Option("--tournament", "-t", metavar="NAME", help="Which tournament (default: the latest created)."),
     ] = None,
     replays: Annotated[
         bool,

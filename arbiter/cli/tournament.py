@@ -28,13 +28,16 @@ def run_command(
     db: Annotated[
         Optional[str],
         typer.Option(
-            "--db", help="Database URL or SQLite file (default: the file's 'database', else logs/arbiter.db)."
+            "--db",
+            metavar="DATABASE",
+            help="Database URL or SQLite file (default: the file's 'database', else logs/arbiter.db).",
         ),
     ] = None,
     jobs: Annotated[
         Optional[int],
         typer.Option(
             "--jobs",
+            metavar="N",
             min=1,
             max=1024,
             help="Matches played at once (default: the file's 'parallelism', else the cores).",
@@ -102,9 +105,21 @@ def run_command(
 
 
 def standings_command(
+    config: Annotated[
+        Optional[str],
+        typer.Argument(
+            metavar="CONFIG",
+            help="A tournament file: its standings, from its 'database' (found as `arbiter run` finds it).",
+            show_default=False,
+        ),
+    ] = None,
     db: Annotated[
         Optional[str],
-        typer.Option("--db", help="Database URL or SQLite file (default: $BARBU_DB, else logs/arbiter.db)."),
+        typer.Option(
+            "--db",
+            metavar="DATABASE",
+            help="Database URL or SQLite file (default: CONFIG's 'database', else $BARBU_DB, else logs/arbiter.db).",
+        ),
     ] = None,
     as_json: Annotated[
         bool,
@@ -113,16 +128,31 @@ def standings_command(
         ),
     ] = False,
     tournament: Annotated[
-        Optional[str], typer.Option("--tournament", "-t", help="Which tournament (default: the latest created).")
+        Optional[str],
+        typer.Option(
+            "--tournament", "-t", metavar="NAME", help="Which tournament (default: CONFIG's, else the latest created)."
+        ),
     ] = None,
 ) -> None:
     """Print the standings of a tournament from the results database."""
     from arbiter.cli.tournament_output import standings_table
+    from arbiter.errors import ConfigError
+    from arbiter.tournament.config import load_config
     from arbiter.tournament.ratings import standings
     from arbiter.tournament.storage import Repo, open_database, row_id
 
     with user_errors():
-        engine = open_database(db, create=False)
+        database = db
+        if config is not None:
+            cfg = load_config(config, check_commands=False)  # its bots need not be here to show its results
+            database = db if db is not None else cfg.database  # --db "" is an error, not the default
+            tournament = tournament if tournament is not None else cfg.name
+        try:
+            engine = open_database(database, create=False)
+        except ConfigError as e:
+            if config is None and str(e).startswith("no such database"):
+                raise ConfigError(f"{e}; or name the tournament file: arbiter standings FILE.yaml") from None
+            raise
         try:
             repo = Repo(engine)
             t = repo.require_tournament(tournament)

@@ -7,7 +7,8 @@ import time
 from datetime import timedelta
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -21,6 +22,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from arbiter.cli.common import warn_if_unisolated
 from arbiter.text import printable
 from arbiter.tournament.ratings import Standing
 from arbiter.tournament.runner import Reporter
@@ -38,37 +40,61 @@ def _pm(mean: float | None, ci: tuple[float, float] | None) -> str:
     return f"{mean:+.1f} ±{(ci[1] - ci[0]) / 2:.1f}"
 
 
-def standings_table(rows: list[Standing], duplicate: bool, title: str | None = None) -> Table:
-    table = Table(
-        title=title,
-        title_justify="left",
-        header_style="bold",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
-    )
-    table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("entrant", no_wrap=True, overflow="ellipsis", min_width=7)
-    for name in ("μ", "σ", "μ−3σ", "matches", "score ±95%"):
-        table.add_column(name, justify="right", no_wrap=True)
-    if duplicate:
-        table.add_column("vs field ±95%", justify="right", no_wrap=True)
-    table.add_column("faults", justify="right", no_wrap=True)
-    for r in rows:
-        cells = [
-            str(r.rank),
-            printable(r.name),
-            _fmt(r.mu, 2),
-            _fmt(r.sigma, 2),
-            _fmt(r.rating, 2),
-            str(r.matches),
-            _pm(r.mean_score, r.ci95),
-        ]
-        if duplicate:
-            cells.append(_pm(r.duplicate_diff, r.duplicate_ci95))
-        cells.append(str(r.faults) + (f" ({r.forfeits} forfeited)" if r.forfeits else ""))
-        table.add_row(*cells)
-    return table
+def standings_table(rows: list[Standing], duplicate: bool, title: str | None = None) -> "StandingsTable":
+    return StandingsTable(rows, duplicate, title)
+
+
+class StandingsTable:
+    """The standings as one table where it fits the terminal (or a pipe's 80 columns); else folded
+    into two, the ratings then the scores, each naming the entrants. A cell that still does not
+    fit wraps, then folds over lines: a value is never cut short."""
+
+    def __init__(self, rows: list[Standing], duplicate: bool, title: str | None = None):
+        self.rows = rows
+        self.duplicate = duplicate
+        self.title = title
+
+    def _cells(self, r: Standing) -> dict[str, str]:
+        cells = {
+            "#": str(r.rank),
+            "entrant": printable(r.name),
+            "μ": _fmt(r.mu, 2),
+            "σ": _fmt(r.sigma, 2),
+            "μ−3σ": _fmt(r.rating, 2),
+            "matches": str(r.matches),
+            "score ±95%": _pm(r.mean_score, r.ci95),
+        }
+        if self.duplicate:
+            cells["vs field ±95%"] = _pm(r.duplicate_diff, r.duplicate_ci95)
+        cells["faults"] = str(r.faults) + (f" ({r.forfeits} forfeited)" if r.forfeits else "")
+        return cells
+
+    def _table(self, columns: list[str], title: str | None) -> Table:
+        table = Table(
+            title=title,
+            title_justify="left",
+            header_style="bold",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            collapse_padding=True,
+        )
+        for name in columns:
+            table.add_column(name, justify="left" if name == "entrant" else "right", overflow="fold")
+        for r in self.rows:
+            cells = self._cells(r)
+            table.add_row(*(cells[name] for name in columns))
+        return table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        columns = ["#", "entrant", "μ", "σ", "μ−3σ", "matches", "score ±95%"]
+        columns += ["vs field ±95%", "faults"] if self.duplicate else ["faults"]
+        whole = self._table(columns, self.title)
+        natural = Measurement.get(console, options.update_width(1 << 16), whole).maximum
+        if natural <= options.max_width:
+            yield whole
+            return
+        yield self._table(columns[:6], self.title)
+        yield self._table(["#", "entrant", *columns[6:]], None)
 
 
 class _TimeLeftColumn(ProgressColumn):
@@ -96,6 +122,7 @@ class RichReporter(Reporter):
 
     def started(self, config, total: int, recorded: int, workers: int, database: str) -> None:
         self.duplicate = config.format == "duplicate"
+        warn_if_unisolated(config.isolation)  # once, here: the workers' own warnings go to their log
         resumed = f", resuming with {recorded} recorded" if recorded else ""
         where = f"{workers} worker process{'es' * (workers != 1)}" if workers else "in process"
         if getattr(config, "cluster", None):

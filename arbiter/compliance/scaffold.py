@@ -2,7 +2,8 @@
 
 :func:`new_bot` writes ``PARENT/NAME/`` from the templates in ``templates/``
 (Jinja2): a bot program that passes ``arbiter check-bot`` as written, a README (run, check,
-enter, improve) and ``tournament.yaml``, a gauntlet entering the bot against the sample bots
+enter, improve), ``entrant.yaml`` (the bot's entrant name and command, what an arena's
+submission reads) and ``tournament.yaml``, a gauntlet entering the bot against the sample bots
 (heuristic and random) of the Barbu Arena checkout the arbiter is installed from, named by
 absolute path. A Node.js bot also gets ``package.json`` and its own copy of
 ``proto/barbu/v1/arbiter.proto``, so the folder stands alone (after ``npm install``).
@@ -43,6 +44,7 @@ _FILES: dict[str, tuple[tuple[str, str], ...]] = {
         ("python/bot.py.j2", "bot.py"),
         ("python/README.md.j2", "README.md"),
         ("common/tournament.yaml.j2", "tournament.yaml"),
+        ("common/entrant.yaml.j2", "entrant.yaml"),
         ("common/gitignore.j2", ".gitignore"),
     ),
     "node": (
@@ -50,6 +52,7 @@ _FILES: dict[str, tuple[tuple[str, str], ...]] = {
         ("node/package.json.j2", "package.json"),
         ("node/README.md.j2", "README.md"),
         ("common/tournament.yaml.j2", "tournament.yaml"),
+        ("common/entrant.yaml.j2", "entrant.yaml"),
         ("common/gitignore.j2", ".gitignore"),
     ),
 }
@@ -85,7 +88,7 @@ class NewBot:
             steps.append(["npm", "install", "--prefix", str(self.folder)])
         steps.append(["arbiter", "check-bot", "--", *self.command])
         steps.append(["arbiter", "run", str(self.folder / "tournament.yaml")])
-        steps.append(["arbiter", "standings", "--db", str(self.folder / "logs" / "arbiter.db")])
+        steps.append(["arbiter", "standings", str(self.folder / "tournament.yaml")])
         return steps
 
     def to_json(self) -> dict[str, object]:

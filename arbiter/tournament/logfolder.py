@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from arbiter.errors import ConfigError
-from arbiter.files import lock_exclusive, output_folder, output_path
+from arbiter.files import FileTooLarge, lock_exclusive, output_folder, output_path, read_bounded
 from arbiter.text import printable
 from arbiter.tournament.schedule import MATCH_KEY
 
@@ -149,6 +149,24 @@ class LogFolder:
         if self._fd is not None:
             os.close(self._fd)  # the lock goes with it
             self._fd = None
+
+
+def owner_of(folder: Path) -> str | None:
+    """Whose log folder ``folder`` is ("tournament T of database D", from its marker), or None
+    when no run has claimed it. No command but that database's run writes there."""
+    try:
+        markers = sorted(n for n in os.listdir(folder) if n.endswith(MARKER_SUFFIX))
+    except OSError:
+        return None
+    if not markers:
+        return None
+    try:
+        mark = json.loads(read_bounded(folder / markers[0], 1 << 16).decode("utf-8"))
+    except (OSError, FileTooLarge, ValueError, RecursionError):
+        mark = None
+    database = mark.get("database") if isinstance(mark, dict) else None
+    tournament = markers[0][: -len(MARKER_SUFFIX)]
+    return f"tournament {printable(repr(tournament))} of database {printable(str(database or '(unreadable marker)'))}"
 
 
 def outcome_fields_from_log(path: Path) -> dict | None:

@@ -52,12 +52,16 @@ def test_a_python_bot_passes_check_bot_and_plays_a_league(tmp_path):
     assert "arbiter check-bot -- python mybot/bot.py" in made.stdout
     assert "arbiter run mybot/tournament.yaml" in made.stdout
     folder = tmp_path / "mybot"
-    assert sorted(p.name for p in folder.iterdir()) == [".gitignore", "README.md", "bot.py", "tournament.yaml"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        ".gitignore", "README.md", "bot.py", "entrant.yaml", "tournament.yaml"
+    ]  # fmt: skip
     assert list(tmp_path.iterdir()) == [folder]  # no staging folder left
 
     checked = arbiter("check-bot", "--json", "--", "python", "mybot/bot.py", cwd=tmp_path)
     report = json.loads(checked.stdout)
     assert checked.returncode == 0 and report["ok"], checked.stdout + checked.stderr
+    multi = next(step for step in report["steps"] if step["name"] == "multi-match")
+    assert multi["detail"].startswith("declared: played"), multi  # bot.py says multi_match = True
 
     config = load_config(folder / "tournament.yaml")
     assert config.format == "gauntlet" and config.challenger == "mybot"
@@ -93,7 +97,15 @@ def test_a_node_bot_passes_check_bot(tmp_path, node):  # noqa: F811
     folder = tmp_path / "node-bot"
     assert made.folder == folder and made.language == "node"
     assert sorted(made.files) == sorted(
-        ["bot.js", "package.json", "README.md", "tournament.yaml", ".gitignore", "proto/barbu/v1/arbiter.proto"]
+        [
+            "bot.js",
+            "package.json",
+            "README.md",
+            "tournament.yaml",
+            "entrant.yaml",
+            ".gitignore",
+            "proto/barbu/v1/arbiter.proto",
+        ]
     )
     # Its own copy of the protocol: the folder stands alone.
     proto = ROOT / "proto" / "barbu" / "v1" / "arbiter.proto"
@@ -197,3 +209,21 @@ def test_the_guide_s_examples_run():
     """docs/writing-bots.md's interactive examples give what the page shows."""
     result = doctest.testfile(str(ROOT / "docs" / "writing-bots.md"), module_relative=False, verbose=False)
     assert result.attempted > 10 and result.failed == 0, result
+
+
+@pytest.mark.parametrize("language", ["python", "node"])
+def test_the_folder_names_its_entrant_and_its_readme_says_what_check_bot_prints(tmp_path, language):
+    """entrant.yaml holds the entrant as the tournament file enters it (an arena's submission reads
+    it); the README quotes check-bot's words (PASS) and shows the standings from the file."""
+    import yaml
+
+    made = scaffold.new_bot("me", language, tmp_path)
+    entrant = yaml.safe_load((made.folder / "entrant.yaml").read_text(encoding="utf-8"))
+    config = load_config(made.folder / "tournament.yaml")
+    assert entrant == {"name": "me", "command": config.entrant("me").command}
+    readme = (made.folder / "README.md").read_text(encoding="utf-8")
+    assert "`entrant.yaml`" in readme and "PASS" in readme and "say `ok`" not in readme and "say ok" not in readme
+    assert "arbiter standings tournament.yaml" in readme
+    assert made.next_steps[-1] == ["arbiter", "standings", str(made.folder / "tournament.yaml")]
+    if language == "python":
+        assert "    multi_match = True" in (made.folder / "bot.py").read_text(encoding="utf-8")

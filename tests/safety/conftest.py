@@ -118,8 +118,8 @@ def arbiter_cases(
 
 
 def problem_lines(stderr: str) -> list[str]:
-    """stderr without the arbiter's log warnings (e.g. 'bots are not isolated')."""
-    return [line for line in stderr.splitlines() if line.strip() and not line.startswith(("WARNING ", "INFO "))]
+    """stderr without the arbiter's warnings (e.g. 'bots are not isolated')."""
+    return [line for line in stderr.splitlines() if line.strip() and not line.startswith(("warning: ", "info: "))]
 
 
 def assert_one_error(r: subprocess.CompletedProcess, code: int = 2, *words: str) -> str:

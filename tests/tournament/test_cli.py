@@ -81,3 +81,60 @@ def test_standings(tmp_path):
     empty = f"sqlite:///{tmp_path}/empty.db"  # tables, no tournament
     open_database(empty).dispose()
     assert_one_line_error(*invoke("standings", "--db", empty), "the database holds no tournament yet")
+
+
+def test_standings_of_a_tournament_file(tmp_path, monkeypatch):
+    """`arbiter standings FILE` finds the database as `arbiter run FILE` does: the file's
+    `database`, relative to the file's folder, wherever the command runs."""
+    from arbiter.tournament.config import load_config
+
+    folder = tmp_path / "league"
+    folder.mkdir()
+    path = folder / "t.yaml"
+    path.write_text(
+        "name: mine\nentrants:\n  - {name: a, command: random}\n  - {name: b, command: first}\n"
+        "rules: {preset: standard, contracts: [barbu]}\nseed: 5\nlog_folder: logs\ndatabase: results.db\n"
+    )
+    run_tournament(load_config(path, check_commands=False), play=inproc.play_inprocess, in_process=True)
+    assert (folder / "results.db").is_file()
+    for cwd, argument in ((folder, "t.yaml"), (tmp_path, "league/t.yaml")):
+        monkeypatch.chdir(cwd)
+        code, out, err = invoke("standings", argument, "--json")
+        assert code == 0, err
+        assert {r["name"] for r in json.loads(out)} == {"a", "b"}
+    monkeypatch.chdir(folder)  # without the file: the default database, and a hint at the file
+    assert_one_line_error(*invoke("standings"), "no such database", "arbiter standings FILE.yaml")
+    assert_one_line_error(*invoke("standings", "t.yaml", "-t", "other"), "no tournament named 'other'")
+    for bad, words in (("", "the tournament file name is empty"), ("none.yaml", "no such tournament file"),
+                       (".", "the tournament file name is empty"), ("/", "is a folder")):  # fmt: skip
+        assert_one_line_error(*invoke("standings", bad), words)
+
+
+def test_standings_fit_80_columns_and_keep_every_value(tmp_path, monkeypatch):
+    """A narrow terminal or a pipe (80 columns) wraps the duplicate table's cells; no value, no
+    header is cut short (issue 21: `faul…`, `-607.6 ±132…`)."""
+    db = f"sqlite:///{tmp_path}/r.db"
+    run_tournament(
+        config(tmp_path, {"heuristic-player": "first", "random-player": "random"}, extra="format: duplicate\nrounds: 3\n"),
+        database=db, play=inproc.play_inprocess, in_process=True,
+    )  # fmt: skip
+    code, out, err = invoke("standings", "--db", db, "--json")
+    rows = json.loads(out)
+    for columns in ("80", None):  # None: a pipe, which rich takes as 80 columns
+        if columns is None:
+            monkeypatch.delenv("COLUMNS", raising=False)
+        else:
+            monkeypatch.setenv("COLUMNS", columns)
+        code, out, err = invoke("standings", "--db", db)
+        assert code == 0, err
+        lines = out.splitlines()
+        assert max(len(line) for line in lines) <= 80 and "…" not in out, out
+        words = out.split()
+        for header in ("faults", "matches", "vs", "field", "score", "±95%", "μ−3σ"):
+            assert header in words, (header, out)
+        for row in rows:
+            low, high = row["ci95"]
+            diff_low, diff_high = row["duplicate_ci95"]
+            assert row["name"] in words and f"{row['mean_score']:+.1f}" in words, out
+            assert f"±{(high - low) / 2:.1f}" in words and f"{row['duplicate_diff']:+.1f}" in words, out
+            assert f"±{(diff_high - diff_low) / 2:.1f}" in words, out
