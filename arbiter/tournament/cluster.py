@@ -57,7 +57,8 @@ from arbiter.errors import ArbiterError, ConfigError, TournamentError
 from arbiter.text import printable
 from arbiter.tournament import bundle as bundles
 from arbiter.tournament.config import INTERPRETERS, TournamentConfig, _scripts
-from arbiter.tournament.runner import BotEntry, MatchOutcome, MatchTask
+from arbiter.model import BotSpec as BotEntry
+from arbiter.model import MatchOutcome, MatchTask
 
 log = logging.getLogger(__name__)
 
@@ -794,10 +795,10 @@ def _read_frame(f: Any) -> bytes | None:
 
 def child_main(args: list[str]) -> None:
     """The match process: the local pool worker's set-up, then one match per request."""
-    from arbiter.tournament import runner
+    from arbiter.tournament import worker
 
     requests_fd, replies_fd, parent, log_file = int(args[0]), int(args[1]), int(args[2]), args[3]
-    runner._worker_init(parent, log_file)  # signals, parent-death watch, private temp folder, logging
+    worker.worker_init(parent, log_file)  # signals, parent-death watch, private temp folder, logging
     requests = os.fdopen(requests_fd, "rb", buffering=0)
     replies = os.fdopen(replies_fd, "wb", buffering=0)
     while True:
@@ -807,7 +808,7 @@ def child_main(args: list[str]) -> None:
         play, task = pickle.loads(frame)
         reply: tuple[str, Any]
         try:
-            reply = ("ok", runner.run_task(play, task))
+            reply = ("ok", worker.play_task(task, play))
         except Exception as e:
             reply = ("error", e)
         try:
