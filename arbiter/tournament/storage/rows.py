@@ -12,8 +12,9 @@ import json
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Boolean, DateTime, Float, Integer, String, Table, text
+from sqlalchemy import Table, text
 from sqlalchemy.sql import Select
+from sqlalchemy.types import TypeDecorator, TypeEngine
 from sqlmodel import Session, SQLModel
 from sqlmodel.sql.expression import SelectOfScalar
 
@@ -80,11 +81,13 @@ def _check_list(row: Match, name: str, kind: type, words: str) -> None:
 _WORDS = {int: "whole number", float: "number", str: "text", bool: "true/false value", datetime: "date and time"}
 
 
-def _python_type(column_type: object) -> type:
-    for sql, python in ((Boolean, bool), (Integer, int), (Float, float), (DateTime, datetime), (String, str)):
-        if isinstance(column_type, sql):
-            return python
-    return object
+def _python_type(column_type: TypeEngine[Any]) -> type:
+    if isinstance(column_type, TypeDecorator):  # SQLModel's UTCDateTime: its python_type is object
+        column_type = column_type.impl_instance
+    try:
+        return column_type.python_type
+    except NotImplementedError:
+        return object
 
 
 def _find_unloadable(session: Session, query: Any, error: Exception) -> StorageError:
@@ -96,7 +99,7 @@ def _find_unloadable(session: Session, query: Any, error: Exception) -> StorageE
             table = table_of(entity)
     if table is None:
         return StorageError(f"cannot read the results database: {error}")
-    dates = [c.name for c in table.columns if isinstance(c.type, DateTime)]
+    dates = [c.name for c in table.columns if _python_type(c.type) is datetime]
     raw = session.connection().execute(text(f"SELECT id, {', '.join(dates)} FROM {table.name}"))  # noqa: S608
     for row in raw:
         for name, value in zip(dates, row[1:]):
