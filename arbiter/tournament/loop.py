@@ -182,9 +182,7 @@ class Recorder:
             run.records[m.number] = record_of(m, outcome)
             try:
                 book, nxt, rows = self.tracker.advance(run.records)
-                self.repo.record_match(
-                    run.tournament_id, m, outcome, self.entrant_ids, rows, fence=self.lease.fence
-                )
+                self.repo.record_match(run.tournament_id, m, outcome, self.entrant_ids, rows, fence=self.lease.fence)
             except BaseException:
                 del run.records[m.number]  # not recorded: the next run plays it again
                 raise

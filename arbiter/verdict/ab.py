@@ -469,8 +469,13 @@ def run_ab(
     rule = SprtRule(spec, reporter or AbReporter())
     schedule = PairedSets(spec, rule)
     summary = run_tournament(
-        schedule.config, database=spec.database, jobs=spec.jobs, play=play, observers=[rule],
-        in_process=in_process, schedule=schedule,
+        schedule.config,
+        database=spec.database,
+        jobs=spec.jobs,
+        play=play,
+        observers=[rule],
+        in_process=in_process,
+        schedule=schedule,
     )
     book = rule.book
     state = book.state

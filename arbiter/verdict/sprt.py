@@ -35,8 +35,6 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import lru_cache
-from statistics import NormalDist
 from typing import Any, Literal, NamedTuple
 
 from arbiter.stats import mean_ci, t_quantile  # the one confidence interval, shared with the standings

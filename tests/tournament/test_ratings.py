@@ -96,4 +96,6 @@ def test_confidence_intervals():
     mean, (lo, hi) = mean_with_ci([1.0, 2.0, 3.0, 4.0])
     assert mean == 2.5 and hi - mean == pytest.approx(3.1824 * (1.6666666 / 4) ** 0.5, rel=1e-4)
     assert mean - lo == pytest.approx(hi - mean)
-    assert t_quantile(0.975, 1) == pytest.approx(12.7062, abs=1e-4) and t_quantile(0.975, 35) == pytest.approx(2.0301, abs=1e-4)
+    assert t_quantile(0.975, 1) == pytest.approx(12.7062, abs=1e-4) and t_quantile(0.975, 35) == pytest.approx(
+        2.0301, abs=1e-4
+    )

@@ -37,21 +37,28 @@ class _Rules(Protocol):
 
 
 class _Entrant(Protocol):
-    name: str
-    command: str | None
-    remote: bool
+    @property
+    def name(self) -> str: ...
+    @property
+    def command(self) -> str | None: ...
+    @property
+    def remote(self) -> bool: ...
 
 
 class TournamentSpec(Protocol):
     """What the database keeps of a tournament's configuration (arbiter.tournament.config's
     TournamentConfig; storage sits below it)."""
 
-    name: str
-    format: str
-    rounds: int
-    seed: int
-    source: str
-
+    @property
+    def name(self) -> str: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def rounds(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def source(self) -> str: ...
     @property
     def rules(self) -> _Rules: ...
     @property

@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import Table, text
-from sqlalchemy.sql import Select
 from sqlalchemy.types import TypeDecorator, TypeEngine
 from sqlmodel import Session, SQLModel
 from sqlmodel.sql.expression import SelectOfScalar
@@ -36,10 +35,10 @@ def bad_row(table: str, row: object, column: str, why: str) -> StorageError:
     )
 
 
-def checked(session: Session, query: SelectOfScalar[Row] | Select[Any]) -> list[Row]:
+def checked(session: Session, query: SelectOfScalar[Row]) -> list[Row]:
     """The rows of ``query`` (one table model), each checked against its table."""
     try:
-        rows: list[Row] = list(session.exec(query))  # type: ignore[call-overload]
+        rows = list(session.exec(query))
     except (ValueError, TypeError) as e:  # a value the column's type cannot load (a date that is not one)
         raise _find_unloadable(session, query, e) from None
     for row in rows:
