@@ -29,7 +29,7 @@ from pathlib import Path
 
 from arbiter.tournament import cluster
 from arbiter.tournament.config import load_config, override, parse_config
-from arbiter.tournament.runner import run_tournament
+from arbiter.tournament.loop import run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
 DASK = str(Path(sys.executable).with_name("dask"))

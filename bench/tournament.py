@@ -27,7 +27,9 @@ from pathlib import Path
 
 from arbiter.process.procfs import tree_cpu_seconds
 from arbiter.tournament.config import load_config, override
-from arbiter.tournament.runner import MatchOutcome, MatchTask, play_match, run_tournament
+from arbiter.model import MatchOutcome, MatchTask
+from arbiter.tournament.loop import run_tournament
+from arbiter.tournament.worker import play_match
 
 ROOT = Path(__file__).resolve().parents[1]
 

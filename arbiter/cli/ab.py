@@ -21,110 +21,103 @@ from arbiter.cli.common import cluster_address, fail, safe_console, user_errors
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 from arbiter.verdict import DEFAULT_DELTA0, DEFAULT_DELTA1, DEFAULT_MAX_MATCHES, MATCHES_PER_SET
-from arbiter.verdict.sprt import DEFAULT_MIN_SETS
+from arbiter.verdict.sprt import DEFAULT_MIN_SETS, FixedConfig, SprtConfig
+
+
+# The options (type aliases keep the command's signature readable).
+_A = Annotated[
+    str, typer.Option("--a", metavar="CMD", help='Bot A, the baseline: a command, e.g. "python sample_bots/random_bot.py".')
+]
+_B = Annotated[str, typer.Option("--b", metavar="CMD", help="Bot B, the candidate: is it better than A?")]
+_Field = Annotated[
+    Optional[list[str]],
+    typer.Option("--field", metavar="CMD", help="A field bot (repeat for 2 or 3; default: python sample_bots/heuristic_bot.py)."),
+]
+_Rules = Annotated[str, typer.Option("--rules", metavar="PRESET", help="Rules preset.")]
+_Settings = Annotated[
+    Optional[list[str]],
+    typer.Option("--set", metavar="SWITCH=VALUE", help="Override a rules switch, e.g. --set domino_ace=low (repeatable)."),
+]
+_Delta0 = Annotated[
+    Optional[float], typer.Option("--delta0", metavar="POINTS", help=f"H0: B − A ≤ δ0 points per match (default {DEFAULT_DELTA0:g}).")
+]
+_Delta1 = Annotated[
+    Optional[float], typer.Option("--delta1", metavar="POINTS", help=f"H1: B − A ≥ δ1 points per match (default {DEFAULT_DELTA1:g}).")
+]
+_Alpha = Annotated[
+    Optional[float], typer.Option("--alpha", metavar="P", help="False positive rate: H1 accepted when H0 holds (default 0.05).")
+]
+_Beta = Annotated[
+    Optional[float], typer.Option("--beta", metavar="P", help="False negative rate: H0 accepted when H1 holds (default 0.05).")
+]
+_MaxMatches = Annotated[
+    Optional[int],
+    typer.Option(
+        "--max-matches",
+        metavar="N",
+        help=f"Budget: stop without a verdict after this many matches (default {DEFAULT_MAX_MATCHES}, at least "
+        f"{DEFAULT_MIN_SETS * MATCHES_PER_SET}: the test decides nothing before {DEFAULT_MIN_SETS} sets of "
+        f"{MATCHES_PER_SET}).",
+    ),
+]
+_Fixed = Annotated[
+    Optional[int],
+    typer.Option("--fixed", metavar="N", min=1, help="Fixed count: play N matches (whole sets of 8), no test; the mean and its CI."),
+]
+_Jobs = Annotated[
+    Optional[int],
+    typer.Option(
+        "--jobs",
+        metavar="N",
+        min=1,
+        max=1024,
+        help="Matches played at once (default: the cores); with --cluster, matches sent to it at a time.",
+    ),
+]
+_Cluster = Annotated[
+    Optional[str],
+    typer.Option(
+        "--cluster",
+        metavar="tcp://HOST:PORT",
+        help="Play the matches on the Dask cluster of this scheduler (docs/cluster.md).",
+    ),
+]
+_Db = Annotated[
+    Optional[str],
+    typer.Option("--db", metavar="DATABASE", help="Database URL or SQLite file (default: $BARBU_DB, else logs/arbiter.db)."),
+]
+_Name = Annotated[
+    Optional[str],
+    typer.Option("--name", metavar="NAME", help="The test's name in the database (default: ab-<hash of bots, rules, seed>)."),
+]
+_Seed = Annotated[int, typer.Option("--seed", metavar="N", min=0, max=2**63 - 1, help="Seed of the deals.")]
+_LogFolder = Annotated[Optional[str], typer.Option("--log-folder", metavar="FOLDER", help="Match logs (default: logs/NAME).")]
+_Html = Annotated[
+    Optional[str], typer.Option("--html", metavar="FILE", help="Also write a self-contained HTML page: LLR path, CI, contracts.")
+]
+_AsJson = Annotated[bool, typer.Option("--json", help="Print the result as one JSON object, no progress.")]
 
 
 def ab_command(
-    a: Annotated[
-        str,
-        typer.Option(
-            "--a", metavar="CMD", help='Bot A, the baseline: a command, e.g. "python sample_bots/random_bot.py".'
-        ),
-    ],
-    b: Annotated[str, typer.Option("--b", metavar="CMD", help="Bot B, the candidate: is it better than A?")],
-    field: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            "--field",
-            metavar="CMD",
-            help="A field bot (repeat for 2 or 3; default: python sample_bots/heuristic_bot.py).",
-        ),
-    ] = None,
-    rules: Annotated[str, typer.Option("--rules", metavar="PRESET", help="Rules preset.")] = "standard",
-    settings: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            "--set", metavar="SWITCH=VALUE", help="Override a rules switch, e.g. --set domino_ace=low (repeatable)."
-        ),
-    ] = None,
-    delta0: Annotated[
-        Optional[float],
-        typer.Option(
-            "--delta0", metavar="POINTS", help=f"H0: B − A ≤ δ0 points per match (default {DEFAULT_DELTA0:g})."
-        ),
-    ] = None,
-    delta1: Annotated[
-        Optional[float],
-        typer.Option(
-            "--delta1", metavar="POINTS", help=f"H1: B − A ≥ δ1 points per match (default {DEFAULT_DELTA1:g})."
-        ),
-    ] = None,
-    alpha: Annotated[
-        Optional[float],
-        typer.Option("--alpha", metavar="P", help="False positive rate: H1 accepted when H0 holds (default 0.05)."),
-    ] = None,
-    beta: Annotated[
-        Optional[float],
-        typer.Option("--beta", metavar="P", help="False negative rate: H0 accepted when H1 holds (default 0.05)."),
-    ] = None,
-    max_matches: Annotated[
-        Optional[int],
-        typer.Option(
-            "--max-matches",
-            metavar="N",
-            help=f"Budget: stop without a verdict after this many matches (default {DEFAULT_MAX_MATCHES}, at least "
-            f"{DEFAULT_MIN_SETS * MATCHES_PER_SET}: the test decides nothing before {DEFAULT_MIN_SETS} sets of "
-            f"{MATCHES_PER_SET}).",
-        ),
-    ] = None,
-    fixed: Annotated[
-        Optional[int],
-        typer.Option(
-            "--fixed",
-            metavar="N",
-            min=1,
-            help="Fixed count: play N matches (whole sets of 8), no test; the mean and its CI.",
-        ),
-    ] = None,
-    jobs: Annotated[
-        Optional[int],
-        typer.Option(
-            "--jobs",
-            metavar="N",
-            min=1,
-            max=1024,
-            help="Matches played at once (default: the cores); with --cluster, matches sent to it at a time.",
-        ),
-    ] = None,
-    cluster: Annotated[
-        Optional[str],
-        typer.Option(
-            "--cluster",
-            metavar="tcp://HOST:PORT",
-            help="Play the matches on the Dask cluster of this scheduler (docs/cluster.md).",
-        ),
-    ] = None,
-    db: Annotated[
-        Optional[str],
-        typer.Option(
-            "--db", metavar="DATABASE", help="Database URL or SQLite file (default: $BARBU_DB, else logs/arbiter.db)."
-        ),
-    ] = None,
-    name: Annotated[
-        Optional[str],
-        typer.Option(
-            "--name", metavar="NAME", help="The test's name in the database (default: ab-<hash of bots, rules, seed>)."
-        ),
-    ] = None,
-    seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, max=2**63 - 1, help="Seed of the deals.")] = 0,
-    log_folder: Annotated[
-        Optional[str], typer.Option("--log-folder", metavar="FOLDER", help="Match logs (default: logs/NAME).")
-    ] = None,
-    html: Annotated[
-        Optional[str],
-        typer.Option("--html", metavar="FILE", help="Also write a self-contained HTML page: LLR path, CI, contracts."),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object, no progress.")] = False,
+    a: _A,
+    b: _B,
+    field: _Field = None,
+    rules: _Rules = "standard",
+    settings: _Settings = None,
+    delta0: _Delta0 = None,
+    delta1: _Delta1 = None,
+    alpha: _Alpha = None,
+    beta: _Beta = None,
+    max_matches: _MaxMatches = None,
+    fixed: _Fixed = None,
+    jobs: _Jobs = None,
+    cluster: _Cluster = None,
+    db: _Db = None,
+    name: _Name = None,
+    seed: _Seed = 0,
+    log_folder: _LogFolder = None,
+    html: _Html = None,
+    as_json: _AsJson = False,
 ) -> None:
     """Is B better than A? A sequential test on paired duplicate matches.
 
@@ -133,12 +126,11 @@ def ab_command(
     It stops when a sequential probability ratio test decides, or at --max-matches."""
     from pathlib import Path
 
+    from arbiter.cli.ab_output import RichAbReporter, print_result
     from arbiter.cli.play import rules_of
     from arbiter.files import output_path
     from arbiter.tournament.config import NAME_RE
-    from arbiter.cli.ab_output import RichAbReporter, print_result
     from arbiter.verdict.ab import AbReporter, AbSpec, run_ab
-    from arbiter.verdict.sprt import FixedConfig, SprtConfig
 
     console = safe_console(stderr=False, highlight=False)
     with user_errors():
@@ -147,31 +139,7 @@ def ab_command(
         if len(field or []) > 3:
             fail(f"--field: the field has 1 to 3 bots, got {len(field or [])}")
         ruleset = rules_of(rules, settings)
-        test: SprtConfig | FixedConfig
-        if fixed is not None:
-            given = [o for o, v in (("--delta0", delta0), ("--delta1", delta1), ("--alpha", alpha), ("--beta", beta),
-                                    ("--max-matches", max_matches)) if v is not None]  # fmt: skip
-            if given:
-                fail(f"--fixed plays a fixed count without a test: drop {', '.join(given)}")
-            test = FixedConfig(math.ceil(fixed / MATCHES_PER_SET))
-        else:
-            budget = max_matches if max_matches is not None else DEFAULT_MAX_MATCHES
-            sets = budget // MATCHES_PER_SET
-            if sets < DEFAULT_MIN_SETS:
-                fail(
-                    f"--max-matches {budget} allows {sets} set{'s' * (sets != 1)} of {MATCHES_PER_SET}; the test gives no "
-                    f"verdict before {DEFAULT_MIN_SETS} sets: allow at least {DEFAULT_MIN_SETS * MATCHES_PER_SET} matches"
-                )
-            try:
-                test = SprtConfig(
-                    delta0=DEFAULT_DELTA0 if delta0 is None else delta0,
-                    delta1=DEFAULT_DELTA1 if delta1 is None else delta1,
-                    alpha=0.05 if alpha is None else alpha,
-                    beta=0.05 if beta is None else beta,
-                    max_sets=sets,
-                )
-            except ValueError as e:
-                fail(f"the test: {e}")
+        test = _test(delta0, delta1, alpha, beta, max_matches, fixed)
         address = cluster_address(cluster)
         out = output_path(html, "--html") if html is not None else None
         spec = AbSpec(
@@ -189,8 +157,8 @@ def ab_command(
         )
         try:
             result = run_ab(spec, reporter=AbReporter() if as_json else RichAbReporter(console))
-        except INTERRUPTS as e:  # before a run took its lease: nothing was played
-            typer.echo("interrupted", err=True)
+        except INTERRUPTS as e:  # before the run read the database: nothing was played
+            typer.echo("interrupted before any match was played", err=True)
             raise typer.Exit(exit_code(signal_of(e))) from None
         if out is not None:
             from arbiter.web.ab import write_ab_page
@@ -205,3 +173,37 @@ def ab_command(
     print_result(console, result)
     if out is not None:
         console.print(f"wrote {escape(printable(str(out)))}")
+
+
+def _test(
+    delta0: float | None,
+    delta1: float | None,
+    alpha: float | None,
+    beta: float | None,
+    max_matches: int | None,
+    fixed: int | None,
+) -> SprtConfig | FixedConfig:
+    """The test the options ask for: a fixed count, or the SPRT within the budget."""
+    if fixed is not None:
+        given = [o for o, v in (("--delta0", delta0), ("--delta1", delta1), ("--alpha", alpha), ("--beta", beta),
+                                ("--max-matches", max_matches)) if v is not None]  # fmt: skip
+        if given:
+            fail(f"--fixed plays a fixed count without a test: drop {', '.join(given)}")
+        return FixedConfig(math.ceil(fixed / MATCHES_PER_SET))
+    budget = max_matches if max_matches is not None else DEFAULT_MAX_MATCHES
+    sets = budget // MATCHES_PER_SET
+    if sets < DEFAULT_MIN_SETS:
+        fail(
+            f"--max-matches {budget} allows {sets} set{'s' * (sets != 1)} of {MATCHES_PER_SET}; the test gives no "
+            f"verdict before {DEFAULT_MIN_SETS} sets: allow at least {DEFAULT_MIN_SETS * MATCHES_PER_SET} matches"
+        )
+    try:
+        return SprtConfig(
+            delta0=DEFAULT_DELTA0 if delta0 is None else delta0,
+            delta1=DEFAULT_DELTA1 if delta1 is None else delta1,
+            alpha=0.05 if alpha is None else alpha,
+            beta=0.05 if beta is None else beta,
+            max_sets=sets,
+        )
+    except ValueError as e:
+        fail(f"the test: {e}")

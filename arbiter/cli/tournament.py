@@ -17,6 +17,7 @@ import typer
 from rich.markup import escape
 
 from arbiter.cli.common import cluster_address, safe_console, user_errors
+from arbiter.model import TournamentFormat
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 
@@ -60,7 +61,7 @@ def run_command(
     from arbiter.errors import ConfigError
     from arbiter.tournament.config import load_config
     from arbiter.cli.tournament_output import RichReporter, standings_table
-    from arbiter.tournament.runner import Reporter, run_tournament
+    from arbiter.tournament.loop import run_tournament
 
     # Ctrl-C, `kill` and a closed terminal stop alike (arbiter.signals; main() installs it)
     console = safe_console(stderr=False, highlight=False)
@@ -73,15 +74,14 @@ def run_command(
                 from arbiter.tournament.config import override
 
                 cfg = override(cfg, cluster=cluster_address(cluster))
-            reporter = Reporter() if as_json else RichReporter(console)
-            summary = run_tournament(cfg, database=db, jobs=jobs, reporter=reporter)
+            summary = run_tournament(cfg, database=db, jobs=jobs, observers=() if as_json else [RichReporter(console)])
     except INTERRUPTS as e:  # before the run took its lease: nothing was played
         typer.echo("interrupted before any match was played", err=True)
         raise typer.Exit(exit_code(signal_of(e))) from None
     if as_json:
         typer.echo(json.dumps(summary.to_json()))
         return
-    duplicate = summary.format == "duplicate"
+    duplicate = summary.format == TournamentFormat.DUPLICATE
     console.print(
         standings_table(
             summary.standings, duplicate, f"{summary.tournament}: final standings" if summary.complete else None
@@ -157,11 +157,11 @@ def standings_command(
             repo = Repo(engine)
             t = repo.require_tournament(tournament)
             t_id = row_id(t)
-            rows = standings(repo.entrant_names(t_id), repo.matches(t_id), t.format == "duplicate")
+            rows = standings(repo.entrant_names(t_id), repo.matches(t_id), t.format == TournamentFormat.DUPLICATE)
             recorded = repo.count_matches(t_id)
         finally:
             engine.dispose()
-    duplicate = t.format == "duplicate"
+    duplicate = t.format == TournamentFormat.DUPLICATE
     if as_json:
         typer.echo(json.dumps([r.to_json(duplicate) for r in rows]))
         return

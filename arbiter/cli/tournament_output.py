@@ -24,8 +24,10 @@ from rich.text import Text
 
 from arbiter.cli.common import warn_if_unisolated
 from arbiter.text import printable
+from arbiter.model import MatchOutcome
+from arbiter.tournament.loop import Run
 from arbiter.tournament.ratings import Standing
-from arbiter.tournament.runner import Reporter
+from arbiter.tournament.schedule import ScheduledMatch
 
 
 def _fmt(x: float | None, digits: int = 1) -> str:
@@ -111,25 +113,27 @@ class _TimeLeftColumn(ProgressColumn):
         return Text(str(timedelta(seconds=int(left))), style="progress.remaining")
 
 
-class RichReporter(Reporter):
-    """A progress bar (matches done / total, time left) and live standings every few matches."""
+class RichReporter:
+    """An observer of the run (arbiter.tournament.loop.Observer): a progress bar (matches done /
+    total, time left) and live standings every few matches."""
 
     def __init__(self, console: Console):
         self.console = console
         self.progress: Progress | None = None
         self.task: TaskID | None = None
-        self.duplicate = False
+        self.every = 0
 
-    def started(self, config, total: int, recorded: int, workers: int, database: str) -> None:
-        self.duplicate = config.format == "duplicate"
+    def started(self, run: Run) -> None:
+        config, total, recorded = run.config, len(run.schedule), len(run.records)
+        self.every = config.standings_every or max(4, total // 8)
         warn_if_unisolated(config.isolation)  # once, here: the workers' own warnings go to their log
         resumed = f", resuming with {recorded} recorded" if recorded else ""
-        where = f"{workers} worker process{'es' * (workers != 1)}" if workers else "in process"
-        if getattr(config, "cluster", None):
+        where = f"{run.workers} worker process{'es' * (run.workers != 1)}" if run.workers else "in process"
+        if config.cluster:
             where = f"on the Dask cluster at {escape(printable(config.cluster))}"
         self.console.print(
             f"[bold]{escape(printable(config.name))}[/bold]: {config.format.replace('_', ' ')}, {total} matches{resumed}; "
-            f"{where}; results in {escape(printable(database))}"
+            f"{where}; results in {escape(printable(run.database))}"
         )
         self.progress = Progress(
             TextColumn("[progress.description]{task.description}"),
@@ -147,21 +151,20 @@ class RichReporter(Reporter):
             "matches", total=total, completed=recorded, base=recorded, started=time.monotonic()
         )
 
-    def match_done(self, m, outcome, recorded: int, total: int) -> None:
-        if self.progress is not None and self.task is not None:
-            self.progress.update(self.task, completed=recorded)
-            if outcome.status != "complete":
-                self.progress.console.print(
-                    f"[yellow]match {m.key} aborted: {escape(printable(outcome.reason or ''))}[/yellow]"
-                )
-
-    def live_standings(self, table: list[Standing], recorded: int, total: int) -> None:
-        if self.progress is not None:
+    def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
+        if self.progress is None or self.task is None:
+            return
+        recorded, total = len(run.records), len(run.schedule)
+        self.progress.update(self.task, completed=recorded)
+        if outcome.status != "complete":
             self.progress.console.print(
-                standings_table(table, self.duplicate, f"standings after {recorded}/{total} matches")
+                f"[yellow]match {m.key} aborted: {escape(printable(outcome.reason or ''))}[/yellow]"
             )
+        if recorded < total and run.played and run.played % self.every == 0:
+            title = f"standings after {recorded}/{total} matches"
+            self.progress.console.print(standings_table(run.standings(), run.duplicate, title))
 
-    def stopped(self) -> None:
+    def stopped(self, run: Run) -> None:
         if self.progress is not None:
             self.progress.stop()
             self.progress = None

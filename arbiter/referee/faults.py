@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from barbu.matchlog import FaultKind  # the log format's vocabulary: one source for both
+from arbiter.model import FaultRecord as FaultRecord  # what a fault is: the match model's type
 
 TERMINAL = (FaultKind.CRASH, FaultKind.DISCONNECT)
 
@@ -33,21 +34,3 @@ class FaultPolicy:
     def __post_init__(self) -> None:
         if self.max_strikes < 1:
             raise ValueError("max_strikes must be at least 1")
-
-
-@dataclass(frozen=True)
-class FaultRecord:
-    deal: int
-    seat: int
-    kind: FaultKind
-    detail: str
-    action: str  # "substituted", "forfeit" (substituted, and the seat is taken over)
-
-    def to_json(self) -> dict:
-        return {
-            "deal": self.deal,
-            "seat": self.seat,
-            "kind": self.kind.value,
-            "detail": self.detail,
-            "action": self.action,
-        }

@@ -8,32 +8,9 @@ answer, and ``match_limit`` bounds the whole match as a last-resort watchdog.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from arbiter.model import MAX_SECONDS, MAX_WORDS, TimeControl  # the match model's type
 
-
-# The longest each may be: finite, and within what a match can sensibly wait for.
-MAX_SECONDS = {"per_decision": 3600.0, "reserve": 86400.0, "connect": 3600.0, "match_limit": 7 * 86400.0}
-MAX_WORDS = {"per_decision": "an hour", "reserve": "a day", "connect": "an hour", "match_limit": "a week"}
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    per_decision: float = 1.0
-    reserve: float = 10.0
-    connect: float = 10.0  # for a bot to start, connect and say hello
-    match_limit: float = 1800.0  # wall-clock watchdog for one whole match
-
-    def __post_init__(self) -> None:
-        for name in ("per_decision", "reserve", "connect", "match_limit"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"time control {name!r} must be a number of seconds, got {value!r}")
-            if not value >= 0 or (name != "reserve" and value == 0):
-                raise ValueError(f"time control {name!r} must be positive, got {value!r}")
-            if not value <= MAX_SECONDS[name]:  # also infinity and NaN
-                raise ValueError(
-                    f"time control {name!r} must be at most {MAX_SECONDS[name]:g} seconds ({MAX_WORDS[name]}), got {value:g}"
-                )
+__all__ = ["MAX_SECONDS", "MAX_WORDS", "SeatClock", "TimeControl"]
 
 
 class SeatClock:

@@ -7,17 +7,17 @@ resource ``arena`` (``dask worker ... --resources arena=N``: N matches at once o
 docs/cluster.md says how to set a cluster up.
 
 On a worker, a task plays its match exactly as a local pool worker does: in a child process of
-the Dask worker, set up by the runner's own ``_worker_init`` and playing through its
-``run_task(play, task)`` (launcher, limits, isolation, time control, faults). The child is kept
+the Dask worker, set up by ``arbiter.tournament.worker.worker_init`` and playing through
+``play_task(task, play)`` (launcher, limits, isolation, time control, faults). The child is kept
 for the next match of the same worker thread; it dies with the worker (parent-death signal) and
 is stopped, bots and all, when the scheduler cancels its task. The task returns the outcome,
 the match log and each seat's captured output, zlib-compressed (:class:`ClusterResult`).
 
 The coordinator checks each log (its digest, :func:`barbu.matchlog.verify`, that it is this
 match and says what the outcome says), writes it to the log folder as a worker would
-(:class:`~arbiter.referee.logfile.AtomicLogFile`), and hands the outcome to the runner's own
-``finished``: recording and ratings are those of a local run. A match is recorded once by its
-number whatever Dask retried; a worker that dies mid-match has its match played elsewhere.
+(:class:`~arbiter.referee.logfile.AtomicLogFile`), and hands the outcome to the tournament loop
+as every executor does (:class:`DaskExecutor`): recording and ratings are those of a local run.
+A worker that dies mid-match has its match played elsewhere.
 
 The entrants' files travel as content-addressed bundles (:mod:`arbiter.tournament.bundle`),
 held by the scheduler as Dask variables while the run lasts; a worker unpacks each into its
@@ -46,8 +46,8 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import CancelledError
+from collections.abc import Callable, Iterator
+from concurrent.futures import CancelledError, Future
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -57,7 +57,8 @@ from arbiter.errors import ArbiterError, ConfigError, TournamentError
 from arbiter.text import printable
 from arbiter.tournament import bundle as bundles
 from arbiter.tournament.config import INTERPRETERS, TournamentConfig, _scripts
-from arbiter.tournament.runner import BotEntry, MatchOutcome, MatchTask
+from arbiter.model import BotSpec, MatchOutcome, MatchTask
+from arbiter.tournament.worker import play_match
 
 log = logging.getLogger(__name__)
 
@@ -244,40 +245,51 @@ def _inside(path: Path, folder: Path) -> str | None:
 
 
 # ---- the coordinator: the run -----------------------------------------------------------------
-def run_on_cluster(
-    config: TournamentConfig,
-    tasks: Sequence[MatchTask],
-    play: Callable[[MatchTask], MatchOutcome],
-    log_folder: Path,
-    finished: Callable[[MatchOutcome], None],
-) -> None:
-    """Play ``tasks`` on the Dask cluster at ``config.cluster``; ``finished`` runs here, in the
-    coordinator, once per match, as the local pool calls it."""
-    address = config.cluster
-    if not address:
-        raise ConfigError("no cluster address")
-    bots, packs = remote_bots(config)
-    identity = project_identity()
-    with _dask_logging(log_folder / "arbiter.log"):
+class DaskExecutor:
+    """The tournament loop's executor (arbiter.tournament.executors.Executor) on the Dask cluster
+    at ``address``: bundles shared, workers awaited, each match one Dask task."""
+
+    def __init__(self, config: TournamentConfig, address: str):
         from distributed import Variable
 
-        client = _connect(address)
-        variables: list[Any] = []
+        bots, packs = remote_bots(config)
+        self.logging = _dask_logging(Path(config.log_folder).resolve() / "arbiter.log")
+        self.logging.__enter__()
+        self.client = _connect(address)
+        self.variables: list[Any] = []
         run_id = uuid.uuid4().hex[:12]
         try:
+            _wait_for_workers(self.client, address, WORKER_WAIT_SECONDS)
+            for digest, pack in packs.items():
+                variable = Variable(variable_name(digest, run_id), client=self.client)
+                variable.set(pack.data)
+                self.variables.append(variable)
+        except (OSError, TimeoutError, CancelledError) as e:
+            self.close(cancel=True)
+            raise TournamentError(
+                f"lost the Dask scheduler at {address} ({_one_line(e)}); run the same command again to resume"
+            ) from None
+        self.coordinator = _Coordinator(self.client, address, bots, play_match, project_identity(), run_id)
+        self.slots = self.coordinator.window() // 2  # the arena slots; the cluster may grow or shrink
+
+    def submit(self, task: MatchTask) -> Future[MatchOutcome]:
+        self.slots = self.coordinator.window() // 2
+        typed: Future[MatchOutcome] = Future()
+
+        def done(dask_future: Any) -> None:
             try:
-                _wait_for_workers(client, address, WORKER_WAIT_SECONDS)
-                for digest, pack in packs.items():
-                    variable = Variable(variable_name(digest, run_id), client=client)
-                    variable.set(pack.data)
-                    variables.append(variable)
-            except (OSError, TimeoutError, CancelledError) as e:
-                raise TournamentError(
-                    f"lost the Dask scheduler at {address} ({_one_line(e)}); run the same command again to resume"
-                ) from None
-            _Coordinator(client, address, bots, play, identity, finished, run_id).run(tasks)
+                typed.set_result(self.coordinator.collect(dask_future, task))
+            except BaseException as e:
+                typed.set_exception(e)
+
+        self.coordinator.submit(task).add_done_callback(done)
+        return typed
+
+    def close(self, *, cancel: bool) -> None:
+        try:
+            _close(self.client, self.variables)
         finally:
-            _close(client, variables)
+            self.logging.__exit__(None, None, None)
 
 
 def _connect(address: str) -> Any:
@@ -336,7 +348,6 @@ class _Coordinator:
         bots: dict[str, RemoteBot],
         play: Callable[[MatchTask], MatchOutcome],
         identity: str,
-        finished: Callable[[MatchOutcome], None],
         run_id: str,
     ):
         self.client = client
@@ -344,9 +355,7 @@ class _Coordinator:
         self.bots = bots
         self.play = play
         self.identity = identity
-        self.finished = finished
         self.run_id = run_id
-        self.recorded: set[int] = set()
         self.slots = 1
         self.slots_at = 0.0
         self.no_worker_since: float | None = None
@@ -387,38 +396,7 @@ class _Coordinator:
             pure=False,
         )
 
-    def run(self, tasks: Sequence[MatchTask]) -> None:
-        from distributed import wait
-
-        queue = list(reversed(tasks))
-        running: dict[Any, MatchTask] = {}
-        try:
-            while queue or running:
-                limit = self.window()
-                while queue and len(running) < limit:
-                    task = queue.pop()
-                    running[self.submit(task)] = task
-                if self.client.status not in ("running", "newly-created"):
-                    raise self.lost(f"the client is {self.client.status}")
-                try:
-                    with self.client.as_current():
-                        done = wait(list(running), timeout=1.0, return_when="FIRST_COMPLETED").done
-                except TimeoutError:
-                    continue
-                except (CancelledError, OSError) as e:  # FuturesCancelledError: scheduler-connection-lost
-                    raise self.lost(
-                        "the connection to it was lost" if isinstance(e, CancelledError) else _one_line(e)
-                    ) from None
-                for future in sorted(done, key=lambda f: running[f].number):
-                    self.collect(future, running.pop(future))
-        finally:
-            if running:  # stopping early: the workers stop these matches (and their bots)
-                try:
-                    self.client.cancel(list(running), force=True)
-                except Exception:
-                    pass
-
-    def collect(self, future: Any, task: MatchTask) -> None:
+    def collect(self, future: Any, task: MatchTask) -> MatchOutcome:
         from distributed import KilledWorker
 
         status = future.status
@@ -438,11 +416,7 @@ class _Coordinator:
             result = future.result()
         except Exception as e:  # the connection went while the result was on its way
             raise self.lost(_one_line(e)) from None
-        if task.number in self.recorded:  # never twice, whatever was retried
-            return
-        outcome = receive(result, task)
-        self.finished(outcome)
-        self.recorded.add(task.number)
+        return receive(result, task)
 
 
 def receive(result: ClusterResult, task: MatchTask) -> MatchOutcome:
@@ -588,7 +562,7 @@ def _check_project(expected: str, address: str) -> None:
         )
 
 
-def _worker_bot(bot: RemoteBot, run: str, worker: Any) -> BotEntry:
+def _worker_bot(bot: RemoteBot, run: str, worker: Any) -> BotSpec:
     files = _bundle_files(bot.bundle, run)
     if bot.program is not None and bot.program not in _checked_programs:
         _check_program(bot, bot.program, worker.address)
@@ -596,7 +570,7 @@ def _worker_bot(bot: RemoteBot, run: str, worker: Any) -> BotEntry:
     argv = [
         sys.executable if w.kind == "python" else str(files / w.text) if w.kind == "file" else w.text for w in bot.argv
     ]
-    return BotEntry(bot.name, shlex.join(argv), str(files))
+    return BotSpec(bot.name, shlex.join(argv), str(files))
 
 
 def _check_program(bot: RemoteBot, program: Program, address: str) -> None:
@@ -794,10 +768,10 @@ def _read_frame(f: Any) -> bytes | None:
 
 def child_main(args: list[str]) -> None:
     """The match process: the local pool worker's set-up, then one match per request."""
-    from arbiter.tournament import runner
+    from arbiter.tournament import worker
 
     requests_fd, replies_fd, parent, log_file = int(args[0]), int(args[1]), int(args[2]), args[3]
-    runner._worker_init(parent, log_file)  # signals, parent-death watch, private temp folder, logging
+    worker.worker_init(parent, log_file)  # signals, parent-death watch, private temp folder, logging
     requests = os.fdopen(requests_fd, "rb", buffering=0)
     replies = os.fdopen(replies_fd, "wb", buffering=0)
     while True:
@@ -807,7 +781,7 @@ def child_main(args: list[str]) -> None:
         play, task = pickle.loads(frame)
         reply: tuple[str, Any]
         try:
-            reply = ("ok", runner.run_task(play, task))
+            reply = ("ok", worker.play_task(task, play))
         except Exception as e:
             reply = ("error", e)
         try:

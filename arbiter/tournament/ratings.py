@@ -22,6 +22,8 @@ from typing import Iterable, Sequence
 
 import trueskill
 
+from arbiter.stats import mean_ci
+
 MU = 25.0
 SIGMA = MU / 3
 # A draw (equal totals) is possible but rare in Barbu; TrueSkill needs a non-zero draw
@@ -198,7 +200,7 @@ def standings(entrants: Sequence[str], matches: Sequence[MatchRecord], duplicate
                 rows[e].matches += 1
                 rows[e].scores.append(float(score))
     for row in rows.values():
-        row.mean_score, row.ci95 = mean_ci(row.scores)
+        row.mean_score, row.ci95 = mean_with_ci(row.scores)
     if duplicate:
         diffs: dict[str, list[float]] = {e: [] for e in entrants}
         by_game: dict[int, list[MatchRecord]] = {}
@@ -213,37 +215,19 @@ def standings(entrants: Sequence[str], matches: Sequence[MatchRecord], duplicate
                 if e in diffs:
                     diffs[e].append(float(score - sum(others, Fraction(0)) / len(others)))
         for e, values in diffs.items():
-            rows[e].duplicate_diff, rows[e].duplicate_ci95 = mean_ci(values)
+            rows[e].duplicate_diff, rows[e].duplicate_ci95 = mean_with_ci(values)
     ordered = sorted(rows.values(), key=lambda r: (-r.rating, -r.mu, r.name))
     for i, row in enumerate(ordered, start=1):
         row.rank = i
     return ordered
 
 
-# Two-sided 95% quantiles of Student's t distribution by degrees of freedom.
-_T95 = {
-    1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-    11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
-    20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
-    29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980,
-}  # fmt: skip
-
-
-def t95(df: int) -> float:
-    """The quantile for ``df`` degrees of freedom, or for the nearest smaller tabulated df (wider)."""
-    if df > 120:
-        return 1.960
-    return _T95[max(k for k in _T95 if k <= df)]
-
-
-def mean_ci(values: Sequence[float]) -> tuple[float | None, tuple[float, float] | None]:
-    """The mean and its 95% confidence interval (Student's t; None with fewer than 2 values)."""
+def mean_with_ci(values: Sequence[float]) -> tuple[float | None, tuple[float, float] | None]:
+    """The mean and its 95% confidence interval (arbiter.stats.mean_ci; None with fewer than 2 values)."""
     n = len(values)
     if n == 0:
         return None, None
     mean = sum(values) / n
     if n < 2:
         return mean, None
-    var = sum((v - mean) ** 2 for v in values) / (n - 1)
-    half = t95(n - 1) * math.sqrt(var / n)
-    return mean, (mean - half, mean + half)
+    return mean, mean_ci(n, mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)))

@@ -1,21 +1,20 @@
 """``arbiter ab``: is bot B better than bot A? Paired sets, played until the sequential test decides.
 
-The test is a tournament of the ``ab`` format (:func:`arbiter.tournament.schedule.paired_sets`),
-built in memory and played by :func:`arbiter.tournament.runner.run_tournament`, so it is stored
-in the results database like any tournament and a rerun of the same command continues it. Set r
-is 8 matches on the same deals: A with the field in its 4 seat rotations, then B in the very same
-seats against the very same field. Its statistic is
+The test is a tournament of the ``ab`` format (:func:`arbiter.tournament.schedule.paired_sets`)
+played by the one tournament loop (:func:`arbiter.tournament.loop.run_tournament`): its schedule
+is :class:`PairedSets`, which grows set by set while the executor has room, and its stop rule
+is the observer :class:`SprtRule`, so it is stored in the results database like any tournament
+(one lease, one database) and a rerun of the same command continues it. Set r is 8 matches on
+the same deals: A with the field in its 4 seat rotations, then B in the very same seats against
+the very same field. Its statistic is
 
     d = (Σ B's match totals − Σ A's match totals) / 4   (points per match),
 
 split by contract from the logs' deal scores (:func:`arbiter.replay.facts.deal_facts`). The sets
 feed :class:`arbiter.verdict.sprt.SprtState` in schedule order.
 
-The driver plays in batches: it grows the tournament's ``rounds`` (the runner resumes, so each
-batch plays only the new sets), evaluates the test over the recorded sets as they complete, and
-stops at the first bound crossed, or when the budget (``--max-matches``) is played. No verdict is
-possible before ``min_sets`` sets, so the first batch is that many. A batch is not cut short when
-the verdict comes in its middle: the sets still in flight are played, enter the estimate (mean,
+No new set is scheduled once the test has decided or the budget (``--max-matches``) is
+scheduled. The sets still in flight when the verdict comes are played, enter the estimate (mean,
 CI, contracts) and cannot reverse the verdict, which is the first crossing in schedule order.
 
 Aborted matches (the match watchdog, an internal error; a bot's crash or timeouts are faults and
@@ -26,30 +25,33 @@ need looking at first. A match whose log is missing or changed keeps its total i
 its per-contract split is lost (the total goes to ``unattributed``).
 
 Plain values in and out (no typer, no rich): the command line (:mod:`arbiter.cli.ab`) shows
-progress through an :class:`AbReporter`.
+the test's progress through an :class:`AbReporter`, which the stop rule tells.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
-import dataclasses
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from barbu.matchlog import read_lines
 from barbu.rules import Ruleset, make_ruleset
 
 import arbiter
-from arbiter.errors import ConfigError, TournamentError
+from arbiter.errors import ConfigError, LogFileError, TournamentError
+from arbiter.model import MatchOutcome, TimeControl, TournamentFormat
+from arbiter.referee.logfile import read_log_lines
 from arbiter.replay.facts import deal_facts
-from arbiter.referee.timecontrol import TimeControl
 from arbiter.tournament.config import DEFAULT_LOG_ROOT, EntrantConfig, TournamentConfig, bot_command
-from arbiter.tournament.runner import MatchOutcome, MatchTask, Reporter, default_jobs, play_match, run_tournament
+from arbiter.tournament.loop import Run, Schedule, run_tournament
 from arbiter.tournament.schedule import MAX_MATCHES, ScheduledMatch
+from arbiter.tournament.worker import PlayFunction, play_match
 from arbiter.verdict import DEFAULT_DELTA0, DEFAULT_DELTA1, DEFAULT_MAX_MATCHES, MATCHES_PER_SET
 from arbiter.verdict.sprt import UNATTRIBUTED, FixedConfig, SprtConfig, SprtState, Verdict, mean_ci
 
@@ -152,9 +154,10 @@ def default_name(spec: AbSpec, entrants: Sequence[EntrantConfig]) -> str:
     return "ab-" + hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]
 
 
-def ab_config(spec: AbSpec, sets: int = 1) -> TournamentConfig:
-    """The tournament of ``sets`` paired sets (format ``ab``: entrants A, B, field…)."""
-    entrants = _entrants(spec)
+def ab_config(spec: AbSpec, sets: int = 1, entrants: tuple[EntrantConfig, ...] | None = None) -> TournamentConfig:
+    """The tournament of ``sets`` paired sets (format ``ab``: entrants A, B, field…); the
+    entrants' commands are checked unless ``entrants`` gives them checked already."""
+    entrants = entrants or _entrants(spec)
     name = spec.name or default_name(spec, entrants)
     test = spec.test
     if isinstance(test, FixedConfig):
@@ -176,7 +179,7 @@ def ab_config(spec: AbSpec, sets: int = 1) -> TournamentConfig:
         name=name,
         entrants=entrants,
         rules=spec.rules,
-        format="ab",
+        format=TournamentFormat.AB,
         rounds=sets,
         seed=spec.seed,
         time_control=spec.time_control,
@@ -218,13 +221,16 @@ def _contract_totals(info: MatchInfo, seat: int, rules: Ruleset) -> dict[str, fl
     total = float(info.totals[seat])
     out: dict[str, float] = {}
     try:
-        data = Path(info.log_path).read_bytes() if info.log_path else None
-    except OSError:
-        data = None
-    if data is not None and (not info.log_sha256 or hashlib.sha256(data).hexdigest() == info.log_sha256):
+        lines = list(read_log_lines(info.log_path)) if info.log_path else None
+    except (LogFileError, OSError):
+        lines = None
+    digest = hashlib.sha256("".join(lines).encode()).hexdigest() if lines is not None else None
+    if lines is not None and (not info.log_sha256 or digest == info.log_sha256):
+        objs = [obj for _, obj, _ in read_lines(lines)]
         try:
-            objs = [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
-            for d in deal_facts(objs, rules):
+            if any(obj is None for obj in objs):
+                raise ValueError("a line that is not JSON")
+            for d in deal_facts([obj for obj in objs if obj is not None], rules):
                 key = d.contract or UNATTRIBUTED
                 out[key] = out.get(key, 0.0) + d.scores[seat]
         except (ValueError, KeyError, TypeError, IndexError, RecursionError):
@@ -311,44 +317,12 @@ def info_from_outcome(m: ScheduledMatch, outcome: MatchOutcome) -> MatchInfo:
     )
 
 
-def _recorded(config: TournamentConfig, database: str | None) -> tuple[list[MatchInfo], int, str]:
-    """The matches the database holds for this test, its stored number of sets (0: new), and the
-    database as shown (no password)."""
-    from arbiter.tournament.storage import Repo, open_database, row_id
-
-    engine = open_database(database or config.database)
-    shown_db = engine.url.render_as_string(hide_password=True)
-    try:
-        repo = Repo(engine)
-        t = repo.tournament(config.name)
-        if t is None:
-            return [], 0, shown_db
-        if t.format != "ab":
-            raise ConfigError(
-                f"the database holds a tournament named {config.name!r} that is not an A/B test ({t.format}); "
-                "give another --name or database"
-            )
-        rows = repo.match_rows(row_id(t))
-        infos = [
-            MatchInfo(
-                r.number, r.status, tuple(json.loads(r.seats)), tuple(json.loads(r.totals)), r.log_path, r.log_sha256
-            )
-            for r in rows
-        ]
-        return infos, t.rounds, shown_db
-    finally:
-        engine.dispose()
-
-
 # ---- progress and result --------------------------------------------------------------------
 class AbReporter:
     """What the driver tells as it goes; the command line shows it, tests stay silent."""
 
     def started(self, name: str, database: str, recorded_sets: int, budget_sets: int) -> None:
         pass
-
-    def batch(self, sets: int, budget_sets: int) -> None:
-        """A batch begins: the test now has ``sets`` sets scheduled."""
 
     def match_done(self, key: str, status: str, reason: str | None) -> None:
         pass
@@ -358,24 +332,6 @@ class AbReporter:
 
     def stopped(self) -> None:
         pass
-
-
-class _Bridge(Reporter):
-    """The runner's reporter: every recorded match goes to the book, every complete set to the test."""
-
-    def __init__(self, book: SetBook, reporter: AbReporter):
-        self.book = book
-        self.reporter = reporter
-        self.database: str | None = None
-
-    def started(self, config: TournamentConfig, total: int, recorded: int, workers: int, database: str) -> None:
-        self.database = database
-
-    def match_done(self, m: ScheduledMatch, outcome: MatchOutcome, recorded: int, total: int) -> None:
-        self.book.add(info_from_outcome(m, outcome))
-        self.reporter.match_done(m.key, outcome.status, outcome.reason)
-        for result, state in self.book.advance():
-            self.reporter.set_done(result, state)
 
 
 @dataclass
@@ -423,76 +379,105 @@ class AbResult:
         return out
 
 
-# ---- the driver -----------------------------------------------------------------------------
-def batch_sets(jobs: int) -> int:
-    """Sets per batch after the first: enough matches to keep ``jobs`` workers busy, no more
-    (a verdict in the middle of a batch still plays the rest of it)."""
-    return max(1, math.ceil(jobs / 4))
+# ---- the test in the tournament loop ------------------------------------------------------------
+class SprtRule:
+    """The stop rule, an observer of the loop: every recorded match goes to the book, every
+    complete set to the test (and to the reporter); too many voided sets stop the run."""
+
+    def __init__(self, spec: AbSpec, reporter: AbReporter):
+        test = spec.test
+        self.budget = spec.budget_sets
+        self.min_sets = test.min_sets if isinstance(test, SprtConfig) else self.budget
+        self.book = SetBook(test, spec.rules, self.budget)
+        self.reporter = reporter
+        self.stored_sets = 0  # the sets the database had scheduled before this run
+
+    @property
+    def wants_more(self) -> bool:
+        return not self.book.state.done and self.book.next_set < self.budget
+
+    def started(self, run: Run) -> None:
+        self.reporter.started(run.config.name, run.database, self.stored_sets, self.budget)
+        for r in run.repo.match_rows(run.tournament_id):  # checked rows: their JSON is sound
+            info = MatchInfo(
+                r.number, r.status, tuple(json.loads(r.seats)), tuple(json.loads(r.totals)), r.log_path, r.log_sha256
+            )
+            self.book.add(info)
+        self.advance(run)
+
+    def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
+        self.book.add(info_from_outcome(m, outcome))
+        self.reporter.match_done(m.key, outcome.status, outcome.reason)
+        self.advance(run)
+
+    def advance(self, run: Run) -> None:
+        for result, state in self.book.advance():
+            self.reporter.set_done(result, state)
+        voided, sets = len(self.book.voided), len(self.book.sets)
+        if sets >= min(self.min_sets, self.budget) and voided >= VOID_MINIMUM and voided > VOID_LIMIT * sets:
+            raise TournamentError(
+                f"{voided} of {sets} sets had an aborted match (the match watchdog or an internal error); "
+                f"the test stops: see the log folder {run.config.log_folder} (arbiter.log) and the time control"
+            )
+
+    def stopped(self, run: Run) -> None:
+        self.reporter.stopped()
+
+
+class PairedSets(Schedule):
+    """The test's schedule: one paired set more whenever the executor has room, until the test
+    decides or the budget is scheduled."""
+
+    def __init__(self, spec: AbSpec, rule: SprtRule):
+        self.spec, self.rule = spec, rule
+        self.entrants = _entrants(spec)  # every command is checked here, before anything is played
+        super().__init__(ab_config(spec, 1, self.entrants))
+
+    def resume(self, stored_rounds: int | None, stored_format: str | None) -> None:
+        if stored_format is not None and stored_format != TournamentFormat.AB:
+            raise ConfigError(
+                f"the database holds a tournament named {self.config.name!r} that is not an A/B test "
+                f"({stored_format}); give another --name or database"
+            )
+        self.rule.stored_sets = stored_rounds or 0
+        self.set_sets(max(stored_rounds or 0, 1))
+
+    def set_sets(self, sets: int) -> None:
+        self.config = ab_config(self.spec, sets, self.entrants)
+        self.matches = self.build()
+
+    def grow(self, run: Run) -> list[ScheduledMatch]:
+        if not self.rule.wants_more or self.config.rounds >= self.rule.budget:
+            return []
+        known = len(self.matches)
+        self.set_sets(self.config.rounds + 1)
+        return self.matches[known:]
 
 
 def run_ab(
     spec: AbSpec,
     *,
     reporter: AbReporter | None = None,
-    play: Callable[[MatchTask], MatchOutcome] = play_match,
+    play: PlayFunction = play_match,
     in_process: bool = False,
 ) -> AbResult:
     """Play the A/B test until a verdict or the budget (resuming what the database holds)."""
     started = time.perf_counter()
-    reporter = reporter or AbReporter()
     budget = spec.budget_sets
     if budget * MATCHES_PER_SET > MAX_MATCHES:
         raise ConfigError(f"at most {MAX_MATCHES} matches in one test, got {budget * MATCHES_PER_SET}")
-    config = ab_config(spec, 1)  # every command is checked here, before anything is played
-    test = spec.test
-    book = SetBook(test, spec.rules, budget)
-    infos, stored_sets, shown_db = _recorded(config, spec.database)
-    for info in infos:
-        book.add(info)
-    recorded_before = len(infos)
-    bridge = _Bridge(book, reporter)
-    jobs = spec.jobs or default_jobs()
-    min_sets = test.min_sets if isinstance(test, SprtConfig) else budget
-    played = 0
-    first = True
-    reporter.started(config.name, shown_db, stored_sets, budget)
-    try:
-        for result, state in book.advance():  # what earlier runs recorded
-            reporter.set_done(result, state)
-        while True:
-            decided = book.state.done
-            if not first and (decided or book.next_set >= budget):
-                break
-            if decided or book.next_set >= budget:
-                sets = max(stored_sets, 1)  # nothing to add: finish what is scheduled, check the fingerprint
-            else:
-                used = book.state.n
-                want = book.next_set + max(batch_sets(jobs), min_sets - used)
-                sets = min(budget, max(stored_sets, want))
-            first = False
-            reporter.batch(sets, budget)
-            summary = run_tournament(
-                replace(config, rounds=sets),
-                database=spec.database,
-                jobs=spec.jobs,
-                reporter=bridge,
-                play=play,
-                in_process=in_process,
-            )
-            played += summary.played
-            stored_sets = max(stored_sets, sets)
-            for result, state in book.advance():  # (the bridge has fed them already; this is a safety net)
-                reporter.set_done(result, state)
-            voided = len(book.voided)
-            if voided >= VOID_MINIMUM and voided > VOID_LIMIT * len(book.sets):
-                raise TournamentError(
-                    f"{voided} of {len(book.sets)} sets had an aborted match (the match watchdog or an internal error); "
-                    f"the test stops: see the log folder {config.log_folder} (arbiter.log) and the time control"
-                )
-            if book.next_set < sets and not summary.complete:  # pragma: no cover - the runner plays all or raises
-                break
-    finally:
-        reporter.stopped()
+    rule = SprtRule(spec, reporter or AbReporter())
+    schedule = PairedSets(spec, rule)
+    summary = run_tournament(
+        schedule.config,
+        database=spec.database,
+        jobs=spec.jobs,
+        play=play,
+        observers=[rule],
+        in_process=in_process,
+        schedule=schedule,
+    )
+    book = rule.book
     state = book.state
     if state.done:
         verdict = state.verdict
@@ -500,9 +485,10 @@ def run_ab(
         verdict = Verdict.MAX_REACHED
     else:
         verdict = Verdict.CONTINUE
+    config = schedule.config
     return AbResult(
         name=config.name,
-        database=bridge.database or shown_db,
+        database=summary.database,
         log_folder=str(Path(config.log_folder).resolve()),
         entrants={e.name: e.command or "" for e in config.entrants},
         rules=spec.rules.to_json(),
@@ -512,8 +498,8 @@ def run_ab(
         sets=list(book.sets),
         budget_sets=budget,
         contract_cis=book.contract_cis(),
-        played=played,
-        recorded_before=recorded_before,
+        played=summary.played,
+        recorded_before=summary.recorded_before,
         wall_seconds=time.perf_counter() - started,
     )
 

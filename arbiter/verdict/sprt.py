@@ -35,9 +35,9 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import lru_cache
-from statistics import NormalDist
 from typing import Any, Literal, NamedTuple
+
+from arbiter.stats import mean_ci, t_quantile  # the one confidence interval, shared with the standings
 
 __all__ = [
     "DEFAULT_MIN_SETS",
@@ -371,61 +371,6 @@ _LLR_MODELS = {"mixture": llr_mixture, "profile": llr_profile, "linear": llr_lin
 def llr(n: int, mean: float, variance: float, delta0: float, delta1: float, model: LlrModel = "mixture") -> float:
     """The LLR of ``model`` for n sets with mean x̄ and variance estimate s² (SprtState: SS/(n − 3))."""
     return _LLR_MODELS[model](n, mean, variance, delta0, delta1)
-
-
-# --- confidence interval ----------------------------------------------------------------------
-
-
-def _t_central(t: float, df: int) -> float:
-    """P(|T| ≤ t) for Student's t with integer df (Abramowitz & Stegun 26.7.3-4, exact)."""
-    theta = math.atan(t / math.sqrt(df))
-    c2 = math.cos(theta) ** 2
-    if df % 2 == 0:
-        term = total = 1.0
-        for k in range(1, (df - 2) // 2 + 1):
-            term *= c2 * (2 * k - 1) / (2 * k)
-            total += term
-        return math.sin(theta) * total
-    if df == 1:
-        return 2.0 * theta / math.pi
-    term = total = math.cos(theta)
-    for k in range(1, (df - 3) // 2 + 1):
-        term *= c2 * (2 * k) / (2 * k + 1)
-        total += term
-    return 2.0 / math.pi * (theta + math.sin(theta) * total)
-
-
-@lru_cache(maxsize=4096)
-def t_quantile(p: float, df: int) -> float:
-    """Quantile p (0.5 < p < 1) of Student's t: exact inversion to df 30, Cornish-Fisher above."""
-    if not 0.5 < p < 1.0 or df < 1:
-        raise ValueError(f"need 0.5 < p < 1 and df >= 1, got {p}, {df}")
-    if df > 30:  # A&S 26.7.5, error below 1e-6 here
-        z = NormalDist().inv_cdf(p)
-        g1 = (z**3 + z) / 4
-        g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-        g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-        g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-        return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
-    target = 2.0 * p - 1.0
-    low, high = 0.0, 1.0
-    while _t_central(high, df) < target:
-        low, high = high, 2.0 * high
-    for _ in range(100):
-        mid = 0.5 * (low + high)
-        if _t_central(mid, df) < target:
-            low = mid
-        else:
-            high = mid
-    return 0.5 * (low + high)
-
-
-def mean_ci(n: int, mean: float, sd: float, level: float = 0.95) -> tuple[float, float]:
-    """Student-t interval of a mean from n ≥ 2 values with sample SD ``sd``."""
-    if n < 2:
-        raise ValueError("a confidence interval needs at least 2 values")
-    half = t_quantile(0.5 + level / 2.0, n - 1) * sd / math.sqrt(n)
-    return mean - half, mean + half
 
 
 # --- theory: Wald's approximations for a normal mean with known sigma ------------------------

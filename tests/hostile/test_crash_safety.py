@@ -7,7 +7,7 @@ its log and the parent committing the row, see the note below); no process of th
 left. After the final, uninterrupted run: every match is recorded exactly once, every log is
 recorded, and no ``.part`` is left.
 
-Note (arbiter/tournament/runner.py): a worker renames ``NAME.part`` to ``NAME`` when its match
+Note (arbiter/tournament/loop.py): a worker renames ``NAME.part`` to ``NAME`` when its match
 ends, and the parent then commits the row with the log's path and hash. A kill between the two
 leaves a finished log that the database does not hold; the database never refers to a missing
 or partial log, and the resumed run records that match from its log as it is (it never plays

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from arbiter.cli import app
 from arbiter.tournament.config import parse_config
-from arbiter.tournament.runner import run_tournament
+from arbiter.tournament.loop import run_tournament
 
 from ..tournament import inproc
 

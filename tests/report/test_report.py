@@ -17,7 +17,7 @@ from sqlmodel import select
 from typer.testing import CliRunner
 
 from arbiter.referee.logfile import read_log_lines
-from arbiter.tournament.ratings import mean_ci, standings
+from arbiter.tournament.ratings import mean_with_ci, standings
 from arbiter.tournament.storage import Repo, open_database
 from arbiter.tournament.storage.models import Match
 
@@ -124,7 +124,7 @@ def test_contract_averages_match_the_logs(which, request):
                     name,
                     contract,
                 )
-                lo, hi = mean_ci(values)[1]
+                lo, hi = mean_with_ci(values)[1]
                 assert per[contract]["ci95"] == pytest.approx([lo, hi], abs=1e-3)
             all_values = [v for k in c["order"] for v in source[name][k]]
             assert per["all"]["n"] == len(all_values)
@@ -317,7 +317,7 @@ def test_the_tournament_option_and_the_latest(tmp_path):
         ("one", {"p": "random", "q": "first"}, "one", "barbu", ""),
         ("two", {"r": "random", "s": "first"}, "two", "barbu", "format: duplicate\n"),
     ):
-        from arbiter.tournament.runner import run_tournament
+        from arbiter.tournament.loop import run_tournament
 
         from ..tournament import inproc
         from .conftest import league_config

@@ -26,7 +26,7 @@ def main() -> None:
     import arbiter.cli  # noqa: F401
     import arbiter.cli.replay  # noqa: F401
     import arbiter.tournament.config  # noqa: F401
-    import arbiter.tournament.runner  # noqa: F401
+    import arbiter.tournament.loop  # noqa: F401
     import arbiter.tournament.storage  # noqa: F401
     import barbu.matchlog  # noqa: F401
 

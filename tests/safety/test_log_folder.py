@@ -14,7 +14,7 @@ import pytest
 from arbiter.errors import ConfigError, LeaseHeld, LogFileError
 from arbiter.referee.logfile import AtomicLogFile
 from arbiter.tournament.config import override, parse_config
-from arbiter.tournament.runner import run_tournament
+from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.storage import Repo, open_database
 from tests.tournament import inproc
 

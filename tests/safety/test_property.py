@@ -23,7 +23,7 @@ from sqlalchemy import update
 
 from arbiter.errors import ArbiterError
 from arbiter.tournament.config import override
-from arbiter.tournament.runner import run_tournament
+from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.storage import open_database
 from arbiter.tournament.storage.lease import TABLE, me
 

@@ -118,7 +118,7 @@ def test_a_log_s_entrant_names_are_escaped(tmp_path):
 def _small_results(folder, journal: str):
     """A results database of a played (in-process) tournament, in the given journal mode."""
     from arbiter.tournament.config import parse_config
-    from arbiter.tournament.runner import run_tournament
+    from arbiter.tournament.loop import run_tournament
     from tests.tournament import inproc
 
     text = "name: ro\nentrants:\n  - {name: a, command: random}\n  - {name: b, command: first}\nrules: {contracts: [barbu]}\nlog_folder: logs\n"

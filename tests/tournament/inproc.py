@@ -17,7 +17,8 @@ from arbiter.referee.faults import FaultKind, PlayerFault
 from arbiter.referee.logfile import AtomicLogFile
 from arbiter.referee.loop import Referee
 from arbiter.referee.players import Player, RandomPlayer, StrategyPlayer
-from arbiter.tournament.runner import MatchOutcome, MatchTask, outcome_from_result, task_setup
+from arbiter.model import MatchOutcome, MatchTask
+from arbiter.tournament.worker import outcome_from_result, task_setup
 
 
 class Crasher(Player):
@@ -39,7 +40,8 @@ def player(command: str, seat: int, task: MatchTask) -> Player:
 
 def play_inprocess(task: MatchTask) -> MatchOutcome:
     started = time.perf_counter()
-    setup, control, policy = task_setup(task)
+    setup, policy = task_setup(task)
+    control = task.time_control
     players = [player(b.command, s, task) for s, b in enumerate(task.bots)]
     sink = AtomicLogFile(Path(task.log_path))
     seats = [{"seat": s, "entrant": b.name} for s, b in enumerate(task.bots)]

@@ -6,7 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
-from arbiter.tournament.runner import run_tournament
+from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.storage import open_database
 
 from . import inproc

@@ -7,7 +7,8 @@ from fractions import Fraction
 
 import pytest
 
-from arbiter.tournament.ratings import MatchRecord, SeatRecord, game_outcome, mean_ci, replay, standings, t95
+from arbiter.stats import t_quantile
+from arbiter.tournament.ratings import MatchRecord, SeatRecord, game_outcome, mean_with_ci, replay, standings
 from arbiter.tournament.schedule import build_schedule
 
 
@@ -89,8 +90,12 @@ def test_standings_table():
 
 
 def test_confidence_intervals():
-    assert mean_ci([]) == (None, None)
-    assert mean_ci([5.0]) == (5.0, None)
-    mean, (lo, hi) = mean_ci([1.0, 2.0, 3.0, 4.0])
-    assert mean == 2.5 and hi - mean == pytest.approx(3.182 * (1.6666666 / 4) ** 0.5, rel=1e-4)
-    assert t95(1) == 12.706 and t95(35) == 2.042 and t95(1000) == 1.96
+    # the standings use the A/B test's interval: the exact quantile of Student's t
+    assert mean_with_ci([]) == (None, None)
+    assert mean_with_ci([5.0]) == (5.0, None)
+    mean, (lo, hi) = mean_with_ci([1.0, 2.0, 3.0, 4.0])
+    assert mean == 2.5 and hi - mean == pytest.approx(3.1824 * (1.6666666 / 4) ** 0.5, rel=1e-4)
+    assert mean - lo == pytest.approx(hi - mean)
+    assert t_quantile(0.975, 1) == pytest.approx(12.7062, abs=1e-4) and t_quantile(0.975, 35) == pytest.approx(
+        2.0301, abs=1e-4
+    )

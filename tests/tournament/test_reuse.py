@@ -15,7 +15,9 @@ from barbu.matchlog import verify
 
 from arbiter.referee.logfile import read_log_lines
 from arbiter.tournament.config import load_config, override
-from arbiter.tournament.runner import MatchOutcome, MatchTask, play_match, run_tournament
+from arbiter.model import MatchOutcome, MatchTask
+from arbiter.tournament.loop import run_tournament
+from arbiter.tournament.worker import play_match
 from arbiter.tournament.storage import Repo, open_database
 
 from ..conftest import command_line, descendants

@@ -1,4 +1,4 @@
-"""The tournament runner with in-process matches: record, rate, resume, parallel workers."""
+"""The tournament loop with in-process matches: record, rate, resume, parallel workers."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from barbu.matchlog import verify
 from arbiter.errors import ConfigError
 from arbiter.referee.logfile import read_log_lines
 from arbiter.tournament.config import override, parse_config
-from arbiter.tournament.runner import TournamentInterrupted, file_sha256, run_tournament
+from arbiter.errors import TournamentInterrupted
+from arbiter.tournament.loop import run_tournament
+from arbiter.tournament.worker import file_sha256
 from arbiter.tournament.schedule import build_schedule
 from arbiter.tournament.storage import Repo, open_database
 
@@ -177,7 +179,8 @@ INTERRUPTIBLE = """
 import sys
 from pathlib import Path
 from arbiter.tournament.config import parse_config
-from arbiter.tournament.runner import TournamentInterrupted, run_tournament
+from arbiter.errors import TournamentInterrupted
+from arbiter.tournament.loop import run_tournament
 from tests.tournament import inproc
 
 if __name__ == "__main__":
@@ -254,12 +257,12 @@ def test_ctrl_c_stops_the_workers_and_keeps_what_is_recorded(tmp_path):
 def test_the_cli_reports_an_interruption_in_one_line(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    import arbiter.tournament.runner as tournament
+    import arbiter.tournament.loop as tournament
 
     from .conftest import cli_app
 
     def interrupted(*args, **kwargs):
-        raise tournament.TournamentInterrupted(3, 8)
+        raise TournamentInterrupted(3, 8)
 
     monkeypatch.setattr(tournament, "run_tournament", interrupted)
     (tmp_path / "bot.py").write_text("")

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from arbiter.errors import ConfigError
 from arbiter.tournament.config import override
-from arbiter.tournament.runner import TournamentInterrupted, run_tournament
+from arbiter.errors import TournamentInterrupted
+from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.storage import database_url, open_database
 
 from . import inproc

@@ -29,7 +29,8 @@ from arbiter.errors import ConfigError, TournamentError
 from arbiter.referee.logfile import AtomicLogFile
 from arbiter.referee.loop import Referee
 from arbiter.referee.players import Player, RandomPlayer, StrategyPlayer
-from arbiter.tournament.runner import MatchOutcome, MatchTask, outcome_from_result, task_setup
+from arbiter.model import MatchOutcome, MatchTask
+from arbiter.tournament.worker import outcome_from_result, task_setup
 from arbiter.verdict.sprt import UNATTRIBUTED, FixedConfig, SprtConfig, Verdict
 from arbiter.verdict.ab import MATCHES_PER_SET, AbSpec, ab_config, default_field, run_ab
 
@@ -58,7 +59,8 @@ def player(command: str) -> Player:
 
 def play(task: MatchTask) -> MatchOutcome:
     started = time.perf_counter()
-    setup, control, policy = task_setup(task)
+    setup, policy = task_setup(task)
+    control = task.time_control
     players = [player(b.command) for b in task.bots]
     sink = AtomicLogFile(Path(task.log_path))
     seats = [{"seat": s, "entrant": b.name} for s, b in enumerate(task.bots)]

@@ -1,16 +1,22 @@
 """Reading and writing tournament results; every write that matters is one transaction.
 
-The tournament runner (parent process only) calls :meth:`Repo.record_match` once per finished
-match: the match row, its four seat results, its faults and the rating-history rows the match
-completes are committed together, so an interrupted run leaves either the whole match or none
-of it. Readers get plain values (:class:`arbiter.ratings.MatchRecord`).
+The tournament loop's recorder (parent process only) calls :meth:`Repo.record_match` once per
+finished match: the match row, its four seat results, its faults and the rating-history rows the
+match completes are committed together, so an interrupted run leaves either the whole match or
+none of it. Readers get plain values (:class:`arbiter.tournament.ratings.MatchRecord`).
+
+The database is input too (rows may be edited by hand or another program): every row read is
+checked against its table (:mod:`arbiter.tournament.storage.rows`); one that does not fit is a
+StorageError naming the table, the row and the column, never a traceback further on.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Protocol
 
 from sqlalchemy import delete, func
 from sqlalchemy.engine import Engine
@@ -18,9 +24,48 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, select
 
 from arbiter.errors import ConfigError, StorageError
+from arbiter.model import MatchOutcome
 from arbiter.tournament.ratings import MatchRecord, RatingRow, SeatRecord
+from arbiter.tournament.schedule import ScheduledMatch
 from arbiter.tournament.storage.db import first_line
-from arbiter.tournament.storage.models import Entrant, Fault, Match, RatingHistory, SeatResult, Tournament, now, row_id
+from arbiter.tournament.storage.models import Entrant, Fault, Match, RatingHistory, SeatResult, Tournament, row_id
+from arbiter.tournament.storage.rows import bad_row, checked
+
+
+class _Rules(Protocol):
+    def to_json(self) -> dict[str, object]: ...
+
+
+class _Entrant(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def command(self) -> str | None: ...
+    @property
+    def remote(self) -> bool: ...
+
+
+class TournamentSpec(Protocol):
+    """What the database keeps of a tournament's configuration (arbiter.tournament.config's
+    TournamentConfig; storage sits below it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def rounds(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def rules(self) -> _Rules: ...
+    @property
+    def path(self) -> Path | None: ...
+    @property
+    def entrants(self) -> Sequence[_Entrant]: ...
+    def fingerprint(self, legacy: bool = False) -> str: ...
 
 
 class Repo:
@@ -35,9 +80,10 @@ class Repo:
         """The named tournament, or the most recently created one."""
         with self.session() as s:
             if name is not None:
-                return s.exec(select(Tournament).where(Tournament.name == name)).first()
-            latest = select(Tournament).order_by(col(Tournament.created_at).desc(), col(Tournament.id).desc())
-            return s.exec(latest).first()
+                return next(iter(checked(s, select(Tournament).where(Tournament.name == name))), None)
+            latest = select(Tournament).order_by(col(Tournament.id).desc())
+            rows = checked(s, latest)  # every row checked: the latest by its (checked) created_at
+            return max(rows, key=lambda t: (t.created_at, row_id(t)), default=None)
 
     def require_tournament(self, name: str | None = None) -> Tournament:
         """:meth:`tournament`, or a ConfigError saying why there is none (for the commands)."""
@@ -62,12 +108,12 @@ class Repo:
 
     def tournaments(self) -> list[Tournament]:
         with self.session() as s:
-            return list(s.exec(select(Tournament).order_by(col(Tournament.id))))
+            return checked(s, select(Tournament).order_by(col(Tournament.id)))
 
-    def start(self, config: Any, schedule: Sequence[Any]) -> tuple[Tournament, dict[str, int]]:
+    def start(self, config: TournamentSpec, schedule: Sequence[ScheduledMatch]) -> tuple[Tournament, dict[str, int]]:
         """Create the tournament, or check that a stored one is the same and may be resumed."""
         with self.session() as s:
-            t = s.exec(select(Tournament).where(Tournament.name == config.name)).first()
+            t = next(iter(checked(s, select(Tournament).where(Tournament.name == config.name))), None)
             if t is None:
                 t = Tournament(
                     name=config.name,
@@ -110,9 +156,10 @@ class Repo:
                         "isolation); "
                         "give the tournament a new 'name' or use another database"
                     )
-                stored = list(s.exec(select(Match.number, Match.key, Match.seats).where(Match.tournament_id == t.id)))
+                stored = checked(s, select(Match).where(Match.tournament_id == t.id))
                 by_number = {m.number: m for m in schedule}
-                for number, key, seats in stored:
+                for row in stored:
+                    number, key, seats = row.number, row.key, row.seats
                     want = by_number.get(number)
                     if want is None:
                         raise ConfigError(
@@ -132,29 +179,32 @@ class Repo:
             return t, ids
 
     def finish(self, tournament_id: int) -> None:
+        """Mark the tournament complete: finished when its last match was recorded."""
         with self.session() as s:
             t = s.get_one(Tournament, tournament_id)
-            t.finished_at = now()
-            s.add(t)
-            s.commit()
+            last = s.exec(select(func.max(Match.finished_at)).where(Match.tournament_id == tournament_id)).one()
+            if t.finished_at != last:
+                t.finished_at = last
+                s.add(t)
+                s.commit()
 
     def entrant_names(self, tournament_id: int) -> list[str]:
         with self.session() as s:
-            query = select(Entrant.name).where(Entrant.tournament_id == tournament_id).order_by(col(Entrant.id))
-            return list(s.exec(query))
+            query = select(Entrant).where(Entrant.tournament_id == tournament_id).order_by(col(Entrant.id))
+            return [e.name for e in checked(s, query)]
 
     def entrants_by_id(self, tournament_id: int) -> dict[int, str]:
         """Entrant names by row id: seat results and faults name their entrant by id."""
         with self.session() as s:
-            query = select(Entrant.id, Entrant.name).where(Entrant.tournament_id == tournament_id)
-            return {i: name for i, name in s.exec(query) if i is not None}
+            query = select(Entrant).where(Entrant.tournament_id == tournament_id)
+            return {row_id(e): e.name for e in checked(s, query)}
 
     # ---- matches -----------------------------------------------------------------------
     def record_match(
         self,
         tournament_id: int,
-        scheduled: Any,
-        outcome: Any,
+        scheduled: ScheduledMatch,
+        outcome: MatchOutcome,
         entrant_ids: dict[str, int],
         ratings: Iterable[RatingRow] = (),
         fence: Callable[[Session], None] | None = None,
@@ -163,10 +213,7 @@ class Repo:
 
         ``fence(session)`` runs first in that transaction (the tournament lease: it raises, and
         nothing is recorded, if this run no longer holds it)."""
-        forfeits = set(outcome.forfeits)
-        strikes = [0, 0, 0, 0]
-        for f in outcome.faults:
-            strikes[f["seat"]] += 1
+        forfeits, strikes = set(outcome.forfeits), outcome.strikes
         try:
             with self.session() as s:
                 if fence is not None:
@@ -211,12 +258,12 @@ class Repo:
                     s.add(
                         Fault(
                             match_id=row_id(m),
-                            entrant_id=entrant_ids[scheduled.seats[f["seat"]]],
-                            seat=f["seat"],
-                            deal=f["deal"],
-                            kind=f["kind"],
-                            detail=f["detail"],
-                            action=f["action"],
+                            entrant_id=entrant_ids[scheduled.seats[f.seat]],
+                            seat=f.seat,
+                            deal=f.deal,
+                            kind=f.kind.value,
+                            detail=f.detail,
+                            action=f.action,
                         )
                     )
                 for r in ratings:
@@ -242,35 +289,22 @@ class Repo:
 
     def matches(self, tournament_id: int) -> list[MatchRecord]:
         """Every recorded match as a plain record, in schedule order."""
-        with self.session() as s:
-            names = {e.id: e.name for e in s.exec(select(Entrant).where(Entrant.tournament_id == tournament_id))}
-            rows = list(s.exec(select(Match).where(Match.tournament_id == tournament_id).order_by(col(Match.number))))
-            seats: dict[int, list[SeatResult]] = {}
-            if rows:
-                query = (
-                    select(SeatResult)
-                    .join(Match, col(SeatResult.match_id) == col(Match.id))
-                    .where(Match.tournament_id == tournament_id)
-                    .order_by(col(SeatResult.match_id), col(SeatResult.seat))
-                )
-                for sr in s.exec(query):
-                    seats.setdefault(sr.match_id, []).append(sr)
-            return [
-                MatchRecord(
-                    number=m.number,
-                    game=m.game,
-                    status=m.status,
-                    seats=tuple(
-                        SeatRecord(names[sr.entrant_id], sr.total, sr.forfeited, sr.faults)
-                        for sr in seats.get(row_id(m), [])
-                    ),
-                )
-                for m in rows
-            ]
+        names = self.entrants_by_id(tournament_id)
+        seats = self.seat_results(tournament_id)
+        out = []
+        for m in self.match_rows(tournament_id):
+            records = []
+            for sr in seats.get(row_id(m), []):
+                if sr.entrant_id not in names:
+                    raise bad_row("seat_results", sr, "entrant_id", "names no entrant of this tournament")
+                records.append(SeatRecord(names[sr.entrant_id], sr.total, sr.forfeited, sr.faults))
+            out.append(MatchRecord(number=m.number, game=m.game, status=m.status, seats=tuple(records)))
+        return out
 
     def match_rows(self, tournament_id: int) -> list[Match]:
         with self.session() as s:
-            return list(s.exec(select(Match).where(Match.tournament_id == tournament_id).order_by(col(Match.number))))
+            query = select(Match).where(Match.tournament_id == tournament_id).order_by(col(Match.number))
+            return checked(s, query)
 
     def count_matches(self, tournament_id: int) -> int:
         with self.session() as s:
@@ -283,7 +317,7 @@ class Repo:
                 .join(Match, col(Fault.match_id) == col(Match.id))
                 .where(Match.tournament_id == tournament_id)
             )
-            return list(s.exec(query.order_by(col(Fault.id))))
+            return checked(s, query.order_by(col(Fault.id)))
 
     def seat_results(self, tournament_id: int) -> dict[int, list[SeatResult]]:
         """Each recorded match's seat results, by match id, in seat order."""
@@ -295,7 +329,7 @@ class Repo:
                 .order_by(col(SeatResult.match_id), col(SeatResult.seat))
             )
             out: dict[int, list[SeatResult]] = {}
-            for sr in s.exec(query):
+            for sr in checked(s, query):
                 out.setdefault(sr.match_id, []).append(sr)
             return out
 
@@ -310,14 +344,18 @@ class Repo:
             s.commit()
 
     def rating_history(self, tournament_id: int) -> list[RatingRow]:
+        names = self.entrants_by_id(tournament_id)
         with self.session() as s:
-            names = {e.id: e.name for e in s.exec(select(Entrant).where(Entrant.tournament_id == tournament_id))}
             query = (
                 select(RatingHistory)
                 .where(RatingHistory.tournament_id == tournament_id)
                 .order_by(col(RatingHistory.game), col(RatingHistory.entrant_id))
             )
-            return [RatingRow(r.game, r.match_number, names[r.entrant_id], r.mu, r.sigma) for r in s.exec(query)]
+            rows = checked(s, query)
+        for r in rows:
+            if r.entrant_id not in names:
+                raise bad_row("rating_history", r, "entrant_id", "names no entrant of this tournament")
+        return [RatingRow(r.game, r.match_number, names[r.entrant_id], r.mu, r.sigma) for r in rows]
 
     def final_ratings(self, tournament_id: int) -> dict[str, tuple[float, float]]:
         """Each entrant's latest (μ, σ) from the rating history."""

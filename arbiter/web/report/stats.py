@@ -21,9 +21,9 @@ Samples = dict[str, dict[str, list[float]]]  # entrant -> contract -> deal score
 
 
 def _mean_ci(values: Sequence[float]) -> tuple[float | None, list[float] | None]:
-    from arbiter.tournament.ratings import mean_ci
+    from arbiter.tournament.ratings import mean_with_ci
 
-    mean, ci = mean_ci(values)
+    mean, ci = mean_with_ci(values)
     return mean, None if ci is None else [ci[0], ci[1]]
 
 

@@ -1,0 +1,139 @@
+"""What a match is and what it produced: the plain, typed values every layer passes on.
+
+A :class:`MatchTask` is everything needed to play one match (its bots in seat order, rules,
+deals, time control, fault policy, limits, isolation, where its log goes); a
+:class:`MatchOutcome` is what the match produced (places, totals, typed faults, the log's path
+and hash, the CPU it cost). The schedule makes tasks, an executor plays them (in this process, a
+local pool or a Dask cluster: arbiter.tournament.executors), the loop's observers record and
+rate the outcomes. Everything here pickles (a task travels to a worker, its outcome back).
+
+This module sits below every layer (like arbiter.errors): it imports the SDK's log vocabulary
+and nothing of the arbiter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from barbu.matchlog import FaultKind
+
+
+class TournamentFormat(StrEnum):
+    """How a schedule seats the entrants (docs/tournaments.md); compares equal to its string."""
+
+    ROUND_ROBIN = "round_robin"
+    GAUNTLET = "gauntlet"
+    DUPLICATE = "duplicate"
+    AB = "ab"  # arbiter ab's paired sets, not a tournament-file format
+
+
+# The longest each may be: finite, and within what a match can sensibly wait for.
+MAX_SECONDS = {"per_decision": 3600.0, "reserve": 86400.0, "connect": 3600.0, "match_limit": 7 * 86400.0}
+MAX_WORDS = {"per_decision": "an hour", "reserve": "a day", "connect": "an hour", "match_limit": "a week"}
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """A per-decision limit plus a per-match reserve (arbiter.referee.timecontrol applies it)."""
+
+    per_decision: float = 1.0
+    reserve: float = 10.0
+    connect: float = 10.0  # for a bot to start, connect and say hello
+    match_limit: float = 1800.0  # wall-clock watchdog for one whole match
+
+    def __post_init__(self) -> None:
+        for name in ("per_decision", "reserve", "connect", "match_limit"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"time control {name!r} must be a number of seconds, got {value!r}")
+            if not value >= 0 or (name != "reserve" and value == 0):
+                raise ValueError(f"time control {name!r} must be positive, got {value!r}")
+            if not value <= MAX_SECONDS[name]:  # also infinity and NaN
+                raise ValueError(
+                    f"time control {name!r} must be at most {MAX_SECONDS[name]:g} seconds ({MAX_WORDS[name]}), got {value:g}"
+                )
+
+
+@dataclass(frozen=True)
+class FaultRecord:
+    """One fault of one seat, as the referee recorded it and the log and database keep it."""
+
+    deal: int
+    seat: int
+    kind: FaultKind
+    detail: str
+    action: str  # "substituted", "forfeit" (substituted, and the seat is taken over)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "deal": self.deal,
+            "seat": self.seat,
+            "kind": self.kind.value,
+            "detail": self.detail,
+            "action": self.action,
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> FaultRecord:
+        """A fault line of a verified match log (its keys and kind are checked already)."""
+        return cls(obj["deal"], obj["seat"], FaultKind(obj["kind"]), obj.get("detail", ""), obj["action"])
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A bot to launch for one seat: the entrant's name, its command line, the folder it runs in."""
+
+    name: str
+    command: str
+    cwd: str | None = None
+
+
+@dataclass(frozen=True)
+class MatchTask:
+    """One match to play: everything a worker needs, nothing it must look up."""
+
+    number: int  # the match's position in the schedule
+    key: str
+    match_id: str
+    bots: tuple[BotSpec, ...]  # in seat order
+    rules: dict[str, Any]  # the rules as the log's header holds them (Ruleset.to_json)
+    seed: int
+    deals: tuple[tuple[int, ...], ...] | None
+    first_declarer: int
+    log_path: str
+    time_control: TimeControl
+    max_strikes: int
+    limits: object = None  # the bots' arbiter.process.limits.Limits (a layer above this one); None: defaults
+    isolation: str = "none"  # an arbiter.process.sandbox.Isolation value
+    reuse: bool = True  # a worker may hand a kept bot process (one that said multi_match) this match
+
+
+@dataclass(frozen=True)
+class MatchOutcome:
+    """What one match produced, as a worker hands it back."""
+
+    number: int
+    status: str  # "complete" or "aborted"
+    totals: list[int]
+    places: list[int]
+    forfeits: list[int] = field(default_factory=list)
+    faults: tuple[FaultRecord, ...] = ()
+    reason: str | None = None
+    deals: int = 0
+    decisions: int = 0
+    think_seconds: list[float] = field(default_factory=lambda: [0.0] * 4)
+    log_path: str = ""
+    log_sha256: str = ""
+    wall_seconds: float = 0.0
+    arbiter_cpu: float = 0.0
+    bots_cpu: float = 0.0
+
+    @property
+    def strikes(self) -> list[int]:
+        """Faults per seat: what the standings count and the database keeps per seat."""
+        counts = [0, 0, 0, 0]
+        for f in self.faults:
+            counts[f.seat] += 1
+        return counts

@@ -1,0 +1,521 @@
+"""The tournament loop: a schedule hands matches to an executor; observers take each result.
+
+One match, from ``arbiter run`` to its database row: :func:`run_tournament` takes the lease,
+the :class:`Recorder` claims the log folder and creates or resumes the tournament, the
+:class:`Schedule` lists the matches, :func:`make_task` turns each pending one into a
+:class:`~arbiter.model.MatchTask`, an executor (arbiter.tournament.executors: in this process,
+a local pool, the Dask cluster) plays it with arbiter.tournament.worker.play_task, and every
+:class:`Observer` sees the :class:`~arbiter.model.MatchOutcome` in turn: the recorder first (the
+match row, its seats and faults and the rating history it completes, in one transaction, fenced
+by the lease), then the progress display, a stop rule. Ratings are replayed in schedule order, so
+an interrupted and resumed tournament ends exactly where an uninterrupted one would.
+
+Two points of extension, one file each: a new way to schedule matches is a :class:`Schedule`
+(its :meth:`~Schedule.grow` adds matches while the run goes: the A/B test's paired sets, an
+arena's continuous schedule); a new reaction to a finished match is an :class:`Observer`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from arbiter.errors import ConfigError, TournamentInterrupted
+from arbiter.model import BotSpec, FaultRecord, MatchOutcome, MatchTask, TournamentFormat
+from arbiter.signals import INTERRUPTS, begin_stop, deferred, signal_of, stop_on_signals
+from arbiter.text import printable
+from arbiter.tournament.config import TournamentConfig
+from arbiter.tournament.executors import Executor, InProcessExecutor, LocalExecutor, default_jobs
+from arbiter.tournament.ratings import (
+    MatchRecord,
+    RatingBook,
+    RatingRow,
+    SeatRecord,
+    Standing,
+    game_outcome,
+    standings,
+)
+from arbiter.tournament.schedule import ScheduledMatch, block_deals, build_schedule, games
+from arbiter.tournament.worker import PlayFunction, file_sha256, play_match
+
+if TYPE_CHECKING:  # the storage layer (SQLAlchemy) is imported when a run starts: workers start faster
+    from sqlalchemy.engine import Engine
+
+    from arbiter.tournament.logfolder import LogFolder
+    from arbiter.tournament.storage import Repo
+    from arbiter.tournament.storage.lease import Lease
+
+
+# ---- what schedules the matches --------------------------------------------------------------
+class Schedule:
+    """The matches of a tournament file: all known at the start, none added (``grow``)."""
+
+    def __init__(self, config: TournamentConfig):
+        self.config = config
+        self.matches = self.build()
+
+    def build(self) -> list[ScheduledMatch]:
+        c = self.config
+        return build_schedule(c.format, c.entrant_names, c.rounds, c.seed, c.challenger)
+
+    def resume(self, stored_rounds: int | None, stored_format: str | None) -> None:
+        """What the database holds of this tournament (None: nothing yet), before it is started."""
+
+    def grow(self, run: Run) -> list[ScheduledMatch]:
+        """Matches to add now that the executor has room and nothing is queued (``self.config``
+        then holds the grown tournament); none: the run ends when the last one is recorded."""
+        return []
+
+
+# ---- what reacts to a finished match -----------------------------------------------------------
+@dataclass
+class Run:
+    """One run of a tournament as it goes: what its observers may read."""
+
+    config: TournamentConfig
+    schedule: list[ScheduledMatch]
+    database: str  # as shown (no password)
+    repo: Repo
+    tournament_id: int
+    workers: int  # 0: in this process
+    records: dict[int, MatchRecord] = field(default_factory=dict)  # the recorded matches by number
+    recorded_before: int = 0
+    played: int = 0
+    aborted: int = 0
+    reconciled: int = 0  # finished logs a killed run left unrecorded, recorded from the log now
+    arbiter_cpu: float = 0.0
+    bots_cpu: float = 0.0
+
+    @property
+    def duplicate(self) -> bool:
+        return self.config.format == TournamentFormat.DUPLICATE
+
+    def standings(self) -> list[Standing]:
+        return standings(self.config.entrant_names, list(self.records.values()), self.duplicate)
+
+
+class Observer(Protocol):
+    def started(self, run: Run) -> None: ...
+
+    def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
+        """``outcome`` of ``m`` is recorded (run.records has it); raising stops the run."""
+
+    def stopped(self, run: Run) -> None: ...
+
+
+class RatingTracker:
+    """TrueSkill applied game by game in schedule order, as far as the games are complete."""
+
+    def __init__(self, entrants: Sequence[str], schedule: Sequence[ScheduledMatch]):
+        self.games = games(schedule)
+        self.book = RatingBook(entrants)
+        self.next = 0  # index in self.games of the first game not yet applied
+
+    def advance(self, records: dict[int, MatchRecord]) -> tuple[RatingBook, int, list[RatingRow]]:
+        """The book, pointer and history rows after applying every newly complete game."""
+        book, nxt, rows = self.book.copy(), self.next, []
+        while nxt < len(self.games) and all(n in records for n in self.games[nxt]):
+            outcome = game_outcome([records[n] for n in self.games[nxt]])
+            if outcome is not None:
+                for name, r in sorted(book.rate(outcome).items()):
+                    rows.append(RatingRow(outcome.game, outcome.last_match, name, r.mu, r.sigma))
+            nxt += 1
+        return book, nxt, rows
+
+    def adopt(self, book: RatingBook, nxt: int) -> None:
+        self.book, self.next = book, nxt
+
+
+def record_of(m: ScheduledMatch, outcome: MatchOutcome) -> MatchRecord:
+    forfeits, strikes = set(outcome.forfeits), outcome.strikes
+    seats = tuple(SeatRecord(name, outcome.totals[s], s in forfeits, strikes[s]) for s, name in enumerate(m.seats))
+    return MatchRecord(m.number, m.game, outcome.status, seats)
+
+
+class Recorder:
+    """The observer that records: the log folder claimed, the tournament created or resumed, each
+    match with the rating history it completes in one transaction fenced by the lease."""
+
+    def __init__(self, repo: Repo, lease: Lease, folder: LogFolder):
+        self.repo, self.lease, self.folder = repo, lease, folder
+        self.tracker: RatingTracker | None = None
+        self.entrant_ids: dict[str, int] = {}
+
+    def open(self, config: TournamentConfig, schedule: list[ScheduledMatch], records: dict[int, MatchRecord]) -> int:
+        """Claim the folder (first: a run that may not write there changes nothing in the
+        database), start the tournament, read what it holds; its row id."""
+        from arbiter.tournament.storage import row_id
+
+        known = self.repo.tournament(config.name)
+        known_rows = self.repo.match_rows(row_id(known)) if known else []
+        self.folder.claim({Path(r.log_path).name: r.log_sha256 for r in known_rows}, file_sha256)
+        tournament_id = self.extend(config, schedule)
+        records.update({r.number: r for r in self.repo.matches(tournament_id)})
+        assert self.tracker is not None
+        book, nxt, rows = self.tracker.advance(records)
+        self.repo.replace_rating_history(tournament_id, rows, self.entrant_ids)  # rebuilt: never stale
+        self.tracker.adopt(book, nxt)
+        return tournament_id
+
+    def extend(self, config: TournamentConfig, schedule: list[ScheduledMatch]) -> int:
+        """Start (or grow) the tournament in the database to ``schedule``."""
+        from arbiter.tournament.storage import row_id
+
+        tournament, self.entrant_ids = self.repo.start(config, schedule)
+        tracker = RatingTracker(config.entrant_names, schedule)
+        if self.tracker is not None:  # the games so far are a prefix of the grown schedule's
+            tracker.adopt(self.tracker.book, self.tracker.next)
+        self.tracker = tracker
+        return row_id(tournament)
+
+    def started(self, run: Run) -> None:
+        pass
+
+    def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
+        assert self.tracker is not None
+        with deferred():  # a stop signal waits until the match is recorded (or not at all)
+            run.records[m.number] = record_of(m, outcome)
+            try:
+                book, nxt, rows = self.tracker.advance(run.records)
+                self.repo.record_match(run.tournament_id, m, outcome, self.entrant_ids, rows, fence=self.lease.fence)
+            except BaseException:
+                del run.records[m.number]  # not recorded: the next run plays it again
+                raise
+            self.tracker.adopt(book, nxt)
+        self.lease.check()
+
+    def stopped(self, run: Run) -> None:
+        pass
+
+
+# ---- the summary ---------------------------------------------------------------------------
+@dataclass
+class RunSummary:
+    tournament: str
+    format: str
+    database: str
+    total: int
+    recorded_before: int
+    played: int
+    aborted: int
+    complete: bool
+    standings: list[Standing]
+    wall_seconds: float
+    arbiter_cpu: float = 0.0  # over the matches played in this run
+    bots_cpu: float = 0.0
+    reconciled: int = 0  # finished logs a killed run left unrecorded, recorded from the log now
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "tournament": self.tournament,
+            "format": self.format,
+            "database": self.database,
+            "matches": self.total,
+            "recorded_before": self.recorded_before,
+            "played": self.played,
+            "reconciled": self.reconciled,
+            "aborted": self.aborted,
+            "complete": self.complete,
+            "wall_seconds": round(self.wall_seconds, 3),
+            "standings": [s.to_json(self.format == TournamentFormat.DUPLICATE) for s in self.standings],
+        }
+
+
+def make_task(config: TournamentConfig, m: ScheduledMatch, log_folder: Path) -> MatchTask:
+    deals = None
+    if config.deals is not None:
+        deals = tuple(tuple(d) for d in block_deals(config.deals, m.deal_block, config.rules.deals_per_match))
+    bots = []
+    for name in m.seats:
+        e = config.entrant(name)
+        bots.append(BotSpec(name, e.launch or "", e.cwd))
+    return MatchTask(
+        number=m.number,
+        key=m.key,
+        match_id=f"{config.name}/{m.key}",
+        bots=tuple(bots),
+        rules=config.rules.to_json(),
+        seed=m.seed,
+        deals=deals,
+        first_declarer=m.first_declarer,
+        log_path=str(log_folder / f"{config.name}-{m.key}.jsonl"),
+        time_control=config.time_control,
+        max_strikes=config.fault_policy.max_strikes,
+        limits=config.limits,
+        isolation=config.isolation,
+    )
+
+
+# ---- the run -------------------------------------------------------------------------------
+def run_tournament(
+    config: TournamentConfig,
+    *,
+    database: str | None = None,
+    jobs: int | None = None,
+    play: PlayFunction = play_match,
+    observers: Sequence[Observer] = (),
+    in_process: bool = False,
+    schedule: Schedule | None = None,
+) -> RunSummary:
+    """Play every match of the tournament not yet recorded; returns the final standings.
+
+    ``database`` (--db) overrides the file's; ``jobs`` (--jobs) overrides its ``parallelism``.
+    ``in_process`` plays in this process, one match at a time (for tests of the loop); ``play``
+    is the per-match function (tests: in-process players); ``schedule``: the config's by default.
+
+    The run first takes the tournament's lease in the database (a second run refuses at once,
+    naming the holder) and then claims the log folder (see arbiter.tournament.logfolder); a
+    finished log whose row a killed run never committed is recorded from the log. Ctrl-C,
+    SIGTERM or SIGHUP stop it cleanly (TournamentInterrupted, counting what is recorded).
+    """
+    started = time.perf_counter()
+    remote = [e for e in config.entrants if e.remote]
+    if remote:
+        where = f"{config.path}:{remote[0].line}: " if config.path else ""
+        raise ConfigError(
+            f"{where}entrants: {remote[0].name!r} is a remote entrant; `arbiter run` cannot play remote entrants yet "
+            "(each match needs a fresh per-seat token); give it a command instead"
+        )
+    if jobs is not None and jobs < 1:
+        raise ConfigError(f"--jobs must be at least 1, got {jobs}")
+    schedule = schedule or Schedule(config)
+    url = database if database is not None else config.database  # --db "" is an error, not the default
+    with stop_on_signals():
+        counted: list[int] = []  # the matches the database holds, once read
+        try:
+            return _run(schedule, url, jobs, play, observers, in_process, started, counted)
+        except INTERRUPTS as e:
+            begin_stop(signal_of(e))
+            recorded = counted[0] if counted else 0
+            raise TournamentInterrupted(recorded, len(schedule.matches), signal_of(e)) from None
+
+
+def _run(
+    schedule: Schedule,
+    url: str | None,
+    jobs: int | None,
+    play: PlayFunction,
+    observers: Sequence[Observer],
+    in_process: bool,
+    started: float,
+    counted: list[int],
+) -> RunSummary:
+    from arbiter.tournament.storage import Repo, open_database
+    from arbiter.tournament.storage.lease import Lease
+
+    engine = open_database(url)
+    try:
+        repo = Repo(engine)
+        known = repo.tournament(schedule.config.name)
+        counted.append(repo.count_matches(known.id) if known is not None and known.id is not None else 0)
+        schedule.resume(known.rounds if known else None, known.format if known else None)
+        lease = Lease.take(engine, schedule.config.name).keep_alive()
+        try:
+            summary = _run_holding_lease(schedule, engine, repo, lease, jobs, play, observers, in_process, counted)
+        except BaseException as e:
+            begin_stop(signal_of(e))  # stopping: a second signal cannot cut the release short
+            lease.release()
+            raise
+        with deferred():
+            lease.release()
+        summary.wall_seconds = time.perf_counter() - started
+        return summary
+    finally:
+        engine.dispose()
+
+
+def _run_holding_lease(
+    schedule: Schedule,
+    engine: Engine,
+    repo: Repo,
+    lease: Lease,
+    jobs: int | None,
+    play: PlayFunction,
+    observers: Sequence[Observer],
+    in_process: bool,
+    counted: list[int],
+) -> RunSummary:
+    from arbiter.tournament.logfolder import LogFolder
+
+    config = schedule.config
+    shown_db = engine.url.render_as_string(hide_password=True)
+    log_folder = Path(config.log_folder).resolve()
+    folder = LogFolder(log_folder, config.name, lease.folder_key, shown_db)
+    recorder = Recorder(repo, lease, folder)
+    try:
+        records: dict[int, MatchRecord] = {}
+        tournament_id = recorder.open(config, schedule.matches, records)
+        pending = [m for m in schedule.matches if m.number not in records]
+        workers = max(1, min(jobs or config.parallelism or default_jobs(), len(pending) or 1))
+        run = Run(config, schedule.matches, shown_db, repo, tournament_id, 0 if in_process else workers, records)
+        run.recorded_before = len(records)
+        counted[:] = [len(records)]
+        everyone: list[Observer] = [recorder, *observers]
+
+        def executor() -> Executor:
+            if in_process:
+                return InProcessExecutor(play)
+            if config.cluster:  # arbiter run --cluster: the matches are Dask tasks (docs/cluster.md)
+                from arbiter.tournament.cluster import DaskExecutor
+
+                return DaskExecutor(config, config.cluster)
+            return LocalExecutor(workers, log_folder / "arbiter.log", play)
+
+        for o in everyone:
+            o.started(run)
+        try:
+            loop = _Loop(run, schedule, recorder, everyone, log_folder, counted)
+            loop.queue_matches(pending)
+            loop.play(executor)
+        finally:
+            for o in everyone:
+                o.stopped(run)
+        complete = len(records) == len(schedule.matches)
+        if complete:
+            repo.finish(run.tournament_id)
+        return RunSummary(
+            tournament=config.name,
+            format=config.format,
+            database=shown_db,
+            total=len(schedule.matches),
+            recorded_before=run.recorded_before,
+            played=run.played,
+            aborted=run.aborted,
+            complete=complete,
+            standings=standings(config.entrant_names, repo.matches(run.tournament_id), run.duplicate),
+            wall_seconds=0.0,
+            arbiter_cpu=run.arbiter_cpu,
+            bots_cpu=run.bots_cpu,
+            reconciled=run.reconciled,
+        )
+    finally:
+        folder.release()
+
+
+class _Loop:
+    """Keeps the executor busy (two matches queued per slot), hands each result to the observers
+    in turn, grows the schedule when it has room."""
+
+    def __init__(
+        self,
+        run: Run,
+        schedule: Schedule,
+        recorder: Recorder,
+        observers: Sequence[Observer],
+        log_folder: Path,
+        counted: list[int],
+    ):
+        self.run, self.schedule, self.recorder, self.observers = run, schedule, recorder, observers
+        self.log_folder = log_folder
+        self.counted = counted
+        self.queue: list[MatchTask] = []
+
+    def queue_matches(self, matches: Sequence[ScheduledMatch]) -> None:
+        """Queue these matches; a finished log that no row records (a run was killed between the
+        log's rename and the commit) is recorded from the log instead."""
+        for m in matches:
+            task = make_task(self.schedule.config, m, self.log_folder)
+            if os.path.lexists(task.log_path):
+                self.finished(m, reconcile_log(task, self.schedule.config), from_log=True)
+            else:
+                self.queue.append(task)
+
+    def finished(self, m: ScheduledMatch, outcome: MatchOutcome, *, from_log: bool = False) -> None:
+        run = self.run
+        self.observers[0].match_done(run, m, outcome)  # the recorder: nothing else sees an unrecorded match
+        self.counted[:] = [len(run.records)]
+        if from_log:
+            run.reconciled += 1
+        else:
+            run.played += 1
+        run.aborted += outcome.status != "complete"
+        run.arbiter_cpu += outcome.arbiter_cpu
+        run.bots_cpu += outcome.bots_cpu
+        for o in self.observers[1:]:
+            o.match_done(run, m, outcome)
+
+    def grow(self) -> None:
+        new = self.schedule.grow(self.run)
+        if new:
+            self.run.config = self.schedule.config
+            self.run.schedule = self.schedule.matches
+            self.recorder.extend(self.schedule.config, self.schedule.matches)
+            self.queue_matches(new)
+
+    def play(self, make_executor: Callable[[], Executor]) -> None:
+        executor: Executor | None = None
+        running: dict[Future[MatchOutcome], MatchTask] = {}
+        by_number = {m.number: m for m in self.run.schedule}
+        ok = False
+        try:
+            while True:
+                # Fill the executor's window, but first hand on what is already done (in this
+                # process a match is played as it is submitted).
+                while not any(f.done() for f in running):
+                    room = executor is None or len(running) < 2 * executor.slots
+                    if room and not self.queue:
+                        self.grow()
+                        by_number = {m.number: m for m in self.run.schedule}
+                    if not room or not self.queue:
+                        break
+                    if executor is None:  # made when a match is to play: a finished run connects nowhere
+                        executor = make_executor()
+                    task = self.queue.pop(0)
+                    running[executor.submit(task)] = task
+                if not running:
+                    break
+                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=lambda f: running[f].number):
+                    task = running.pop(future)
+                    self.finished(by_number[task.number], future.result())
+            ok = True
+        finally:
+            if executor is not None:
+                executor.close(cancel=not ok)
+
+
+def reconcile_log(task: MatchTask, config: TournamentConfig) -> MatchOutcome:
+    """The outcome of a pending match whose finished log exists (a kill came between the
+    worker's rename and the parent's commit), read from that log; a log that is not that match
+    is a ConfigError: it is left as it is, for a person to look at."""
+    from arbiter.tournament.logfolder import outcome_fields_from_log
+
+    path = Path(task.log_path)
+    fields = outcome_fields_from_log(path) if path.is_file() and not path.is_symlink() else None
+    header = (fields or {}).get("header") or {}
+    seats = header.get("seats")
+    if not isinstance(seats, list):
+        seats = []
+    fits = (
+        fields is not None
+        and header.get("match_id") == task.match_id
+        and [s.get("entrant") if isinstance(s, dict) else None for s in seats] == [b.name for b in task.bots]
+        and header.get("seed") == task.seed
+        and header.get("rules") == task.rules
+    )
+    if not fits:
+        raise ConfigError(
+            f"log folder {printable(str(path.parent))} holds {printable(path.name)}, which this database does not "
+            f"record and which is not a finished log of match {task.key} of tournament {config.name!r}; it is "
+            "left as it is: move it away (or give the tournament another log_folder) and run again"
+        )
+    assert fields is not None
+    return MatchOutcome(
+        number=task.number,
+        status=fields["status"],
+        totals=fields["totals"],
+        places=fields["places"],
+        forfeits=fields["forfeits"],
+        faults=tuple(FaultRecord.from_json(f) for f in fields["faults"]),
+        reason=fields["reason"],
+        deals=fields["deals"],
+        decisions=fields["decisions"],
+        think_seconds=fields["think_seconds"],
+        log_path=str(path),
+        log_sha256=file_sha256(path),
+    )
