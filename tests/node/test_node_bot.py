@@ -108,13 +108,3 @@ def test_the_node_bot_exit_codes(node):
     )  # fmt: skip
     assert unreachable.returncode == 1 and "cannot reach the arbiter" in unreachable.stderr
 
-
-def test_the_polyglot_tournament_file_loads():
-    from arbiter.tournament.config import load_config
-
-    config = load_config(ROOT / "tournaments" / "polyglot.yaml")
-    commands = {e.name: e.launch for e in config.entrants}
-    assert "node ../sample_bots/node/bot.js" in commands.values()
-    assert any("random_bot.py" in c for c in commands.values())
-    assert any("heuristic_bot.py" in c for c in commands.values())
-    assert config.rules.to_json() == {"preset": "standard"}
