@@ -65,7 +65,9 @@ def test_the_generated_code_comes_from_the_proto_and_is_not_committed(go_bot):
         ["git", "ls-files", "sample_bots/go"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split()
     assert "sample_bots/go/main.go" in tracked
-    assert [p for p in tracked if p.endswith(".pb.go") or p.startswith("sample_bots/go/gen/") or p.endswith("/bot")] == []
+    assert [
+        p for p in tracked if p.endswith(".pb.go") or p.startswith("sample_bots/go/gen/") or p.endswith("/bot")
+    ] == []
 
 
 @pytest.mark.parametrize("listen", [None, "127.0.0.1:0"], ids=["unix-socket", "tcp"])

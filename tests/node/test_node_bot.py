@@ -107,4 +107,3 @@ def test_the_node_bot_exit_codes(node):
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert unreachable.returncode == 1 and "cannot reach the arbiter" in unreachable.stderr
-
