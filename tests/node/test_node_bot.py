@@ -8,7 +8,6 @@ test workers install at most once.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import shutil
 import subprocess
@@ -17,13 +16,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from barbu.matchlog import verify
 from barbu.rules import make_ruleset
 
 from arbiter.compliance.checkbot import check_bot
 from arbiter.match.play import BotSpec, play_bot_match
-from arbiter.referee.logfile import read_log_lines
 from arbiter.referee.loop import MatchSetup
+from tests.polyglot import play_checked_match
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_BOT = ROOT / "sample_bots" / "node" / "bot.js"
@@ -70,17 +68,7 @@ def test_a_polyglot_match_plays_end_to_end_and_its_log_verifies(node, tmp_path):
         f"{PY} {heuristic}",
         f"{node} {NODE_BOT}",
     ]
-    bots = [BotSpec(f"seat{s}", c) for s, c in enumerate(commands)]
-    played = play_bot_match(bots, MatchSetup(make_ruleset(), seed=17, match_id="polyglot"), tmp_path / "polyglot.jsonl")
-    r = played.result
-    assert r.status == "complete" and r.deals == 28, r
-    assert r.faults == [] and r.forfeits == []
-    assert sum(r.totals) == 0
-    report = verify(read_log_lines(played.log_path))
-    assert report.valid and report.complete, report
-    assert report.totals == r.totals and report.places == r.places
-    header = json.loads(played.log_path.read_text().splitlines()[0])
-    assert [s["command"] for s in header["seats"]] == commands
+    played = play_checked_match(commands, "polyglot", tmp_path, seed=17)
     # The Node bots log to stderr, which the arbiter keeps beside the match log.
     assert "match polyglot: seat 0, 28 deals" in played.outputs[0].read_text()
     assert "match polyglot: seat 3, 28 deals" in played.outputs[3].read_text()
@@ -107,14 +95,3 @@ def test_the_node_bot_exit_codes(node):
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert unreachable.returncode == 1 and "cannot reach the arbiter" in unreachable.stderr
-
-
-def test_the_polyglot_tournament_file_loads():
-    from arbiter.tournament.config import load_config
-
-    config = load_config(ROOT / "tournaments" / "polyglot.yaml")
-    commands = {e.name: e.launch for e in config.entrants}
-    assert "node ../sample_bots/node/bot.js" in commands.values()
-    assert any("random_bot.py" in c for c in commands.values())
-    assert any("heuristic_bot.py" in c for c in commands.values())
-    assert config.rules.to_json() == {"preset": "standard"}
