@@ -13,15 +13,10 @@ runner. It must be a module-level function (the pool pickles it by name).
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import logging
 import multiprocessing
 import os
-import resource
-import shutil
-import signal
-import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -32,7 +27,6 @@ from typing import Any, Callable, Sequence
 from barbu.rules import ruleset_from_json
 
 from arbiter.errors import ArbiterError, ConfigError, TournamentError, TournamentInterrupted
-from arbiter.process.procfs import children_of
 from arbiter.process.sandbox import Isolation
 from arbiter.referee.logfile import keep_existing_logs
 from arbiter.signals import INTERRUPTS, begin_stop, deferred, signal_of, stop_on_signals
@@ -49,6 +43,7 @@ from arbiter.tournament.ratings import (
     standings,
 )
 from arbiter.tournament.schedule import ScheduledMatch, block_deals, build_schedule, games
+from arbiter.tournament.worker import _match_host, _worker_init, run_task
 
 # The storage layer (SQLAlchemy) is imported by the parent only, inside run_tournament: workers
 # start faster without it.
@@ -165,95 +160,6 @@ def play_match(task: MatchTask) -> MatchOutcome:
         )
     outcome = outcome_from_result(task, played.result, played.log_path, played.wall_seconds)
     return replace(outcome, bots_cpu=played.bots_cpu)
-
-
-# ---- the worker side ---------------------------------------------------------------------
-_PR_SET_PDEATHSIG = 1
-
-
-_worker_tmp: str | None = None  # this worker's temporary folder (the matches' Unix sockets)
-_host: Any = None  # this worker's arbiter (arbiter.match.play.MatchHost), made at its first match
-
-
-def _match_host() -> Any:
-    """The worker's long-lived arbiter, or None outside a worker (no _worker_init)."""
-    global _host
-    if _worker_tmp is None:
-        return None
-    if _host is None:
-        from multiprocessing.util import Finalize
-
-        from arbiter.match.play import MatchHost
-
-        _host = MatchHost(reuse=True)
-        # Before the temporary folder goes (exitpriority 0): kept bots retired, server stopped.
-        Finalize(None, _close_host, exitpriority=10)
-    return _host
-
-
-def _close_host() -> None:
-    global _host
-    host, _host = _host, None
-    if host is not None:
-        try:
-            host.close()
-        except Exception:  # pragma: no cover - a dying worker: its bots die with it anyway
-            log.exception("closing the worker's arbiter failed")
-
-
-def _worker_init(parent_pid: int, log_file: str) -> None:
-    """Runs first in every worker: signals, parent-death watch, a private temp folder, logging."""
-    global _worker_tmp
-    from multiprocessing.util import Finalize
-
-    # A short path (a Unix socket path has at most 107 bytes) that a killed worker can remove.
-    _worker_tmp = tempfile.mkdtemp(prefix=f"barbu-w{os.getpid()}-")
-    tempfile.tempdir = _worker_tmp
-    Finalize(None, shutil.rmtree, args=(_worker_tmp,), kwargs={"ignore_errors": True}, exitpriority=0)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
-    signal.signal(signal.SIGTERM, _worker_terminated)
-    signal.signal(signal.SIGHUP, _worker_terminated)  # the terminal closed under the whole group
-    try:  # Linux: SIGTERM us when the parent dies (kill -9, power cut of the parent alone)
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent_pid:  # the parent died before the watch was set
-        os._exit(1)
-    logging.basicConfig(
-        filename=log_file, level=logging.WARNING, format="%(asctime)s %(process)d %(name)s %(levelname)s: %(message)s"
-    )
-    keep_existing_logs(True)  # a log that exists is somebody's record: commit only under a new name
-
-
-def _worker_terminated(signum, frame) -> None:  # pragma: no cover - runs in a dying worker
-    """Kill the bots of the match in progress (each is its own process group) and leave now."""
-    me = os.getpid()
-    for pid in children_of(me):
-        for kill in (os.killpg, os.kill):
-            try:
-                kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-    if _worker_tmp:
-        shutil.rmtree(_worker_tmp, ignore_errors=True)
-    os._exit(1)
-
-
-def run_task(play: Callable[[MatchTask], MatchOutcome], task: MatchTask) -> MatchOutcome:
-    """Play one task and measure the CPU it cost: this process (the arbiter) vs its children (bots)."""
-    self0 = resource.getrusage(resource.RUSAGE_SELF)
-    kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    outcome = play(task)
-    self1 = resource.getrusage(resource.RUSAGE_SELF)
-    kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    # A match between bot processes measures its bots itself (a bot kept for the next match is
-    # not reaped, so it is not among this process's children yet).
-    kids = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
-    return replace(
-        outcome,
-        arbiter_cpu=(self1.ru_utime + self1.ru_stime) - (self0.ru_utime + self0.ru_stime),
-        bots_cpu=outcome.bots_cpu or kids,
-    )
 
 
 # ---- ratings over the completed prefix of the schedule --------------------------------------
