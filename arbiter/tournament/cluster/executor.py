@@ -114,11 +114,9 @@ class DaskExecutor:
         if self._closed.is_set():
             return
         if not cancel:
-            with self._lock:
-                wait([ours for _, ours in self._matches.values()])
+            wait([ours for _, ours in self._in_flight()])
         self._closed.set()
-        with self._lock:
-            matches = list(self._matches.values())
+        matches = self._in_flight()
         for _, ours in matches:
             ours.cancel()
         if matches:
@@ -193,10 +191,12 @@ class DaskExecutor:
                     )
                 )
 
-    def _fail_all(self, error: Exception) -> None:
+    def _in_flight(self) -> list[tuple[Any, Future[MatchOutcome]]]:
         with self._lock:
-            matches = list(self._matches.values())
-        for _, ours in matches:
+            return list(self._matches.values())
+
+    def _fail_all(self, error: Exception) -> None:
+        for _, ours in self._in_flight():
             _settled(ours.set_exception, error)
 
     def _retire_kept_bots(self) -> None:
