@@ -1,9 +1,12 @@
-"""The coordinator's side of a cluster run: :class:`DaskExecutor` and the receipt of a match.
+"""The coordinator's side of a cluster run: :class:`DaskExecutor` and :func:`receive`.
 
-The executor submits each match as one Dask task (:func:`~arbiter.tournament.cluster.plugin.play_on_worker`,
-one unit of the worker resource ``arena``) and hands back a :class:`concurrent.futures.Future`
-that :func:`receive` settles once the log it ships back has been checked and written to the log
-folder: the tournament loop waits on it as on any executor's, and records and rates.
+Each match is one Dask task (one unit of the worker resource ``arena``: ``dask worker ...
+--resources arena=N`` plays N at once); the executor hands back a
+:class:`concurrent.futures.Future` that :func:`receive` settles once the log the worker shipped
+back is checked (its digest, :func:`barbu.matchlog.verify`, that it is this match and says what
+the outcome says) and written to the log folder: the tournament loop waits on it as on any
+executor's, and records and rates. The entrants' folders travel as bundles
+(:mod:`arbiter.tournament.bundle`) held by the scheduler as Dask variables while the run lasts.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import uuid
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, InvalidStateError, wait
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -44,13 +47,9 @@ MAX_SHIPPED_OUTPUT = 1 << 40
 
 
 class DaskExecutor:
-    """Matches played on the Dask cluster at ``address`` (docs/cluster.md), as a local pool plays
-    them: same worker function (``play``), same logs, same outcomes.
-
-    At the start it packs the entrants' folders into bundles (held by the scheduler while the run
-    lasts), waits for a worker offering ``arena`` and registers the arena's worker plugin. Dask's
-    own messages go to the log folder's ``arbiter.log`` while it is open. ``slots`` follows the
-    cluster's ``arena`` units as workers come and go."""
+    """Matches played on the Dask cluster at ``address`` as a local pool plays them (the same
+    ``play``, logs and outcomes). Dask's own messages go to the log folder's ``arbiter.log`` while
+    it is open; ``slots`` follows the cluster's ``arena`` units as workers come and go."""
 
     def __init__(
         self,
@@ -60,6 +59,8 @@ class DaskExecutor:
         play: Callable[[MatchTask], MatchOutcome] = play_match,
         log_folder: Path | None = None,
     ):
+        from distributed import Variable
+
         self.address = address
         self.play = play
         self.bots, packs = remote_bots(config)  # a command a worker cannot run stops us before connecting
@@ -76,26 +77,21 @@ class DaskExecutor:
             self.client = _connect(address)
             self._resources.callback(_quietly, self.client.close, timeout=5)
             self._resources.callback(_quietly, self._retire_kept_bots)
-            self._start(packs)
-        except BaseException:
-            self._resources.close()
-            raise
-        threading.Thread(target=self._watch, name="barbu-cluster-watch", daemon=True).start()
-
-    def _start(self, packs: dict[str, Any]) -> None:
-        from distributed import Variable
-
-        try:
-            self.slots = _wait_for_workers(self.client, self.address, WORKER_WAIT_SECONDS)
+            self.slots = _wait_for_workers(self.client, address, WORKER_WAIT_SECONDS)
             self.client.register_plugin(ArenaPlugin(), name=PLUGIN)
             for digest, pack in packs.items():
                 variable = Variable(variable_name(digest, self.run_id), client=self.client)
                 variable.set(pack.data)
                 self._resources.callback(_quietly, variable.delete)
         except (OSError, TimeoutError, CancelledError) as e:
+            self._resources.close()
             raise TournamentError(
-                f"lost the Dask scheduler at {self.address} ({_one_line(e)}); run the same command again to resume"
+                f"lost the Dask scheduler at {address} ({_one_line(e)}); run the same command again to resume"
             ) from None
+        except BaseException:
+            self._resources.close()
+            raise
+        threading.Thread(target=self._watch, name="barbu-cluster-watch", daemon=True).start()
 
     def submit(self, task: MatchTask) -> Future[MatchOutcome]:
         job = ClusterJob(task, tuple(self.bots[b.name] for b in task.bots), self.play, self.identity, self.run_id)
@@ -137,12 +133,13 @@ class DaskExecutor:
             self._matches.pop(theirs.key, None)
         if ours.done():  # failed by the watch, or cancelled by close
             return
-        try:
-            outcome = receive(self._result(theirs, task), task)
-        except Exception as e:
-            _settled(ours.set_exception, e)
-        else:
-            _settled(ours.set_result, outcome)
+        with suppress(InvalidStateError):  # settled meanwhile: failed by the watch, or cancelled by close
+            try:
+                outcome = receive(self._result(theirs, task), task)
+            except Exception as e:
+                ours.set_exception(e)
+            else:
+                ours.set_result(outcome)
 
     def _result(self, theirs: Any, task: MatchTask) -> ClusterResult:
         from distributed import KilledWorker
@@ -197,18 +194,12 @@ class DaskExecutor:
 
     def _fail_all(self, error: Exception) -> None:
         for _, ours in self._in_flight():
-            _settled(ours.set_exception, error)
+            with suppress(InvalidStateError):  # settled meanwhile
+                ours.set_exception(error)
 
     def _retire_kept_bots(self) -> None:
         if self.client.status == "running":
             self.client.run(retire_idle_matches, wait=True)
-
-
-def _settled(settle: Callable[[Any], None], value: Any) -> None:
-    try:
-        settle(value)
-    except InvalidStateError:  # settled meanwhile: failed by the watch, or cancelled by close
-        pass
 
 
 def _quietly(action: Callable[..., Any], *args: Any, **kwargs: Any) -> None:

@@ -1,23 +1,15 @@
-"""A Dask worker's side of a cluster run: the arena's worker plugin and the task it serves.
+"""A Dask worker's side of a cluster run: the task of a match and the plugin that serves it.
 
-Each match is one Dask task, :func:`play_on_worker`, served by this worker's
-:class:`ArenaPlugin` (registered by the coordinator, kept for the worker's life): it holds the
-worker's match processes, its bundle cache lock and the programs it has checked, and retires
-idle match processes.
-
-A match is played in a *match process*, a child of the Dask worker started with
-:mod:`subprocess`, not on the worker itself, because:
-
-* the worker's threads share its event loop's process: a match's arbiter (an event loop, a gRPC
-  server, four bot processes) must not compete with it, nor die with a task's thread;
-* grpcio is not fork-safe, and a Dask worker is a daemonic process, which may not start
-  :mod:`multiprocessing` children (so no process pool there);
-* a match process is set up as a local pool worker is (:func:`arbiter.tournament.worker._worker_init`:
-  parent-death signal, private temporary folder, logging), so a worker that dies takes its
-  matches and their bots with it, and a cancelled match is stopped by a signal, bots and all.
-
-The match process is kept for the worker's next match (its arbiter keeps bots that play several
-matches); the plugin and the process speak over a :func:`multiprocessing.Pipe`.
+The coordinator registers :class:`ArenaPlugin` on every worker (kept for the worker's life): it
+holds the worker's match processes, its bundle lock and the programs it has checked, stops a
+match whose task is cancelled, and retires idle match processes. A match is played in a *match
+process*, a child of the Dask worker started with :mod:`subprocess`, because the worker's event
+loop must not host matches (an arbiter, a gRPC server and four bots each), grpcio is not
+fork-safe, and a Dask worker is a daemonic process, which may not start :mod:`multiprocessing`
+children. The match process is set up and plays as a local pool worker does
+(:mod:`arbiter.tournament.worker`), so it dies with its worker, bots and all; it is kept for the
+worker's next match (its arbiter keeps bots that play several) and speaks over a
+:func:`multiprocessing.Pipe`.
 """
 
 from __future__ import annotations
@@ -65,10 +57,6 @@ IDLE_SECONDS = 10.0  # a match process (and the bots it keeps) idle this long is
 REAP_SECONDS = 5.0  # how often the plugin looks for idle match processes
 
 
-class MatchCancelled(Exception):
-    """The scheduler no longer wants this match (the coordinator stopped or went away)."""
-
-
 def play_on_worker(job: ClusterJob) -> ClusterResult:
     """The Dask task: play one match on this worker as a local pool worker plays it."""
     from distributed import get_worker
@@ -76,7 +64,7 @@ def play_on_worker(job: ClusterJob) -> ClusterResult:
     worker = get_worker()
     arena = worker.plugins.get(PLUGIN)
     if not isinstance(arena, ArenaPlugin):
-        raise TournamentError(f"Dask worker {worker.address} lacks the arena's plugin (it joined mid-registration)")
+        raise TournamentError(f"Dask worker {worker.address} has no {PLUGIN!r} plugin: restart it to get it")
     return arena.play(job, worker.get_current_task())
 
 
@@ -153,9 +141,12 @@ class ArenaPlugin(WorkerPlugin):
         finally:
             with self.lock:
                 del self.playing[key]
-                if process.alive() and not process.cancelled:
+                kept = process.alive() and not process.cancelled
+                if kept:
                     process.last_used = time.monotonic()
                     self.idle.append(process)
+            if not kept:  # dead, or cancelled as its reply came
+                process.stop()
 
     def retire_idle(self, idle_seconds: float = 0.0) -> int:
         """Stop the match processes that have not played for ``idle_seconds``: the bots they keep
@@ -275,14 +266,14 @@ class MatchProcess:
         except (OSError, EOFError):
             code = self.stop()
             if self.cancelled:
-                raise MatchCancelled(task.key) from None
+                raise TournamentError(f"match {task.key} was cancelled") from None
             raise TournamentError(f"the process playing match {task.key} died (exit status {code})") from None
         if kind == "error":
             raise value
         return value
 
     def cancel(self) -> None:
-        """Stop the match being played: :meth:`play` then raises :class:`MatchCancelled`."""
+        """Stop the match being played (its task was cancelled)."""
         self.cancelled = True
         self.terminate()
 
