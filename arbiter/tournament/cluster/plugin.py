@@ -270,7 +270,8 @@ class MatchProcess:
             raise TournamentError(f"the process playing match {task.key} died (exit status {code})") from None
         if kind == "error":
             raise value
-        return value
+        outcome: MatchOutcome = value
+        return outcome
 
     def cancel(self) -> None:
         """Stop the match being played (its task was cancelled)."""
