@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from arbiter.tournament import cluster
+from arbiter.tournament.cluster import executor
 from arbiter.tournament.config import load_config, override, parse_config
 from arbiter.tournament.loop import run_tournament
 
@@ -136,7 +136,7 @@ def main() -> None:
 
     # What the cluster adds, measured where it happens: wrap the coordinator's receive().
     costs = {"worker": 0.0, "coordinator": 0.0, "n": 0}
-    receive = cluster.receive
+    receive = executor.receive
 
     def timed_receive(result, task):
         t = time.perf_counter()
@@ -147,7 +147,7 @@ def main() -> None:
             costs["worker"] += result.overhead
             costs["n"] += 1
 
-    cluster.receive = timed_receive
+    executor.receive = timed_receive
     with tempfile.TemporaryDirectory(prefix="barbu-bench-cluster-") as tmp:
         folder = Path(tmp)
         yardstick_config = parse_config(RANDOM_28, display="random28", base_dir=ROOT / "tournaments")
@@ -164,7 +164,7 @@ def main() -> None:
             _, smoke_cpu = match_seconds(f"sqlite:///{folder}/cluster.db", config.name)
         finally:
             stop_cluster(procs)
-            cluster.receive = receive
+            executor.receive = receive
     assert n == n_cluster
     local_rate, cluster_rate = 60 * n / local_wall, 60 * n / cluster_wall
     overhead = (cluster_wall - local_wall) * 2 / n

@@ -26,29 +26,38 @@ from arbiter.verdict.sprt import DEFAULT_MIN_SETS, FixedConfig, SprtConfig
 
 # The options (type aliases keep the command's signature readable).
 _A = Annotated[
-    str, typer.Option("--a", metavar="CMD", help='Bot A, the baseline: a command, e.g. "python sample_bots/random_bot.py".')
+    str,
+    typer.Option("--a", metavar="CMD", help='Bot A, the baseline: a command, e.g. "python sample_bots/random_bot.py".'),
 ]
 _B = Annotated[str, typer.Option("--b", metavar="CMD", help="Bot B, the candidate: is it better than A?")]
 _Field = Annotated[
     Optional[list[str]],
-    typer.Option("--field", metavar="CMD", help="A field bot (repeat for 2 or 3; default: python sample_bots/heuristic_bot.py)."),
+    typer.Option(
+        "--field", metavar="CMD", help="A field bot (repeat for 2 or 3; default: python sample_bots/heuristic_bot.py)."
+    ),
 ]
 _Rules = Annotated[str, typer.Option("--rules", metavar="PRESET", help="Rules preset.")]
 _Settings = Annotated[
     Optional[list[str]],
-    typer.Option("--set", metavar="SWITCH=VALUE", help="Override a rules switch, e.g. --set domino_ace=low (repeatable)."),
+    typer.Option(
+        "--set", metavar="SWITCH=VALUE", help="Override a rules switch, e.g. --set domino_ace=low (repeatable)."
+    ),
 ]
 _Delta0 = Annotated[
-    Optional[float], typer.Option("--delta0", metavar="POINTS", help=f"H0: B − A ≤ δ0 points per match (default {DEFAULT_DELTA0:g}).")
+    Optional[float],
+    typer.Option("--delta0", metavar="POINTS", help=f"H0: B − A ≤ δ0 points per match (default {DEFAULT_DELTA0:g})."),
 ]
 _Delta1 = Annotated[
-    Optional[float], typer.Option("--delta1", metavar="POINTS", help=f"H1: B − A ≥ δ1 points per match (default {DEFAULT_DELTA1:g}).")
+    Optional[float],
+    typer.Option("--delta1", metavar="POINTS", help=f"H1: B − A ≥ δ1 points per match (default {DEFAULT_DELTA1:g})."),
 ]
 _Alpha = Annotated[
-    Optional[float], typer.Option("--alpha", metavar="P", help="False positive rate: H1 accepted when H0 holds (default 0.05).")
+    Optional[float],
+    typer.Option("--alpha", metavar="P", help="False positive rate: H1 accepted when H0 holds (default 0.05)."),
 ]
 _Beta = Annotated[
-    Optional[float], typer.Option("--beta", metavar="P", help="False negative rate: H0 accepted when H1 holds (default 0.05).")
+    Optional[float],
+    typer.Option("--beta", metavar="P", help="False negative rate: H0 accepted when H1 holds (default 0.05)."),
 ]
 _MaxMatches = Annotated[
     Optional[int],
@@ -62,7 +71,12 @@ _MaxMatches = Annotated[
 ]
 _Fixed = Annotated[
     Optional[int],
-    typer.Option("--fixed", metavar="N", min=1, help="Fixed count: play N matches (whole sets of 8), no test; the mean and its CI."),
+    typer.Option(
+        "--fixed",
+        metavar="N",
+        min=1,
+        help="Fixed count: play N matches (whole sets of 8), no test; the mean and its CI.",
+    ),
 ]
 _Jobs = Annotated[
     Optional[int],
@@ -84,16 +98,23 @@ _Cluster = Annotated[
 ]
 _Db = Annotated[
     Optional[str],
-    typer.Option("--db", metavar="DATABASE", help="Database URL or SQLite file (default: $BARBU_DB, else logs/arbiter.db)."),
+    typer.Option(
+        "--db", metavar="DATABASE", help="Database URL or SQLite file (default: $BARBU_DB, else logs/arbiter.db)."
+    ),
 ]
 _Name = Annotated[
     Optional[str],
-    typer.Option("--name", metavar="NAME", help="The test's name in the database (default: ab-<hash of bots, rules, seed>)."),
+    typer.Option(
+        "--name", metavar="NAME", help="The test's name in the database (default: ab-<hash of bots, rules, seed>)."
+    ),
 ]
 _Seed = Annotated[int, typer.Option("--seed", metavar="N", min=0, max=2**63 - 1, help="Seed of the deals.")]
-_LogFolder = Annotated[Optional[str], typer.Option("--log-folder", metavar="FOLDER", help="Match logs (default: logs/NAME).")]
+_LogFolder = Annotated[
+    Optional[str], typer.Option("--log-folder", metavar="FOLDER", help="Match logs (default: logs/NAME).")
+]
 _Html = Annotated[
-    Optional[str], typer.Option("--html", metavar="FILE", help="Also write a self-contained HTML page: LLR path, CI, contracts.")
+    Optional[str],
+    typer.Option("--html", metavar="FILE", help="Also write a self-contained HTML page: LLR path, CI, contracts."),
 ]
 _AsJson = Annotated[bool, typer.Option("--json", help="Print the result as one JSON object, no progress.")]
 

@@ -363,7 +363,7 @@ def _run_holding_lease(
             if config.cluster:  # arbiter run --cluster: the matches are Dask tasks (docs/cluster.md)
                 from arbiter.tournament.cluster import DaskExecutor
 
-                return DaskExecutor(config, config.cluster)
+                return DaskExecutor(config, config.cluster, play=play, log_folder=log_folder)
             return LocalExecutor(workers, log_folder / "arbiter.log", play)
 
         for o in everyone:

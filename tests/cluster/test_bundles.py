@@ -18,7 +18,9 @@ import pytest
 from typer.testing import CliRunner
 
 from arbiter.errors import ConfigError, TournamentError
-from arbiter.tournament import bundle, cluster
+from arbiter.tournament import bundle
+from arbiter.tournament.cluster import executor, shipping
+from arbiter.tournament.cluster.plugin import check_program
 from arbiter.tournament.config import load_config, parse_config
 
 from tests.tournament.conftest import SMOKE, cli_app
@@ -150,7 +152,7 @@ def test_commands_are_rewritten_into_their_bundle(tmp_path):
     make_bot(tmp_path / "bots")
     (tmp_path / "data.txt").write_text("outside")
     config = load_config(write_league(tmp_path, "env SEED=1 python bots/bot.py --level 3 bots/lib/strategy.py"))
-    bots, packs = cluster.remote_bots(config)
+    bots, packs = shipping.remote_bots(config)
     assert len(packs) == 1  # both entrants' scripts live in bots/: one bundle
     a = bots["a"]
     assert a.bundle == bots["b"].bundle and a.program is None
@@ -161,7 +163,7 @@ def test_commands_are_rewritten_into_their_bundle(tmp_path):
 
     config = load_config(write_league(tmp_path, "python bots/bot.py ../" + tmp_path.name + "/data.txt"))
     with pytest.raises(ConfigError, match=r"entrant 'a': its command names .*data.txt, outside its folder"):
-        cluster.remote_bots(config)
+        shipping.remote_bots(config)
 
 
 def test_a_system_program_is_checked_by_path_and_version_on_the_worker(tmp_path):
@@ -169,15 +171,15 @@ def test_a_system_program_is_checked_by_path_and_version_on_the_worker(tmp_path)
     (tmp_path / "bots" / "bot.sh").write_text("exit 0\n")
     sh = shutil.which("sh")
     config = load_config(write_league(tmp_path, "sh bots/bot.sh"))
-    bots, _ = cluster.remote_bots(config)
+    bots, _ = shipping.remote_bots(config)
     program = bots["a"].program
     assert program is not None and program.path == os.path.abspath(sh) and program.version
-    cluster._check_program(bots["a"], program, "tcp://w:1")  # the same machine: accepted
+    check_program(bots["a"], program, "tcp://w:1")  # the same machine: accepted
     with pytest.raises(ConfigError, match=r"entrant 'a' runs .*sh: version .*bogus.* on the coordinator"):
-        cluster._check_program(bots["a"], cluster.Program("sh", program.path, "sha256:bogus"), "tcp://w:1")
+        check_program(bots["a"], shipping.Program("sh", program.path, "sha256:bogus"), "tcp://w:1")
     with pytest.raises(ConfigError, match=r"entrant 'a' runs no-such-prog, which Dask worker tcp://w:1 does not have"):
-        cluster._check_program(bots["a"], cluster.Program("no-such-prog", "/opt/x", "1"), "tcp://w:1")
-    assert cluster.program_version(sys.executable).startswith("Python 3.")
+        check_program(bots["a"], shipping.Program("no-such-prog", "/opt/x", "1"), "tcp://w:1")
+    assert shipping.program_version(sys.executable).startswith("Python 3.")
 
 
 def test_the_cluster_key_is_checked():
@@ -196,7 +198,7 @@ def test_the_cluster_option_is_checked_and_an_unreachable_scheduler_is_one_error
     r = runner.invoke(cli_app(), ["run", str(SMOKE), "--db", f"sqlite:///{tmp_path}/x.db", "--cluster", "nowhere"])
     assert r.exit_code == 2 and r.stderr.startswith("error: --cluster: expected a Dask scheduler address")
 
-    monkeypatch.setattr(cluster, "CONNECT_SECONDS", 1.0)
+    monkeypatch.setattr(executor, "CONNECT_SECONDS", 1.0)
     monkeypatch.chdir(tmp_path)
     r = runner.invoke(
         cli_app(), ["run", str(SMOKE), "--db", f"sqlite:///{tmp_path}/x.db", "--json", "--cluster", "tcp://127.0.0.1:1"]

@@ -16,7 +16,7 @@ from sqlmodel import SQLModel
 from typer.testing import CliRunner
 
 from arbiter.errors import StorageError
-from arbiter.tournament.runner import run_tournament
+from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.storage import open_database, schema
 
 from . import inproc

@@ -1,0 +1,66 @@
+"""The Dask executor on its own, as the tournament loop drives it: it hands back
+``concurrent.futures.Future`` s settled with checked outcomes whose logs are in the log folder,
+and a cancelling close stops the matches in play on the workers at once, bots and all (the
+arena plugin sees their tasks cancelled: no waiting for the idle reaper)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import time
+from pathlib import Path
+
+import pytest
+
+from arbiter.tournament.cluster import DaskExecutor
+from arbiter.tournament.cluster.plugin import IDLE_SECONDS
+from arbiter.tournament.config import load_config, override
+from arbiter.tournament.loop import make_task
+from arbiter.tournament.schedule import build_schedule
+
+from tests.tournament.conftest import SMOKE
+
+from .conftest import processes_in
+
+TIMEOUT = 600
+
+
+def smoke_tasks(cluster, folder: Path):
+    config = override(load_config(SMOKE), cluster=cluster.address, log_folder=folder)
+    schedule = build_schedule(config.format, config.entrant_names, config.rounds, config.seed, config.challenger)
+    return config, [make_task(config, m, folder) for m in schedule]
+
+
+@pytest.mark.slow
+def test_the_executor_settles_futures_with_checked_outcomes_and_a_cancel_stops_the_matches_at_once(
+    dask_cluster, tmp_path
+):
+    config, tasks = smoke_tasks(dask_cluster, tmp_path)
+    executor = DaskExecutor(config, dask_cluster.address)
+    try:
+        assert executor.slots == 2  # two workers, arena=1 each
+        future = executor.submit(tasks[0])
+        assert isinstance(future, concurrent.futures.Future)
+        outcome = future.result(timeout=TIMEOUT)
+    finally:
+        executor.close(cancel=False)
+    log = Path(outcome.log_path)
+    assert outcome.number == tasks[0].number and log == Path(tasks[0].log_path) and outcome.status == "complete"
+    assert hashlib.sha256(log.read_bytes()).hexdigest() == outcome.log_sha256
+    assert not any(processes_in(c) for c in dask_cluster.caches)  # the bots kept for a next match left with it
+
+    executor = DaskExecutor(config, dask_cluster.address)
+    try:
+        futures = [executor.submit(t) for t in tasks[1:3]]
+        deadline = time.monotonic() + TIMEOUT
+        while not all(processes_in(c) for c in dask_cluster.caches):  # a match in play on each worker
+            assert time.monotonic() < deadline and not any(f.done() for f in futures)
+            time.sleep(0.05)
+    finally:
+        executor.close(cancel=True)
+    stopped = time.monotonic()
+    while any(processes_in(c) for c in dask_cluster.caches) and time.monotonic() - stopped < IDLE_SECONDS:
+        time.sleep(0.05)
+    assert not any(processes_in(c) for c in dask_cluster.caches)
+    assert time.monotonic() - stopped < IDLE_SECONDS / 2, "the bots went only with the idle reaper"
+    assert all(f.cancelled() for f in futures)
