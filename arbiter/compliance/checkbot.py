@@ -46,10 +46,18 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from barbu.rules import STANDARD_CONTRACTS, Contract, Declaration
+from barbu.rules import STANDARD_CONTRACTS, Contract, Declaration, MatchState, Phase, make_ruleset, observe
 from barbu.rules.cards import RANKS, SUITS
 
-from arbiter.referee.faults import TERMINAL, FaultKind
+from arbiter.errors import ConfigError
+from arbiter.match.blocking import run_blocking
+from arbiter.match.play import BotSpec, MatchHost
+from arbiter.process.bot import BotProcess
+from arbiter.referee.faults import TERMINAL, FaultKind, FaultPolicy, PlayerFault
+from arbiter.referee.loop import MatchSetup
+from arbiter.referee.players import Player, RandomPlayer
+from arbiter.referee.timecontrol import TimeControl
+from arbiter.transport.remote import RemotePlayer
 
 __all__ = ["STEPS", "CheckReport", "Step", "check_bot"]
 
@@ -178,13 +186,10 @@ class _Session:
     multi_match: bool = False  # its hello said it can play several matches
     reused: bool = False  # played by the previous match's process, on its stream
     handed_on: bool = False  # its process and stream were kept for the next match
-    carry: Any = None  # (server, process, stream) handed to the next session
 
 
 def _tags(view: Any) -> tuple[str, ...]:
     """The situations a decision request exercises."""
-    from barbu.rules import Phase
-
     phase = view.phase
     if phase is Phase.DECLARE:
         return ("declare",)
@@ -211,19 +216,21 @@ def _tags(view: Any) -> tuple[str, ...]:
     return ()
 
 
-def _recorder(inner: Any, outcome: _Session) -> Any:
-    """A Player that forwards to ``inner`` (the RemotePlayer) and records every exchange."""
-    from arbiter.referee.faults import PlayerFault
-    from arbiter.referee.players import Player
+def _recorder(inner: RemotePlayer, outcome: _Session, connect_timeout: float) -> Player:
+    """The bot's player (``inner``), recording every exchange into ``outcome``."""
 
     class Recorder(Player):
         name = inner.name
 
-        def start(self, seat: int, view: Any) -> None:
-            inner.start(seat, view)
+        async def start(self, seat: int, view: Any) -> None:
+            _note_connection(inner, outcome, connect_timeout)
+            await inner.start(seat, view)
             outcome.match_start_sent = True
 
-        def decide(self, view: Any, time_limit: float) -> Any:
+        async def decide(
+            self, state: MatchState, seat: int, time_limit: float, sent: Callable[[], None] | None = None
+        ) -> Any:
+            view = observe(state, seat)
             contract = view.contract.value if view.contract is not None else None
             record = _Decision(
                 outcome.label, inner.next_request_id, view.deal, view.phase.name.lower(), contract,
@@ -233,7 +240,7 @@ def _recorder(inner: Any, outcome: _Session) -> Any:
             outcome.decisions.append(record)
             started = time.perf_counter()
             try:
-                action = inner.decide(view, time_limit)
+                action = await inner.decide(state, seat, time_limit, sent)
             except PlayerFault as f:
                 record.elapsed = time.perf_counter() - started
                 record.fault = f
@@ -244,18 +251,39 @@ def _recorder(inner: Any, outcome: _Session) -> Any:
             record.legal_answer = action in view.legal
             return action
 
-        def deal_ended(self, view: Any) -> None:
-            inner.deal_ended(view)
+        async def deal_ended(self, state: MatchState, seat: int) -> None:
+            await inner.deal_ended(state, seat)
             outcome.deal_ends += 1
 
-        def match_ended(self, view: Any) -> None:
-            inner.match_ended(view)
+        async def match_ended(self, view: Any) -> None:
+            await inner.match_ended(view)
             outcome.match_end_sent = True
 
-        def close(self) -> None:
-            inner.close()
+        async def close(self) -> None:
+            await inner.close()
 
     return Recorder()
+
+
+def _note_connection(remote: RemotePlayer, out: _Session, connect_timeout: float) -> None:
+    """How the bot joined the match (the host has waited for it), or why it did not."""
+    session, process = remote.session, remote.process
+    assert isinstance(process, BotProcess)
+    out.started, out.pid = True, process.pid
+    if not session.connected.is_set():
+        if session.refusal:
+            out.connect_error = session.refusal
+        elif process.exit_code() is not None:
+            out.connect_error = "never connected: " + process.describe_exit()
+        else:
+            out.connect_error = f"did not connect and say hello within {connect_timeout:g}s"
+        out.exit_detail = process.describe_exit()
+        return
+    hello = session.hello
+    assert hello is not None  # connected: its hello arrived
+    out.connected = True
+    out.hello = f"as {hello.bot_name or '(no name)'!r} version {hello.bot_version or '(none)'!r}"
+    out.multi_match = bool(hello.multi_match)
 
 
 # ---- running one session ---------------------------------------------------------------------
@@ -268,144 +296,79 @@ class _Plan:
 
 
 def _plans(seed: int) -> list[_Plan]:
-    from barbu.rules import make_ruleset
-
     return [
         _Plan("standard", make_ruleset("standard"), auto_single=False, seed=seed),
         _Plan("quota", make_ruleset("standard", {"contracts": ["barbu", "domino"]}), auto_single=True, seed=seed + 1),
     ]
 
 
-def _run_session(
-    plan: _Plan, command: str, *, time_limit: float, connect_timeout: float, exit_grace: float,
-    match_limit: float, folder: Path, cwd: str | None, env: dict[str, str] | None, listen: str | None,
-    carry: Any = None, last: bool = True,
+async def _play_session(
+    host: MatchHost, plan: _Plan, bot: BotSpec, control: TimeControl, *, exit_grace: float, folder: Path,
+    env: dict[str, str] | None, last: bool,
 ) -> _Session:  # fmt: skip
-    """One match of the check. ``carry``: the previous match's server, process and stream, for a
-    bot that said multi_match (this match is handed to it, as a tournament would); ``last``:
-    no match follows (a multi-match bot is then let go, and must exit)."""
-    from arbiter.errors import ConfigError
-    from arbiter.process.bot import BotProcess, wait_until
-    from arbiter.referee.faults import FaultPolicy
-    from arbiter.referee.logfile import AtomicLogFile
-    from arbiter.referee.loop import MatchSetup, Referee
-    from arbiter.referee.players import RandomPlayer
-    from arbiter.referee.timecontrol import TimeControl
-    from arbiter.transport.server import ArbiterServer, RemotePlayer
-
+    """One match of the check, played by the match host as a tournament plays one; ``last``: no
+    match follows (a multi-match bot is kept for the next one only if one follows)."""
     out = _Session(plan.label)
-    control = TimeControl(per_decision=time_limit, reserve=0.0, connect=connect_timeout, match_limit=match_limit)
-    if carry is not None:
-        server, process, stream, socket_dir = carry
-    else:
-        socket_dir = tempfile.mkdtemp(prefix="barbu-check-")
-        server = ArbiterServer(listen or f"unix:{socket_dir}/arbiter.sock").start()
-        process = None
-    handed_on = False
+    opponents = [RandomPlayer(seed=f"check/{plan.seed}/{s}", name=f"random-{s}") for s in (1, 2, 3)]
+    match_id = f"check-bot-{plan.label}"
+    setup = MatchSetup(plan.rules, seed=plan.seed, first_declarer=0, match_id=match_id, auto_single=plan.auto_single)
+    out.log_path = folder / f"{match_id}.jsonl"
     try:
-        if carry is not None:  # the same process and stream: a session of its own, as in a tournament
-            session = server.call(_hand_over(server, stream))
-            process.redirect_output(folder / f"check-{plan.label}.seat0.stderr")
-            out.reused = True
-        else:
-            session = server.expect(0)
-            bot_env = {
-                **(env or {}), "BARBU_ARBITER": server.address, "BARBU_TOKEN": session.token, "BARBU_SEAT": "0",
-            }  # fmt: skip
-            try:
-                process = BotProcess(command, bot_env, folder / f"check-{plan.label}.seat0.stderr", cwd=cwd)
-            except ConfigError as e:
-                out.start_error = str(e)
-                return out
-        out.started, out.pid = True, process.pid
-        launched = time.perf_counter()
-        wait_until(
-            lambda: session.connected.is_set() or session.refusal is not None or process.exit_code() is not None,
-            connect_timeout,
-        )
-        out.connect_seconds = time.perf_counter() - launched
-        if not session.connected.is_set():
-            if session.refusal:
-                out.connect_error = session.refusal
-            elif process.exit_code() is not None:
-                out.connect_error = "never connected: " + process.describe_exit()
-            else:
-                out.connect_error = f"did not connect and say hello within {connect_timeout:g}s"
-            out.exit_detail = process.describe_exit()
-            return out
-        out.connected = True
-        hello = session.hello
-        assert hello is not None  # connected: its hello arrived
-        out.hello = f"as {hello.bot_name or '(no name)'!r} version {hello.bot_version or '(none)'!r}"
-        out.multi_match = bool(hello.multi_match)
-        keep = out.multi_match and not last  # hand it the next match if this one ends well
-
-        name = hello.bot_name or "bot"
-        entrants = [name, "random-1", "random-2", "random-3"]
-        match_id = f"check-bot-{plan.label}"
-        remote = RemotePlayer(
-            session, name, control, process=process, match_id=match_id, entrants=entrants, release_on_close=not keep
-        )
-        players = [_recorder(remote, out)] + [
-            RandomPlayer(seed=f"check/{plan.seed}/{s}", name=entrants[s]) for s in (1, 2, 3)
-        ]
-        setup = MatchSetup(
-            plan.rules, seed=plan.seed, first_declarer=0, match_id=match_id, auto_single=plan.auto_single
-        )
-        out.log_path = folder / f"{match_id}.jsonl"
-        sink = AtomicLogFile(out.log_path)
-        try:
-            result = Referee(setup, players, sink, time_control=control, fault_policy=FaultPolicy(max_strikes=3)).run()
-        finally:
-            sink.commit()
-        ended = time.perf_counter()
+        played = await host.play(
+            [bot, *opponents], setup, out.log_path, time_control=control, fault_policy=FaultPolicy(max_strikes=3),
+            reuse=not last, env=env, exit_grace=exit_grace,
+            wrap=lambda _seat, remote: _recorder(remote, out, control.connect),
+        )  # fmt: skip
+    except ConfigError as e:
+        out.start_error = str(e)
+        return out
+    result = played.result
+    if out.connected:
         out.ran = True
         out.status = result.status if not result.reason else f"{result.status} ({result.reason})"
         out.deals = result.deals
         out.faults = [f for f in result.faults if f.seat == 0]
         out.forfeit = 0 in result.forfeits
-        # Timeouts the referee measured but the recorder did not see as a fault.
-        for f in out.faults:
-            if f.kind is FaultKind.TIMEOUT:
-                for d in out.decisions:
-                    if d.deal == f.deal and d.fault is None and d.elapsed > time_limit and d.answered:
-                        d.fault = f
-                        break
-        stream = session.stream
-        if keep and stream is not None:
-            if out.match_end_sent and not out.forfeit and result.status == "complete" and stream.alive:
-                server.call(_detach(stream))
-                out.handed_on = handed_on = True
-                out.carry = (server, process, stream, socket_dir)
-                return out
-            server.call(_release(stream))  # no next match for it after all: let it go
-        # A clean exit: code 0 within the grace period after MatchEnd (the stream then ends).
-        # A bot that lost its seat got no MatchEnd: a short look at how it ended is enough.
-        grace = exit_grace if out.match_end_sent and not out.forfeit else min(exit_grace, 0.5)
-        wait_until(lambda: process.exit_code() is not None, grace)
-        out.exit_code = process.exit_code()
-        if out.exit_code is not None:
-            out.exit_seconds = time.perf_counter() - ended
-        out.exit_detail = process.describe_exit()
-        return out
-    finally:
-        if not handed_on:
-            if process is not None:
-                process.kill()
-            server.stop()
-            shutil.rmtree(socket_dir, ignore_errors=True)
+    # Timeouts the referee measured but the recorder did not see as a fault.
+    for f in out.faults:
+        if f.kind is FaultKind.TIMEOUT:
+            for d in out.decisions:
+                if d.deal == f.deal and d.fault is None and d.elapsed > control.per_decision and d.answered:
+                    d.fault = f
+                    break
+    out.reused, out.handed_on = 0 in played.reused, 0 in played.kept
+    end = played.exits.get(0)
+    if end is not None:
+        out.exit_code, out.exit_seconds = end.code, end.seconds
+        out.exit_detail = out.exit_detail or end.detail
+    return out
 
 
-async def _hand_over(server: Any, stream: Any) -> Any:
-    return server.open_desk().hand_over(0, stream)
-
-
-async def _detach(stream: Any) -> None:
-    stream.detach()
-
-
-async def _release(stream: Any) -> None:
-    stream.release()
+async def _play_sessions(
+    command: str, control: TimeControl, *, seed: int, exit_grace: float, folder: Path, cwd: str | None,
+    env: dict[str, str] | None, listen: str | None,
+) -> list[_Session]:  # fmt: skip
+    """The check's matches, on one match host: a bot that said multi_match plays the next one on
+    the same process and stream, as in a tournament."""
+    bot = BotSpec("bot", command, cwd)
+    plans = _plans(seed)
+    sessions: list[_Session] = []
+    async with MatchHost(listen=listen, reuse=True) as host:
+        for i, plan in enumerate(plans):
+            s = await _play_session(
+                host, plan, bot, control, exit_grace=exit_grace, folder=folder, env=env, last=i == len(plans) - 1
+            )
+            sessions.append(s)
+            if not s.connected:
+                # Starting again will not help; report the rest as not reached.
+                for later in plans[len(sessions) :]:
+                    sessions.append(
+                        _Session(
+                            later.label, started=s.started, start_error=s.start_error, connect_error=s.connect_error
+                        )
+                    )
+                break
+    return sessions
 
 
 # ---- judging ------------------------------------------------------------------------------------
@@ -749,36 +712,23 @@ def check_bot(
     keep = logs is not None
     folder = Path(logs) if logs is not None else Path(tempfile.mkdtemp(prefix="barbu-checkbot-"))
     folder.mkdir(parents=True, exist_ok=True)
-    sessions: list[_Session] = []
-    # The referee warns about every fault; here the report says it, once, in its place.
-    referee_log = logging.getLogger("arbiter.referee")
-    level = referee_log.level
-    referee_log.setLevel(logging.ERROR)
+    # The referee and the host warn about every fault; here the report says it, once, in its place.
+    quiet = [logging.getLogger(name) for name in ("arbiter.referee", "arbiter.match")]
+    levels = [q.level for q in quiet]
+    for q in quiet:
+        q.setLevel(logging.ERROR)
+    control = TimeControl(per_decision=time_limit, reserve=0.0, connect=connect_timeout, match_limit=match_limit)
     try:
-        plans = _plans(seed)
-        for i, plan in enumerate(plans):
-            carry = sessions[-1].carry if sessions else None
-            s = _run_session(
-                plan, launch, time_limit=time_limit, connect_timeout=connect_timeout, exit_grace=exit_grace,
-                match_limit=match_limit, folder=folder, cwd=cwd, env=env, listen=listen,
-                carry=carry, last=i == len(plans) - 1,
-            )  # fmt: skip
-            if sessions:
-                sessions[-1].carry = None
-            sessions.append(s)
-            if not s.connected:
-                # Starting again will not help; report the rest as not reached.
-                for later in _plans(seed)[len(sessions) :]:
-                    sessions.append(
-                        _Session(
-                            later.label, started=s.started, start_error=s.start_error, connect_error=s.connect_error
-                        )
-                    )
-                break
+        sessions = run_blocking(
+            _play_sessions(
+                launch, control, seed=seed, exit_grace=exit_grace, folder=folder, cwd=cwd, env=env, listen=listen
+            )
+        )
         report.steps = _judge(sessions, time_limit, exit_grace)
         report.pids = [s.pid for s in sessions if s.pid]
     finally:
-        referee_log.setLevel(level)
+        for q, level in zip(quiet, levels):
+            q.setLevel(level)
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
     report.seconds = time.perf_counter() - started

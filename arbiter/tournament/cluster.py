@@ -480,7 +480,7 @@ def receive(result: ClusterResult, task: MatchTask) -> MatchOutcome:
     )
     if not fits:
         raise TournamentError(f"{where}: the log is not of this match, or does not say what its outcome says")
-    sink = AtomicLogFile(task.log_path, keep_existing=True)
+    sink = AtomicLogFile(task.log_path)
     for line in lines:
         sink(line)
     path = sink.commit()

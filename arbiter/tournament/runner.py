@@ -34,7 +34,6 @@ from barbu.rules import ruleset_from_json
 from arbiter.errors import ArbiterError, ConfigError, TournamentError, TournamentInterrupted
 from arbiter.process.procfs import children_of
 from arbiter.process.sandbox import Isolation
-from arbiter.referee.logfile import keep_existing_logs
 from arbiter.signals import INTERRUPTS, begin_stop, deferred, signal_of, stop_on_signals
 from arbiter.text import printable
 from arbiter.tournament.config import TournamentConfig
@@ -150,7 +149,8 @@ def play_match(task: MatchTask) -> MatchOutcome:
     In a worker, every match goes through the worker's one arbiter (:func:`_match_host`: one
     event loop, one gRPC server, bot processes kept between matches for bots that can play
     several); elsewhere each match gets a server of its own."""
-    from arbiter.match.play import BotSpec, play_bot_match
+    from arbiter.match.blocking import play_bot_match
+    from arbiter.match.play import BotSpec
 
     setup, control, policy = task_setup(task)
     bots = [BotSpec(b.name, b.command, b.cwd) for b in task.bots]
@@ -172,7 +172,7 @@ _PR_SET_PDEATHSIG = 1
 
 
 _worker_tmp: str | None = None  # this worker's temporary folder (the matches' Unix sockets)
-_host: Any = None  # this worker's arbiter (arbiter.match.play.MatchHost), made at its first match
+_host: Any = None  # this worker's arbiter (arbiter.match.blocking.BlockingHost), made at its first match
 
 
 def _match_host() -> Any:
@@ -183,9 +183,9 @@ def _match_host() -> Any:
     if _host is None:
         from multiprocessing.util import Finalize
 
-        from arbiter.match.play import MatchHost
+        from arbiter.match.blocking import BlockingHost
 
-        _host = MatchHost(reuse=True)
+        _host = BlockingHost(reuse=True)
         # Before the temporary folder goes (exitpriority 0): kept bots retired, server stopped.
         Finalize(None, _close_host, exitpriority=10)
     return _host
@@ -222,7 +222,6 @@ def _worker_init(parent_pid: int, log_file: str) -> None:
     logging.basicConfig(
         filename=log_file, level=logging.WARNING, format="%(asctime)s %(process)d %(name)s %(levelname)s: %(message)s"
     )
-    keep_existing_logs(True)  # a log that exists is somebody's record: commit only under a new name
 
 
 def _worker_terminated(signum, frame) -> None:  # pragma: no cover - runs in a dying worker
@@ -502,12 +501,8 @@ def _run_holding_lease(
         tasks = [t for t in tasks if t.number not in records]
         try:
             if in_process:
-                keep = keep_existing_logs(True)
-                try:
-                    for task in tasks:
-                        finished(run_task(play, task))
-                finally:
-                    keep_existing_logs(keep)
+                for task in tasks:
+                    finished(run_task(play, task))
             elif tasks and config.cluster:  # arbiter run --cluster: the matches are Dask tasks (docs/cluster.md)
                 from arbiter.tournament.cluster import run_on_cluster
 

@@ -21,7 +21,8 @@ from barbu.matchlog import verify
 from barbu.rules import make_ruleset
 
 from arbiter.compliance.checkbot import check_bot
-from arbiter.match.play import BotSpec, play_bot_match
+from arbiter.match.blocking import play_bot_match
+from arbiter.match.play import BotSpec
 from arbiter.referee.logfile import read_log_lines
 from arbiter.referee.loop import MatchSetup
 
