@@ -67,7 +67,7 @@ def test_the_heuristic_bot_passes_every_step(tmp_path):
     for name in ("check-bot-standard.jsonl", "check-bot-quota.jsonl"):
         verification = verify(read_log_lines(tmp_path / name))
         assert verification.valid and verification.complete, verification
-    assert (tmp_path / "check-standard.seat0.stderr").exists()
+    assert (tmp_path / "check-bot-standard.seat0.stderr").exists()
 
 
 # name: (command, keyword arguments, the step that must fail, words its detail must contain)
