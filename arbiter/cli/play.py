@@ -98,11 +98,8 @@ def match(
         fail(str(e))
     for cmd in bots:  # every program and script is there before anything starts, as in tournament files
         bot_command(cmd)
-    if log_file is None:
-        log_path = Path("logs") / f"match-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-    else:
-        log_path = output_path(log_file, "--log")
-    output_path(log_path, "--log")
+    default_log = Path("logs") / f"match-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    log_path = output_path(log_file if log_file is not None else default_log, "--log")
     listen = check_listen(listen)
     from arbiter.match.blocking import play_bot_match  # (gRPC) once the options are known good
     from arbiter.match.play import BotSpec

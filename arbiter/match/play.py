@@ -211,15 +211,12 @@ class MatchHost:
         exit_grace: float = EXIT_GRACE,
         wrap: Callable[[int, RemotePlayer], Player] | None = None,
     ) -> BotMatch:
-        """Play a match between four entrants, bot commands or in-process players; the log is
-        written to ``log_path`` (over a file of that name only with ``replace``). ``reuse``
-        (default: the host's) lets this match keep its ``multi_match`` bots for a later one;
-        ``env`` is added to the bots' environment; ``exit_grace`` is what the bots let go get to
-        exit by themselves; ``wrap`` may wrap each bot's player (check-bot records the exchange).
-        A failure to write the match's own files is a LogFileError, never a player's fault."""
+        """Play a match of four entrants (bot commands, or in-process players), logged to
+        ``log_path`` (replacing a file only with ``replace``). ``reuse`` (default: the host's):
+        keep its ``multi_match`` bots for a later match; ``env``: added to the bots' environment;
+        ``exit_grace``: for the bots let go to exit by themselves; ``wrap``: wraps each bot's
+        player (check-bot's recorder). A file it cannot write is a LogFileError, nobody's fault."""
         reuse = self.reuse if reuse is None else reuse
-        if len(entrants) != 4:
-            raise ValueError("a match needs exactly 4 entrants")
         user = resolve_user(limits.user)
         self._check_isolation(isolation, user)
         started = time.perf_counter()
@@ -240,33 +237,20 @@ class MatchHost:
             await self._await_connections(seats, time_control)
             connected = time.perf_counter()
             players = self._players(entrants, seats, time_control, setup.match_id or stem, reuse, wrap)
-            header: dict[str, Any] = {"isolation": isolation, "limits": limits.to_json()}
-            reused = [{"seat": s.index, "matches_before": s.session.reused} for s in seats if s.kept]
-            if reused:
-                header["reused"] = reused
-            header_seats = [
-                {"seat": i, "entrant": e.name} | ({"command": e.command} if isinstance(e, BotSpec) else {})
-                for i, e in enumerate(entrants)
-            ]
+            header_seats, header = _header(entrants, seats, isolation, limits)
             referee = Referee(
                 setup, players, sink, seats=header_seats, time_control=time_control, fault_policy=fault_policy,
                 header=header, stalls=self.stalls,
             )  # fmt: skip
             result = await referee.play()
             played = time.perf_counter()
-            unwritten = next((s.process.output_error for s in seats if s.process.output_error), None)
-            if unwritten is not None:
+            if unwritten := next((s.process.output_error for s in seats if s.process.output_error), None):
                 raise LogFileError(unwritten)
         except BaseException as e:
             sink.discard()  # the match never started (a bot could not be launched), or we are being stopped
             await self._end_match(seats, deals, None, False, 0.0)
             desk.close()
-            if isinstance(e, ArbiterError) or not isinstance(e, Exception):
-                _remove(outputs)  # nothing of a match that does not count is left half-written
-            if isinstance(e, OSError):
-                raise LogFileError(
-                    f"cannot write {printable(str(e.filename or log_path))}: {e.strerror or e}"
-                ) from None
+            _abandoned(e, outputs, log_path)
             raise
         kept_seats, cpu, exits = await self._end_match(seats, deals, result, reuse, exit_grace)
         desk.close()
@@ -494,6 +478,11 @@ class MatchHost:
         return ends
 
 
-def _remove(paths: list[Path]) -> None:
-    for path in paths:
-        path.unlink(missing_ok=True)
+def _abandoned(error: BaseException, outputs: list[Path], log_path: Path) -> None:
+    """A match that will not count: nothing of it is left half-written when the failure is the
+    arbiter's own or a stop; a file the arbiter cannot write raises LogFileError naming it."""
+    if isinstance(error, ArbiterError) or not isinstance(error, Exception):
+        for path in outputs:
+            path.unlink(missing_ok=True)
+    if isinstance(error, OSError):
+        raise LogFileError(f"cannot write {printable(str(error.filename or log_path))}: {error.strerror or error}")
