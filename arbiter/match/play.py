@@ -478,6 +478,22 @@ class MatchHost:
         return ends
 
 
+def _header(
+    entrants: Sequence[BotSpec | Player], seats: list[_Seat], isolation: str, limits: Limits
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The log's ``seats`` (with each bot's command) and the keys the host adds to its header:
+    the isolation, the limits, and which seats a kept process played (docs/match-log.md)."""
+    header_seats = [
+        {"seat": i, "entrant": e.name} | ({"command": e.command} if isinstance(e, BotSpec) else {})
+        for i, e in enumerate(entrants)
+    ]
+    header: dict[str, Any] = {"isolation": isolation, "limits": limits.to_json()}
+    reused = [{"seat": s.index, "matches_before": s.session.reused} for s in seats if s.kept]
+    if reused:
+        header["reused"] = reused
+    return header_seats, header
+
+
 def _abandoned(error: BaseException, outputs: list[Path], log_path: Path) -> None:
     """A match that will not count: nothing of it is left half-written when the failure is the
     arbiter's own or a stop; a file the arbiter cannot write raises LogFileError naming it."""
