@@ -216,10 +216,8 @@ class MatchHost:
         keep its ``multi_match`` bots for a later match; ``env``: added to the bots' environment;
         ``exit_grace``: for the bots let go to exit by themselves; ``wrap``: wraps each bot's
         player (check-bot's recorder). A file it cannot write is a LogFileError, nobody's fault."""
-        reuse = self.reuse if reuse is None else reuse
-        user = resolve_user(limits.user)
+        reuse, user, started = self.reuse if reuse is None else reuse, resolve_user(limits.user), time.perf_counter()
         self._check_isolation(isolation, user)
-        started = time.perf_counter()
         log_path = Path(log_path)
         stem = log_path.name.removesuffix(".jsonl")
         outputs = [log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4)]
@@ -233,9 +231,10 @@ class MatchHost:
         deals = _deal_keys(setup)
         seats: list[_Seat] = []
         try:
+            if self._kept:
+                await asyncio.sleep(0)  # let the loop see what happened to kept streams meanwhile
             seats = self._launch(desk, entrants, outputs, deals, limits, isolation, user, env)
-            await self._await_connections(seats, time_control)
-            connected = time.perf_counter()
+            connected = await self._await_connections(seats, time_control)
             players = self._players(entrants, seats, time_control, setup.match_id or stem, reuse, wrap)
             header_seats, header = _header(entrants, seats, isolation, limits)
             referee = Referee(
@@ -336,12 +335,10 @@ class MatchHost:
             seats.append(_Seat(seat, key, session, process))
         return seats
 
-    async def _await_connections(self, seats: list[_Seat], time_control: TimeControl) -> None:
+    async def _await_connections(self, seats: list[_Seat], time_control: TimeControl) -> float:
         """Wait for every bot to connect, or to die, or for the connect limit (which a stall of
-        the arbiter's own does not use up)."""
+        the arbiter's own does not use up). Returns when it stopped waiting (``perf_counter``)."""
         loop = asyncio.get_running_loop()
-        if any(s.kept for s in seats):
-            await asyncio.sleep(0)  # let the loop see what happened to kept streams meanwhile
         deadline, mark, excused = loop.time() + time_control.connect, StallWatch.now(), 0.0
         while not all(s.session.connected.is_set() or s.process.exit_code() is not None for s in seats):
             if loop.time() >= deadline:
@@ -350,6 +347,7 @@ class MatchHost:
                     break
                 deadline, excused = deadline + stalled - excused, stalled
             await asyncio.sleep(0.005)
+        return time.perf_counter()
 
     def _players(
         self, entrants: Sequence[BotSpec | Player], seats: list[_Seat], time_control: TimeControl, match_id: str,
