@@ -25,6 +25,7 @@ from barbu.rules import PRESETS, make_ruleset  # noqa: E402
 from heuristic_bot import HeuristicBot  # noqa: E402
 
 from arbiter.referee.players import RandomPlayer, StrategyPlayer  # noqa: E402
+from arbiter.match.blocking import run_blocking  # noqa: E402
 from arbiter.referee.loop import MatchSetup, Referee  # noqa: E402
 
 # two-sided 95% Student t quantiles by degrees of freedom (normal beyond 30)
@@ -70,7 +71,9 @@ def play(matches: int, rules_name: str, seed: int):
             StrategyPlayer(timer.decide, "heuristic") if s == seat else RandomPlayer(seed=f"{match_seed}/{m}/{s}")
             for s in range(4)
         ]
-        result = Referee(MatchSetup(rules, seed=match_seed, first_declarer=0), players, lambda line: None).run()
+        result = run_blocking(
+            Referee(MatchSetup(rules, seed=match_seed, first_declarer=0), players, lambda line: None).play()
+        )
         faults += sum(1 for f in result.faults if f.seat == seat)
         others = [result.totals[s] for s in range(4) if s != seat]
         rows.append((result.totals[seat], statistics.mean(others), result.places[seat]))

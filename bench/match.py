@@ -53,6 +53,7 @@ from barbu.v1 import arbiter_pb2 as pb
 
 from arbiter.match.play import BotSpec, MatchHost
 from arbiter.process.procfs import tree_cpu_seconds
+from arbiter.match.blocking import BlockingHost, run_blocking
 from arbiter.referee.loop import MatchSetup, _BufferedWriter
 from arbiter.transport.server import MAX_MESSAGE_BYTES, SERVICE, ArbiterServer, server_options
 from arbiter.transport.session import GONE, Stream
@@ -190,7 +191,7 @@ async def startup(runs: int, workdir: Path) -> tuple[float, float]:
     median seconds of ``python -c "import grpc"``, measured in turn."""
     from arbiter.transport.server import ArbiterServer
 
-    server = await ArbiterServer(f"unix:{workdir}/start.sock").astart()
+    server = await ArbiterServer(f"unix:{workdir}/start.sock").start()
     to_hello, imports = [], []
     try:
         for _ in range(runs):
@@ -198,7 +199,7 @@ async def startup(runs: int, workdir: Path) -> tuple[float, float]:
             env = {**os.environ, "BARBU_ARBITER": server.address, "BARBU_TOKEN": session.token}
             started = time.perf_counter()
             proc = await asyncio.create_subprocess_exec(*RANDOM.split(), env=env, stderr=subprocess.DEVNULL)
-            await session.connected.wait_async(30)
+            await session.connected.wait_for(30)
             to_hello.append(time.perf_counter() - started)
             session.stream.release()
             await proc.wait()
@@ -207,7 +208,7 @@ async def startup(runs: int, workdir: Path) -> tuple[float, float]:
             await proc.wait()
             imports.append(time.perf_counter() - started)
     finally:
-        await server.astop()
+        await server.stop()
     return statistics.median(to_hello), statistics.median(imports)
 
 
@@ -230,7 +231,7 @@ def selfplay_game_cpu(seed: int) -> float:
     players = [RandomPlayer(seed=f"{seed}/{s}", name=f"random-{s}") for s in range(4)]
     lines: list[str] = []
     started = time.process_time()
-    Referee(setup, players, lines.append, log_times=False).run()
+    run_blocking(Referee(setup, players, lines.append, log_times=False).play())
     return time.process_time() - started
 
 
@@ -242,7 +243,7 @@ def asked_decisions(log: Path) -> int:
 
 def league_child(n: int, folder: Path) -> None:
     """``--league N``: N matches of four random bots through one arbiter that keeps its bots."""
-    with MatchHost(reuse=True) as host:
+    with BlockingHost(reuse=True) as host:
         for i in range(n):
             played = host.play(
                 [BotSpec(f"random{s}", RANDOM) for s in range(4)], MatchSetup(make_ruleset(), seed=1000 + i),
@@ -342,7 +343,7 @@ async def rounds(args: argparse.Namespace, workdir: Path) -> Rounds:
             bare, reply, cpu = await floor(exchanges, workdir)
             out.floors.append(bare)
             out.floor_cpu.append(cpu)
-            played = await host.aplay(
+            played = await host.play(
                 [BotSpec(f"echo{s}", ECHO) for s in range(4)],
                 MatchSetup(make_ruleset(), seed=i),
                 workdir / f"m{i}.jsonl",
@@ -363,12 +364,12 @@ async def rounds(args: argparse.Namespace, workdir: Path) -> Rounds:
                 fresh = MatchHost()  # bots that connect under the change
                 try:
                     with replaced(change()):
-                        other = await fresh.aplay(
+                        other = await fresh.play(
                             [BotSpec(f"echo{s}", ECHO) for s in range(4)], MatchSetup(make_ruleset(), seed=i),
                             workdir / f"m{i}-{name}.jsonl",
                         )  # fmt: skip
                 finally:
-                    await fresh.aclose()
+                    await fresh.close()
                 assert other.result.status == "complete" and not other.result.faults, other.result.faults
                 ratio = other.play_seconds / other.result.decisions / bare
                 out.what_if.setdefault(name, []).append(ratio)
@@ -376,7 +377,7 @@ async def rounds(args: argparse.Namespace, workdir: Path) -> Rounds:
         if args.profile:
             await profile(host, workdir)
     finally:
-        await host.aclose()
+        await host.close()
     hello, imports = await startup(args.startups, workdir)
     print(f"bot start-up up to its hello: {hello * 1000:.0f} ms; python -c 'import grpc': {imports * 1000:.0f} ms "
           f"({hello / imports:.2f} x; medians of {args.startups})")  # fmt: skip
@@ -389,7 +390,7 @@ async def profile(host: MatchHost, workdir: Path) -> None:
 
     profiler = cProfile.Profile()
     profiler.enable()
-    played = await host.aplay(
+    played = await host.play(
         [BotSpec(f"echo{s}", ECHO) for s in range(4)], MatchSetup(make_ruleset(), seed=99), workdir / "p.jsonl"
     )
     profiler.disable()

@@ -40,6 +40,8 @@ sys.path.insert(0, str(ROOT / "sample_bots"))
 from barbu.rules import PRESETS, make_ruleset  # noqa: E402
 from heuristic_bot import HeuristicBot  # noqa: E402
 
+from arbiter.match.blocking import run_blocking  # noqa: E402
+
 from arbiter.referee.loop import MatchSetup, Referee  # noqa: E402
 from arbiter.referee.players import Player, StrategyPlayer  # noqa: E402
 from arbiter.tournament.schedule import ScheduledMatch, build_schedule  # noqa: E402
@@ -76,7 +78,7 @@ def differences(fmt: str, matches: int, field: int, noise: float, rules: Any, se
     schedule = build_schedule(fmt, entrants, math.ceil(matches / per_round), seed)[:matches]
     by_game: dict[int, list[float]] = {}
     for m in schedule:
-        result = Referee(MatchSetup(rules, seed=m.seed), players(m, noise), lambda line: None).run()
+        result = run_blocking(Referee(MatchSetup(rules, seed=m.seed), players(m, noise), lambda line: None).play())
         x = statistics.mean(result.totals[s] for s in range(4) if m.seats[s] == X)
         y = statistics.mean(result.totals[s] for s in range(4) if m.seats[s] == Y)
         by_game.setdefault(m.game, []).append(x - y)

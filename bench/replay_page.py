@@ -24,6 +24,7 @@ from pathlib import Path
 from barbu.rules import make_ruleset
 
 from arbiter.referee.logfile import AtomicLogFile
+from arbiter.match.blocking import run_blocking
 from arbiter.referee.loop import MatchSetup, Referee
 from arbiter.referee.players import RandomPlayer
 from arbiter.replay.model import load_replay
@@ -44,7 +45,7 @@ def full_match_log(folder: Path, seed: int) -> list[str]:
     setup = MatchSetup(make_ruleset("standard"), seed=seed, first_declarer=0, match_id=f"selfplay-{seed}")
     players = [RandomPlayer(seed=f"{seed}/{s}", name=f"random-{s}") for s in range(4)]
     sink = AtomicLogFile(folder / "full.jsonl")
-    Referee(setup, players, sink).run()
+    run_blocking(Referee(setup, players, sink).play())
     return sink.commit().read_text(encoding="utf-8").splitlines(keepends=True)
 
 

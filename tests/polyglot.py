@@ -9,7 +9,8 @@ from pathlib import Path
 from barbu.matchlog import verify
 from barbu.rules import make_ruleset
 
-from arbiter.match.play import BotMatch, BotSpec, play_bot_match
+from arbiter.match.blocking import play_bot_match
+from arbiter.match.play import BotMatch, BotSpec
 from arbiter.referee.logfile import read_log_lines
 from arbiter.referee.loop import MatchSetup
 

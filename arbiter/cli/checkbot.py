@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Optional
 
 import typer
@@ -57,6 +58,8 @@ def check_bot_command(
     """
     if not command:
         fail("no bot command: give it after --, e.g. arbiter check-bot -- python mybot.py")
+    if os.path.isdir(command[0]):  # not a bot to check: a user's mistake, said once
+        fail(f"{printable(command[0])} is a folder, not a program: give the bot's command, e.g. -- python mybot.py")
     if not time_per_decision > 0 or not connect_timeout > 0:
         fail("--time-per-decision and --connect-timeout must be positive")
     if not time_per_decision <= MAX_SECONDS["per_decision"] or not connect_timeout <= MAX_SECONDS["connect"]:

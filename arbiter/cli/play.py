@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from arbiter.cli.common import check_listen, fail, print_json
+from arbiter.cli.common import check_listen, fail, print_json, user_errors
 from arbiter.text import printable
 
 MAX_SEED = 2**63 - 1  # seeds are kept as signed 64-bit numbers (the results database's)
@@ -44,6 +44,7 @@ def selfplay(
 ) -> None:
     """Play one match between four in-process random players and write its log."""
     from arbiter.files import output_path
+    from arbiter.match.blocking import run_blocking
     from arbiter.referee.logfile import AtomicLogFile
     from arbiter.referee.loop import MatchSetup, Referee
     from arbiter.referee.players import RandomPlayer
@@ -52,13 +53,14 @@ def selfplay(
     check_new_files("--out", target, [target], force)
     setup = MatchSetup(rules_of(rules, settings), seed=seed, first_declarer=first_declarer, match_id=f"selfplay-{seed}")
     players = [RandomPlayer(seed=f"{seed}/{s}", name=f"random-{s}") for s in range(4)]
-    sink = AtomicLogFile(target, keep_existing=not force)  # nor a file that appeared meanwhile
-    try:
-        result = Referee(setup, players, sink, log_times=False).run()  # same seed, same bytes
-    except BaseException:
-        sink.discard()  # stopped: no half log is left behind
-        raise
-    path = sink.commit()
+    with user_errors():  # a log that cannot be written (a full disk): one line naming it
+        sink = AtomicLogFile(target, replace=force)  # nor a file that appeared meanwhile
+        try:
+            result = run_blocking(Referee(setup, players, sink, log_times=False).play())  # same seed, same bytes
+        except BaseException:
+            sink.discard()  # stopped: no half log is left behind
+            raise
+        path = sink.commit()
     if as_json:
         print_json({"totals": result.totals, "places": result.places, "log": str(path)})
     else:
@@ -123,24 +125,24 @@ def match(
         fail(str(e))
     for cmd in bots:  # every program and script is there before anything starts, as in tournament files
         bot_command(cmd)
-    if log_file is None:
-        log_path = Path("logs") / f"match-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-    else:
-        log_path = output_path(log_file, "--log")
-    output_path(log_path, "--log")
+    default_log = Path("logs") / f"match-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    log_path = output_path(log_file if log_file is not None else default_log, "--log")
     stem = log_path.name.removesuffix(".jsonl")
     check_new_files(
         "--log", log_path, [log_path, *(log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4))], force
     )
     listen = check_listen(listen)
-    from arbiter.match.play import BotSpec, play_bot_match  # (gRPC) once the options are known good
+    from arbiter.match.blocking import play_bot_match  # (gRPC) once the options are known good
+    from arbiter.match.play import BotSpec
 
     setup = MatchSetup(rules_of(rules, settings), seed=seed, first_declarer=first_declarer, match_id=log_path.stem)
     specs = [BotSpec(name=f"seat{s}:{short_name(cmd)}", command=cmd) for s, cmd in enumerate(bots)]
     try:
-        played = play_bot_match(
-            specs, setup, log_path, time_control=control, fault_policy=FaultPolicy(max_strikes), listen=listen
-        )
+        with user_errors():  # e.g. a log or a bot's output that cannot be written (a full disk)
+            played = play_bot_match(
+                specs, setup, log_path, time_control=control, fault_policy=FaultPolicy(max_strikes), listen=listen,
+                replace=force,
+            )  # fmt: skip
     except INTERRUPTS as e:  # Ctrl-C, SIGTERM: the bots are killed and the socket removed by now
         typer.echo("interrupted: the match was stopped; no log was written", err=True)
         raise typer.Exit(exit_code(signal_of(e))) from None

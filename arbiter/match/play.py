@@ -2,7 +2,9 @@
 
 :class:`MatchHost` is one arbiter for many matches: one event loop, one gRPC server on one
 address, and per match a desk of seats with tokens of their own. A tournament worker keeps one
-for its whole life; :func:`play_bot_match` (``arbiter match``) makes one for a single match.
+for its whole life; ``arbiter match`` makes one for a single match, and check-bot one for its
+two sessions (a seat may be an in-process player: check-bot's random opponents). Its face is
+asynchronous; blocking callers go through :mod:`arbiter.match.blocking`.
 Whatever the bots do, a match returns a result and leaves a finished log; every process it
 started is gone, except those the host keeps for the next match (below).
 
@@ -27,41 +29,45 @@ line records both (``isolation``, ``limits``) and which seats a kept process pla
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from barbu.matchlog import dumps
-
-from arbiter.errors import ConfigError
+from arbiter.errors import ArbiterError, ConfigError, LogFileError
+from arbiter.model import BotSpec
 from arbiter.process.bot import BotProcess, wait_until
 from arbiter.process.limits import Limits
 from arbiter.process.sandbox import bubblewrap_problem
-from arbiter.process.users import make_reachable, resolve_user
+from arbiter.process.users import BotUser, make_reachable, resolve_user
 from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.logfile import AtomicLogFile
 from arbiter.referee.loop import MatchResult, MatchSetup, Referee
+from arbiter.referee.players import Player
+from arbiter.referee.stall import StallWatch
 from arbiter.referee.timecontrol import TimeControl
+from arbiter.text import printable
 from arbiter.transport.encode import RequestEncoder
-from arbiter.transport.server import ArbiterServer, RemotePlayer, Session, Stream
+from arbiter.transport.remote import RemotePlayer
+from arbiter.transport.server import ArbiterServer, MatchDesk, Session, Stream
 
-__all__ = ["BotMatch", "BotSpec", "EXIT_GRACE", "MatchHost", "play_bot_match", "wait_until"]
+__all__ = ["BotMatch", "BotSpec", "EXIT_GRACE", "MatchHost", "SeatExit", "wait_until"]
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class BotSpec:
-    name: str
-    command: str
-    cwd: str | None = None
+class SeatExit:
+    """How a bot process of the match ended once the match was over."""
+
+    code: int | None  # None: still running after the grace (then killed)
+    seconds: float | None  # from the end of the match until it exited by itself
+    detail: str  # how it ended, in words (BotProcess.describe_exit)
 
 
 @dataclass
@@ -81,27 +87,11 @@ class BotMatch:
     reused: list[int] = field(default_factory=list)  # seats played by a process kept from an earlier match
     kept: list[int] = field(default_factory=list)  # seats whose process is kept for a later match
     bots_cpu: float = 0.0  # CPU seconds the four bots spent on this match (start-up included)
+    exits: dict[int, SeatExit] = field(default_factory=dict)  # by seat: the bots let go after the match
 
 
 _warned_unisolated = False
 EXIT_GRACE = 2.0  # seconds for the four bots together to exit by themselves after MatchEnd
-
-
-class _HeaderKeys:
-    """A log sink that adds keys to the first line (the ``match`` line); the log format lets
-    a reader ignore keys it does not know."""
-
-    def __init__(self, sink: Callable[[str], None], extra: dict):
-        self.sink = sink
-        self.extra: dict | None = extra
-
-    def __call__(self, line: str) -> None:
-        if self.extra is not None:
-            header = json.loads(line)
-            header.update(self.extra)
-            line = dumps(header)
-            self.extra = None
-        self.sink(line)
 
 
 @dataclass
@@ -120,6 +110,7 @@ class _Kept:
 
 @dataclass
 class _Seat:
+    index: int  # the seat number
     key: tuple  # the entrant and how its process runs: what a kept process is found by
     session: Session
     process: BotProcess
@@ -136,12 +127,9 @@ def _deal_keys(setup: MatchSetup) -> set:
 
 
 class MatchHost:
-    """One arbiter for many matches (see the module's docstring).
-
-    Use it from code that is not asynchronous with :meth:`play` (the host runs its own event
-    loop), or from a running loop with ``await`` :meth:`aplay`. :meth:`close` retires the kept
-    bots and stops the server.
-    """
+    """One arbiter for many matches (see the module's docstring): ``await host.play(...)`` for
+    each, then ``await host.close()`` (or ``async with MatchHost() as host``), which retires the
+    kept bots and stops the server."""
 
     def __init__(
         self, *, listen: str | None = None, reuse: bool = False, keep_per_entrant: int = 4, keep_total: int = 16
@@ -151,55 +139,16 @@ class MatchHost:
         self.keep_per_entrant = keep_per_entrant
         self.keep_total = keep_total
         self.server: ArbiterServer | None = None
+        self.stalls = StallWatch()  # the arbiter's own stalls: never charged to a bot
         self._server_key: tuple | None = None
         self._socket_dir: str | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._kept: list[_Kept] = []
 
-    # ---- the blocking face ------------------------------------------------------------------
-    def play(self, bots: list[BotSpec], setup: MatchSetup, log_path: Path, **kw: Any) -> BotMatch:
-        """Play a match (see :meth:`aplay`) in the host's own event loop."""
-        return self._run(self.aplay(bots, setup, log_path, **kw))
-
-    def close(self) -> None:
-        if self._loop is None or self._loop.is_closed():
-            self._remove_socket_dir()
-            return
-        try:
-            self._run(self.aclose())
-        finally:
-            self._loop.close()
-            self._loop = None
-
-    def _run(self, coro: Any) -> Any:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            coro.close()
-            raise RuntimeError("MatchHost.play runs its own event loop: in a running loop, await aplay()")
-        if self._loop is None or self._loop.is_closed():
-            self._loop = asyncio.new_event_loop()
-        task = self._loop.create_task(coro)
-        try:
-            return self._loop.run_until_complete(task)
-        except BaseException:
-            # Stopped (Ctrl-C, SIGTERM) while the loop waited: cancel the match so that its own
-            # clean-up runs (bots killed, scratch folders and the socket removed), then go on.
-            if not task.done():
-                task.cancel()
-                try:
-                    self._loop.run_until_complete(task)
-                except BaseException:
-                    pass
-            raise
-
-    def __enter__(self) -> MatchHost:
+    async def __aenter__(self) -> MatchHost:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
 
     # ---- the server ---------------------------------------------------------------------------
     async def _ensure_server(self, time_control: TimeControl) -> ArbiterServer:
@@ -209,18 +158,19 @@ class MatchHost:
         if self.server is not None and self._server_key == key:
             return self.server
         if self.server is not None:  # another time control: a server with other limits
-            await self.aclose()
+            await self.close()
         listen = self.listen
         if listen is None:
             self._socket_dir = tempfile.mkdtemp(prefix="barbu-")
             listen = f"unix:{self._socket_dir}/arbiter.sock"
         server = ArbiterServer(listen, hello_seconds=key[0], keepalive_seconds=key[1])
         try:
-            await server.astart()
+            await server.start()
         except BaseException:
             self._remove_socket_dir()
             raise
         self.server, self._server_key = server, key
+        self.stalls.start()
         return server
 
     def _remove_socket_dir(self) -> None:
@@ -228,19 +178,20 @@ class MatchHost:
             shutil.rmtree(self._socket_dir, ignore_errors=True)
             self._socket_dir = None
 
-    async def aclose(self) -> None:
+    async def close(self) -> None:
         """Retire every kept bot and stop the server."""
         kept, self._kept = self._kept, []
-        await self._retire([k.process for k in kept], [k.stream for k in kept], grace=0.5)
+        await self._retire([k.process for k in kept], [k.stream for k in kept], [0.5] * len(kept))
+        self.stalls.stop()
         if self.server is not None:
             server, self.server, self._server_key = self.server, None, None
-            await server.astop()
+            await server.stop()
         self._remove_socket_dir()
 
     # ---- one match ----------------------------------------------------------------------------
-    async def aplay(
+    async def play(
         self,
-        bots: list[BotSpec],
+        entrants: Sequence[BotSpec | Player],
         setup: MatchSetup,
         log_path: Path,
         *,
@@ -249,14 +200,79 @@ class MatchHost:
         limits: Limits = Limits(),
         isolation: str = "none",
         reuse: bool | None = None,
+        replace: bool = False,
+        env: dict[str, str] | None = None,
+        exit_grace: float = EXIT_GRACE,
+        wrap: Callable[[int, RemotePlayer], Player] | None = None,
     ) -> BotMatch:
-        """Play a match between four bot commands; the log is written to ``log_path``.
-        ``reuse`` (default: the host's) lets this match use and keep ``multi_match`` bots."""
+        """Play a match of four entrants (bot commands, or in-process players), logged to
+        ``log_path`` (replacing a file only with ``replace``). ``reuse`` (default: the host's):
+        keep its ``multi_match`` bots for a later match; ``env``: added to the bots' environment;
+        ``exit_grace``: for the bots let go to exit by themselves; ``wrap``: wraps each bot's
+        player (check-bot's recorder). A file it cannot write is a LogFileError, nobody's fault."""
+        reuse, user, started = self.reuse if reuse is None else reuse, resolve_user(limits.user), time.perf_counter()
+        self._check_isolation(isolation, user)
+        log_path = Path(log_path)
+        stem = log_path.name.removesuffix(".jsonl")
+        outputs = [log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4)]
+        sink = AtomicLogFile(log_path, replace=replace)
+        try:
+            server = await self._ensure_server(time_control)
+        except BaseException:
+            sink.discard()
+            raise
+        desk = server.open_desk(setup.match_id or stem)
+        deals = _deal_keys(setup)
+        seats: list[_Seat] = []
+        try:
+            if self._kept:
+                await asyncio.sleep(0)  # let the loop see what happened to kept streams meanwhile
+            seats = self._launch(desk, entrants, outputs, deals, limits, isolation, user, env)
+            connected = await self._await_connections(seats, time_control)
+            players = self._players(entrants, seats, time_control, setup.match_id or stem, reuse, wrap)
+            header_seats, header = _header(entrants, seats, isolation, limits)
+            referee = Referee(
+                setup, players, sink, seats=header_seats, time_control=time_control, fault_policy=fault_policy,
+                header=header, stalls=self.stalls,
+            )  # fmt: skip
+            result = await referee.play()
+            played = time.perf_counter()
+            if unwritten := next((s.process.output_error for s in seats if s.process.output_error), None):
+                raise LogFileError(unwritten)
+        except BaseException as e:
+            sink.discard()  # the match never started (a bot could not be launched), or we are being stopped
+            await self._end_match(seats, deals, None, False, 0.0)
+            desk.close()
+            _abandoned(e, outputs, log_path)
+            raise
+        kept_seats, cpu, exits = await self._end_match(seats, deals, result, reuse, exit_grace)
+        desk.close()
+        # The log gets its final name last, after the clean-up: a tournament records the match right
+        # after this returns, so the time a finished log exists unrecorded stays as short as it can.
+        path = sink.commit()
+        return BotMatch(
+            result,
+            log_path=path,
+            outputs=[outputs[s.index] for s in seats],
+            wall_seconds=time.perf_counter() - started,
+            connect_seconds=connected - started,
+            play_seconds=played - connected,
+            pids=[s.process.pid for s in seats],
+            tokens=[s.session.token for s in seats] + [s.process.token for s in seats if s.kept],
+            refused=list(desk.refused),
+            isolation=isolation,
+            scratch=[s.process.scratch for s in seats if s.process.scratch and s.kept is None],
+            uids=[s.process.user.uid for s in seats],
+            reused=[s.index for s in seats if s.kept],
+            kept=kept_seats,
+            bots_cpu=cpu,
+            exits=exits,
+        )
+
+    def _check_isolation(self, isolation: str, user: BotUser) -> None:
+        """A match that asks for a sandbox this machine cannot build is refused, never played
+        without it; one played without isolation says so in the arbiter's log (once)."""
         global _warned_unisolated
-        reuse = self.reuse if reuse is None else reuse
-        if len(bots) != 4:
-            raise ValueError("a match needs exactly 4 bots")
-        user = resolve_user(limits.user)
         if isolation == "bubblewrap":
             problem = bubblewrap_problem(user)
             if problem:
@@ -270,119 +286,84 @@ class MatchHost:
                 )
         elif isolation != "none":
             raise ConfigError(f"isolation {isolation!r} is not one of none, bubblewrap")
-        started = time.perf_counter()
-        log_path = Path(log_path)
-        stem = log_path.name.removesuffix(".jsonl")
-        outputs = [log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4)]
-        sink = AtomicLogFile(log_path)
-        try:
-            server = await self._ensure_server(time_control)
-        except BaseException:
-            sink.discard()
-            raise
-        loop = asyncio.get_running_loop()
-        desk = server.open_desk(setup.match_id or stem)
-        deals = _deal_keys(setup)
-        seats: list[_Seat] = []
-        match_ended = False
-        result: MatchResult | None = None
-        try:
-            if self._socket_dir and user.is_other:  # another user must reach and use the socket
-                make_reachable(self._socket_dir, user)
-                os.chmod(self._socket_dir, 0o711)
-                os.chmod(os.path.join(self._socket_dir, "arbiter.sock"), 0o666)
-            if self._kept:
-                await asyncio.sleep(0)  # let the loop see what happened to kept streams meanwhile
-            for seat, bot in enumerate(bots):
-                key = (bot.name, bot.command, bot.cwd, limits, isolation)
-                kept = self._take(key, deals) if reuse else None
-                if kept is not None:
-                    session = desk.hand_over(seat, kept.stream)
-                    session.probe = kept.process.running
-                    kept.process.redirect_output(outputs[seat])
-                    seats.append(_Seat(key, session, kept.process, kept, kept.process.cpu_seconds()))
-                    continue
-                session = desk.expect(seat)
-                env = {"BARBU_ARBITER": server.address, "BARBU_TOKEN": session.token, "BARBU_SEAT": str(seat)}
-                process = BotProcess(
-                    bot.command,
-                    env,
-                    outputs[seat],
-                    cwd=bot.cwd,
-                    limits=limits,
-                    isolation=isolation,
-                    socket_dir=self._socket_dir,
-                )
-                session.probe = process.running
-                seats.append(_Seat(key, session, process))
-            if isolation == "none" and not _warned_unisolated:
-                log.warning(
-                    "bots are not isolated (isolation: none): they run as user %s and see this machine's files, "
-                    "processes and network; see docs/security.md",
-                    user.name,
-                )
-                _warned_unisolated = True
-            # Wait for every bot to connect, or to die, or for the connect limit.
-            deadline = loop.time() + time_control.connect
-            while not all(s.session.connected.is_set() or s.process.exit_code() is not None for s in seats):
-                if loop.time() >= deadline:
-                    break
-                await asyncio.sleep(0.005)
-            connected = time.perf_counter()
-            entrants = [b.name for b in bots]
-            encoder = RequestEncoder()
-            players = [
-                RemotePlayer(
-                    s.session,
-                    b.name,
-                    time_control,
-                    process=s.process,
-                    match_id=setup.match_id or stem,
-                    entrants=entrants,
-                    release_on_close=not reuse,
-                    encoder=encoder,
-                )
-                for s, b in zip(seats, bots)
-            ]
-            header_seats = [{"seat": s, "entrant": b.name, "command": b.command} for s, b in enumerate(bots)]
-            extra: dict[str, Any] = {"isolation": isolation, "limits": limits.to_json()}
-            reused = [{"seat": i, "matches_before": s.session.reused} for i, s in enumerate(seats) if s.kept]
-            if reused:
-                extra["reused"] = reused
-            header = _HeaderKeys(sink, extra)
-            referee = Referee(
-                setup, players, header, seats=header_seats, time_control=time_control, fault_policy=fault_policy
+        elif not _warned_unisolated:
+            log.warning(
+                "bots are not isolated (isolation: none): they run as user %s and see this machine's files, "
+                "processes and network; see docs/security.md",
+                user.name,
             )
-            result = await referee.arun()
-            played = time.perf_counter()
-            match_ended = True
-        except BaseException:
-            sink.discard()  # the match never started (a bot could not be launched), or we are being stopped
-            await self._end_match(seats, deals, None, False, reuse)
-            desk.close()
-            raise
-        kept_seats, cpu = await self._end_match(seats, deals, result, match_ended, reuse)
-        desk.close()
-        # The log gets its final name last, after the clean-up: a tournament records the match right
-        # after this returns, so the time a finished log exists unrecorded stays as short as it can.
-        path = sink.commit()
-        return BotMatch(
-            result,
-            path,
-            outputs,
-            wall_seconds=time.perf_counter() - started,
-            connect_seconds=connected - started,
-            play_seconds=played - connected,
-            pids=[s.process.pid for s in seats],
-            tokens=[s.session.token for s in seats] + [s.process.token for s in seats if s.kept],
-            refused=list(desk.refused),
-            isolation=isolation,
-            scratch=[s.process.scratch for s in seats if s.process.scratch and s.kept is None],
-            uids=[s.process.user.uid for s in seats],
-            reused=[i for i, s in enumerate(seats) if s.kept],
-            kept=kept_seats,
-            bots_cpu=cpu,
-        )
+            _warned_unisolated = True
+
+    def _launch(
+        self, desk: MatchDesk, entrants: Sequence[BotSpec | Player], outputs: list[Path], deals: set,
+        limits: Limits, isolation: str, user: BotUser, env: dict[str, str] | None,
+    ) -> list[_Seat]:  # fmt: skip
+        """Each bot's seat: a kept process of the entrant's that may play these deals, or a new
+        one. A bot that cannot be started ends the match before it begins (the caller kills the
+        others)."""
+        assert self.server is not None
+        if self._socket_dir and user.is_other:  # another user must reach and use the socket
+            make_reachable(self._socket_dir, user)
+            os.chmod(self._socket_dir, 0o711)
+            os.chmod(os.path.join(self._socket_dir, "arbiter.sock"), 0o666)
+        seats: list[_Seat] = []
+        for seat, bot in enumerate(entrants):
+            if not isinstance(bot, BotSpec):
+                continue
+            key = (bot.name, bot.command, bot.cwd, limits, isolation)
+            kept = self._take(key, deals)
+            if kept is not None:
+                session = desk.hand_over(seat, kept.stream)
+                session.probe = kept.process.running
+                kept.process.redirect_output(outputs[seat])
+                seats.append(_Seat(seat, key, session, kept.process, kept, kept.process.cpu_seconds()))
+                continue
+            session = desk.expect(seat)
+            bot_env = {**(env or {}), "BARBU_ARBITER": self.server.address, "BARBU_TOKEN": session.token}
+            bot_env["BARBU_SEAT"] = str(seat)
+            process = BotProcess(
+                bot.command, bot_env, outputs[seat], cwd=bot.cwd, limits=limits, isolation=isolation,
+                socket_dir=self._socket_dir,
+            )  # fmt: skip
+            session.probe = process.running
+            seats.append(_Seat(seat, key, session, process))
+        return seats
+
+    async def _await_connections(self, seats: list[_Seat], time_control: TimeControl) -> float:
+        """Wait for every bot to connect, or to die, or for the connect limit (which a stall of
+        the arbiter's own does not use up). Returns when it stopped waiting (``perf_counter``)."""
+        loop = asyncio.get_running_loop()
+        deadline, mark, excused = loop.time() + time_control.connect, StallWatch.now(), 0.0
+        while not all(s.session.connected.is_set() or s.process.exit_code() is not None for s in seats):
+            if loop.time() >= deadline:
+                stalled = self.stalls.since(mark)
+                if stalled <= excused:
+                    break
+                deadline, excused = deadline + stalled - excused, stalled
+            await asyncio.sleep(0.005)
+        return time.perf_counter()
+
+    def _players(
+        self, entrants: Sequence[BotSpec | Player], seats: list[_Seat], time_control: TimeControl, match_id: str,
+        reuse: bool, wrap: Callable[[int, RemotePlayer], Player] | None,
+    ) -> list[Player]:  # fmt: skip
+        """The referee's four players: each bot's seat over its session, the others in process."""
+        names = [e.name for e in entrants]
+        encoder = RequestEncoder()
+        result: list[Player] = []
+        by_seat = {s.index: s for s in seats}
+        for i, entrant in enumerate(entrants):
+            seat = by_seat.get(i)
+            if seat is None:
+                assert isinstance(entrant, Player)
+                result.append(entrant)
+                continue
+            remote = RemotePlayer(
+                seat.session, entrant.name, time_control, process=seat.process, match_id=match_id, entrants=names,
+                release_on_close=not reuse, encoder=encoder, stalls=self.stalls,
+            )  # fmt: skip
+            result.append(wrap(i, remote) if wrap is not None else remote)
+        return result
 
     def _take(self, key: tuple, deals: set) -> _Kept | None:
         """A kept process of this entrant that never saw any of these deals, or None."""
@@ -412,45 +393,45 @@ class MatchHost:
         kept.process.kill()
 
     async def _end_match(
-        self, seats: list[_Seat], deals: set, result: MatchResult | None, match_ended: bool, reuse: bool
-    ) -> tuple[list[int], float]:
-        """Keep the bots that may play again; the others get their stream ended, a grace to
-        exit by themselves (after a normal end), then are killed. Returns the kept seats and
-        the CPU the bots spent on the match."""
+        self, seats: list[_Seat], deals: set, result: MatchResult | None, reuse: bool, grace: float
+    ) -> tuple[list[int], float, dict[int, SeatExit]]:
+        """Keep the bots that may play again; the others get their stream ended, ``grace`` to
+        exit by themselves (at most half a second for one that forfeited: it got no MatchEnd),
+        then are killed. Returns the kept seats, the CPU the bots spent on
+        the match, and how each bot let go ended."""
         faulted = {f.seat for f in result.faults} if result is not None else set()
-        complete = result is not None and result.status == "complete" and match_ended
-        keep: list[tuple[int, _Seat]] = []
+        complete = result is not None and result.status == "complete"
+        keep: list[_Seat] = []
         drop: list[_Seat] = []
-        for i, s in enumerate(seats):
+        for s in seats:
             stream = s.session.stream
             if (
                 reuse
                 and complete
-                and i not in faulted
+                and s.index not in faulted
                 and stream is not None
                 and stream.multi_match
                 and stream.alive
                 and s.process.exit_code() is None
             ):
-                keep.append((i, s))
+                keep.append(s)
             else:
                 drop.append(s)
         cpu = 0.0
-        for i, s in keep:
+        for s in keep:
             stream = s.session.stream
             assert stream is not None
             stream.detach()
             kept = s.kept or _Kept(s.key, s.process, stream)
             kept.deals |= deals
-            now = s.process.cpu_seconds()
-            cpu += now - s.cpu_start
+            cpu += s.process.cpu_seconds() - s.cpu_start
             self._kept.append(kept)
-        used = await self._retire(
-            [s.process for s in drop], [s.session.stream for s in drop], grace=EXIT_GRACE if match_ended else 0.0
-        )
-        cpu += sum(max(0.0, u - s.cpu_start) for u, s in zip(used, drop))
+        forfeits = set(result.forfeits) if result is not None else set()
+        graces = [min(grace, 0.5) if s.index in forfeits else grace for s in drop]
+        ends = await self._retire([s.process for s in drop], [s.session.stream for s in drop], graces)
+        cpu += sum(max(0.0, used - s.cpu_start) for (used, _), s in zip(ends, drop))
         self._trim()
-        return [i for i, _ in keep], cpu
+        return [s.index for s in keep], cpu, {s.index: end for (_, end), s in zip(ends, drop)}
 
     def _trim(self) -> None:
         """At most ``keep_per_entrant`` kept processes per entrant and ``keep_total`` in all:
@@ -464,41 +445,52 @@ class MatchHost:
         while len(self._kept) > self.keep_total:
             self._discard(self._kept.pop(0))
 
-    async def _retire(self, processes: list[BotProcess], streams: list[Stream | None], grace: float) -> list[float]:
-        """End the streams, give the processes ``grace`` seconds together to exit, kill them.
-        Returns the CPU seconds each had used."""
+    async def _retire(
+        self, processes: list[BotProcess], streams: list[Stream | None], graces: list[float]
+    ) -> list[tuple[float, SeatExit]]:
+        """End the streams, give each process its grace (seconds) to exit, kill them. Returns
+        the CPU seconds each had used and how it ended."""
         for stream in streams:
             if stream is not None:
                 stream.release()
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + grace
-        while any(p.exit_code() is None for p in processes) and loop.time() < deadline:
+        start = loop.time()
+        exited: dict[int, float] = {}
+        while True:
+            now = loop.time() - start
+            exited |= {i: now for i, p in enumerate(processes) if i not in exited and p.exit_code() is not None}
+            if all(i in exited or now >= grace for i, grace in enumerate(graces)):
+                break
             await asyncio.sleep(0.01)
-        used = []
-        for p in processes:
-            used.append(p.cpu_seconds())  # before the kill reaps it
+        ends = []
+        for i, p in enumerate(processes):
+            code = p.exit_code()
+            ends.append((p.cpu_seconds(), SeatExit(code, exited.get(i), p.describe_exit())))  # before the kill reaps it
             p.kill()
-        return used
+        return ends
 
 
-def play_bot_match(
-    bots: list[BotSpec],
-    setup: MatchSetup,
-    log_path: Path,
-    *,
-    time_control: TimeControl = TimeControl(),
-    fault_policy: FaultPolicy = FaultPolicy(),
-    listen: str | None = None,
-    limits: Limits = Limits(),
-    isolation: str = "none",
-) -> BotMatch:
-    """Play one match between four bot commands on a server of its own; the log is written to
-    ``log_path``. Every bot process is gone when it returns."""
-    host = MatchHost(listen=listen)
-    try:
-        return host.play(
-            bots, setup, log_path, time_control=time_control, fault_policy=fault_policy, limits=limits,
-            isolation=isolation,
-        )  # fmt: skip
-    finally:
-        host.close()
+def _header(
+    entrants: Sequence[BotSpec | Player], seats: list[_Seat], isolation: str, limits: Limits
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The log's ``seats`` (with each bot's command) and the keys the host adds to its header:
+    the isolation, the limits, and which seats a kept process played (docs/match-log.md)."""
+    header_seats = [
+        {"seat": i, "entrant": e.name} | ({"command": e.command} if isinstance(e, BotSpec) else {})
+        for i, e in enumerate(entrants)
+    ]
+    header: dict[str, Any] = {"isolation": isolation, "limits": limits.to_json()}
+    reused = [{"seat": s.index, "matches_before": s.session.reused} for s in seats if s.kept]
+    if reused:
+        header["reused"] = reused
+    return header_seats, header
+
+
+def _abandoned(error: BaseException, outputs: list[Path], log_path: Path) -> None:
+    """A match that will not count: nothing of it is left half-written when the failure is the
+    arbiter's own or a stop; a file the arbiter cannot write raises LogFileError naming it."""
+    if isinstance(error, ArbiterError) or not isinstance(error, Exception):
+        for path in outputs:
+            path.unlink(missing_ok=True)
+    if isinstance(error, OSError):
+        raise LogFileError(f"cannot write {printable(str(error.filename or log_path))}: {error.strerror or error}")

@@ -83,8 +83,10 @@ class BotProcess:
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.rusage: resource.struct_rusage | None = None
         self._tail = b""  # the last bytes of output, kept or dropped (for the last line)
+        self._head = b""  # the first bytes of output (a Go panic says its cause first)
         self._out_lock = threading.Lock()  # the drain thread against redirect_output
         self._kept = 0  # bytes kept in the current output file
+        self.output_error: str | None = None  # why the current output file could not be written
         self._dropped = 0  # bytes dropped since
         self.scratch: str | None = None  # the seat's TMPDIR (and HOME, for another user)
         self._lease: UidLease | None = None
@@ -219,23 +221,32 @@ class BotProcess:
         assert isinstance(pipe, io.BufferedReader)  # stdout=PIPE, in bytes, buffered
         while chunk := pipe.read1(65536):
             with self._out_lock:
-                self._tail = (self._tail + chunk)[-4096:]
-                room = self.output_limit - self._kept
+                self._tail = (self._tail + chunk)[-_ENDS:]
+                if len(self._head) < _ENDS:
+                    self._head += chunk[: _ENDS - len(self._head)]
+                room = self.output_limit - self._kept if self.output_error is None else 0
                 if room > 0:
-                    self._output_file.write(chunk[:room])
-                    self._output_file.flush()
+                    self._write_output(chunk[:room])
                     self._kept += min(room, len(chunk))
                 self._dropped += max(0, len(chunk) - max(room, 0))
         with self._out_lock:
             self._close_output()
         pipe.close()
 
+    def _write_output(self, data: bytes) -> None:
+        """Write to the output file; one that cannot be written (a full disk) is the arbiter's
+        failure, noted in ``output_error`` (the match host stops on it), not the bot's."""
+        try:
+            self._output_file.write(data)
+            self._output_file.flush()
+        except OSError as e:
+            self.output_error = f"cannot write {printable(str(self.output))}: {e.strerror or e}"
+
     def _close_output(self) -> None:
         """Note what was dropped at the end of the current output file (under the lock)."""
-        if self._dropped:
-            self._output_file.write(f"\n[arbiter: {self._dropped} more bytes of output were dropped]\n".encode())
-            self._output_file.flush()
-            self._dropped = 0
+        if self._dropped and self.output_error is None:
+            self._write_output(f"\n[arbiter: {self._dropped} more bytes of output were dropped]\n".encode())
+        self._dropped = 0
 
     @property
     def _output_file(self) -> io.BufferedWriter:
@@ -252,7 +263,8 @@ class BotProcess:
             self._close_output()
             old, self._out, self.output = self._output_file, new, output
             self._kept = 0
-            self._tail = b""
+            self.output_error = None
+            self._tail = self._head = b""
         old.close()
 
     def running(self) -> bool:
@@ -303,7 +315,7 @@ class BotProcess:
             return "the bot process is still running"
         self._drain.join(timeout=0.3)  # let the last output arrive
         sig = self.exit_signal()
-        last = self.last_output_line()
+        first, last = _output_line(self._head, 0), self.last_output_line()
         if sig is not None:
             how = f"was killed by {_signal_name(sig)}"
             reason = self._signal_reason(sig)
@@ -314,6 +326,8 @@ class BotProcess:
         text = f"the bot process {how}"
         if reason:
             text += f" ({reason})"
+        if first and first != last and first not in _NO_CAUSE:
+            text += f"; first output: {first}"
         return text + (f"; last output: {last}" if last else "")
 
     def _cpu_used(self) -> str:
@@ -356,9 +370,7 @@ class BotProcess:
     def last_output_line(self) -> str:
         """The last line the bot wrote (kept or dropped), without the arbiter's own notes; its
         control characters spelled out (it is shown on terminals and kept in logs)."""
-        lines = self._tail.decode("utf-8", "replace").strip().split("\n")
-        lines = [x for x in lines if x.strip() and not x.startswith("[arbiter:")]
-        return printable(lines[-1].strip()[:300]) if lines else ""
+        return _output_line(self._tail, -1)
 
     def with_last_words(self, detail: str, wait: float = 0.2) -> str:
         """``detail`` of a fault, with the bot's last output line if it wrote one: a bot that
@@ -395,6 +407,18 @@ class BotProcess:
     def _remove_scratch(self) -> None:
         if self.scratch:
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+_ENDS = 4096  # bytes kept of the output's beginning and of its end
+_NO_CAUSE = {"Traceback (most recent call last):"}  # a first line that says nothing of the cause
+
+
+def _output_line(data: bytes, index: int) -> str:
+    """One line (first: 0, last: -1) of some output, without the arbiter's own notes; bounded,
+    and its control characters spelled out (it is shown on terminals and kept in logs)."""
+    lines = data.decode("utf-8", "replace").strip().split("\n")
+    lines = [x for x in lines if x.strip() and not x.startswith("[arbiter:")]
+    return printable(lines[index].strip()[:300]) if lines else ""
 
 
 def _signal_name(sig: int) -> str:

@@ -7,8 +7,10 @@ the final name is always a finished match (complete or aborted); a crash leaves 
 The writer holds a lock on its ``.part`` for as long as it writes: a second writer of the same
 log is refused (its message names the file) instead of interleaving lines with the first, and a
 ``.part`` left by a killed writer (no lock) is simply started over. Output goes only to a regular
-file or a new path (:func:`arbiter.files.output_path`). A tournament's workers also refuse to
-*replace* a final log (:func:`keep_existing_logs`): a log that exists is somebody's record.
+file or a new path (:func:`arbiter.files.output_path`), and a final log that exists is never
+replaced (it is somebody's record) unless the writer is made with ``replace=True``. A log that
+cannot be written (a full disk) raises LogFileError naming it, and leaves no ``.part`` behind:
+the failure is the arbiter's, never a player's.
 
 Reading is bounded (:data:`MAX_LOG_BYTES`, :data:`MAX_LINE`, :data:`MAX_DEPTH`): a device, a pipe
 or a hostile file ends in one clear error, never in unbounded memory or a parser's recursion.
@@ -32,25 +34,16 @@ MAX_LOG_BYTES = 64 << 20  # a real match log is well under 1 MiB
 MAX_LINE = 1 << 20  # bytes (characters) of one line
 MAX_DEPTH = 32  # nesting of JSON arrays and objects in one line (a log needs 3)
 
-_keep_existing = False
-
-
-def keep_existing_logs(keep: bool = True) -> bool:
-    """From now on, in this process, a log is committed only under a name nobody holds (True),
-    or over any regular file (False, the default: ``arbiter match --log`` rewrites its file).
-    Returns the previous setting."""
-    global _keep_existing
-    previous, _keep_existing = _keep_existing, keep
-    return previous
-
 
 class AtomicLogFile:
     """A line sink for ``MatchLogWriter`` that becomes visible under its name only on close."""
 
-    def __init__(self, path: str | os.PathLike[str], *, keep_existing: bool | None = None):
+    def __init__(self, path: str | os.PathLike[str], *, replace: bool = False):
+        """``replace``: commit over a regular file of that name (else such a file is left as
+        it is, and the commit refused)."""
         self.path = output_path(path, "match log")
         self.partial = self.path.with_name(self.path.name + ".part")
-        self.keep_existing = _keep_existing if keep_existing is None else keep_existing
+        self.replace = replace
         shown = printable(str(self.partial))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -72,21 +65,35 @@ class AtomicLogFile:
         return self._file.closed
 
     def __call__(self, line: str) -> None:
-        self._file.write(line + "\n")
+        try:
+            self._file.write(line + "\n")
+        except OSError as e:
+            self._failed(e)
+
+    def _failed(self, error: OSError) -> None:
+        """The log cannot be written (a full disk, an I/O error): nothing of it is kept."""
+        self.discard()
+        raise LogFileError(f"cannot write match log {printable(str(self.path))}: {error.strerror or error}") from None
 
     def flush(self) -> None:
-        self._file.flush()
+        try:
+            self._file.flush()
+        except OSError as e:
+            self._failed(e)
 
     def commit(self) -> Path:
         """Flush to disk and move the file to its final name (still holding the lock)."""
-        self._file.flush()
-        os.fsync(self._file.fileno())
         try:
-            if self.keep_existing:
-                _link_new(self.partial, self.path)
-            else:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except OSError as e:
+            self._failed(e)
+        try:
+            if self.replace:
                 output_path(self.path, "match log")  # still nothing or a regular file
                 os.replace(self.partial, self.path)
+            else:
+                _link_new(self.partial, self.path)
         except BaseException:
             self.discard()
             raise
@@ -96,7 +103,10 @@ class AtomicLogFile:
     def discard(self) -> None:
         if not self._file.closed:
             self.partial.unlink(missing_ok=True)  # while still holding the lock
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError:  # what the buffer still held cannot be written either: it is gone
+                pass
 
 
 def _refuse_odd_partial(partial: Path) -> None:

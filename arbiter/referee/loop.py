@@ -27,8 +27,10 @@ from barbu.rules import (
 )
 from barbu.rules.scoring import places
 
+from arbiter.errors import ArbiterError
 from arbiter.referee.faults import FaultKind, FaultPolicy, FaultRecord, PlayerFault
-from arbiter.referee.players import Player, RandomPlayer, run_unawaited
+from arbiter.referee.players import Player, RandomPlayer
+from arbiter.referee.stall import StallWatch
 from arbiter.referee.timecontrol import SeatClock, TimeControl
 
 log = logging.getLogger(__name__)
@@ -71,9 +73,13 @@ class Referee:
         fault_policy: FaultPolicy = FaultPolicy(),
         clock: Callable[[], float] = time.perf_counter,
         log_times: bool = True,
+        header: dict[str, Any] | None = None,
+        stalls: StallWatch | None = None,
     ):
         """``log_times=False`` leaves the ``ms`` keys out of the log, so that a match between
-        deterministic in-process players writes the same bytes every time."""
+        deterministic in-process players writes the same bytes every time. ``header``: keys
+        added to the log's ``match`` line. ``stalls``: the event loop's :class:`StallWatch`;
+        time the arbiter was stalled during a decision is not charged to the seat."""
         if len(players) != 4:
             raise ValueError("a match needs exactly 4 players")
         self.setup = setup
@@ -82,6 +88,7 @@ class Referee:
         self.policy = fault_policy
         self.clock = clock
         self.log_times = log_times
+        self.stalls = stalls
         self.state: MatchState = new_match(setup.rules, setup.first_declarer)
         seats = seats or [{"seat": s, "entrant": p.name} for s, p in enumerate(players)]
         self.writer = _BufferedWriter(
@@ -91,38 +98,26 @@ class Referee:
             seats=seats,
             match_id=setup.match_id,
             seed=setup.seed if setup.deals is None else None,
+            extra=header,
         )
         self.clocks = [SeatClock(time_control) for _ in range(4)]
         self.strikes = [0, 0, 0, 0]
         self.fallbacks = [RandomPlayer(seed=f"{setup.seed}/fallback/{s}", name="fallback") for s in range(4)]
         self.taken_over = [False] * 4
         self.result = MatchResult(status="complete", totals=[0] * 4, places=[1] * 4)
-        self._calls: list[Player] = list(self.players)  # what the loop calls: the players, or blocking adapters
-        self._concurrent = False  # notify the seats at once (in an event loop)
+        self.stalled = 0.0  # seconds the arbiter was stalled during decisions (not charged)
 
     # ---- the match loop ----------------------------------------------------------------
-    def run(self) -> MatchResult:
-        """Play the match, calling each player's blocking methods (``decide``): in-process
-        players, or remote ones from outside their server's event loop."""
-        self._calls = [_Blocking(p) for p in self.players]
-        self._concurrent = False
-        return run_unawaited(self._play(), "a player waited: play this match with `await referee.arun()`")
-
-    async def arun(self) -> MatchResult:
-        """Play the match in the running event loop, awaiting each player (``ask``): a remote
-        player waits for its bot without blocking the loop."""
-        self._calls = list(self.players)
-        self._concurrent = True
-        return await self._play()
-
-    async def _play(self) -> MatchResult:
+    async def play(self) -> MatchResult:
+        """Play the match in the running event loop, awaiting each player: a remote player
+        waits for its bot without blocking the loop."""
         state = self.state
         rng = random.Random(self.setup.seed)
         started = self.clock()
-        await self._each_player(lambda seat, p: p.astart(seat, observe(state, seat)))
+        await self._each_player(lambda seat, p: p.start(seat, observe(state, seat)))
         try:
             while state.phase is not Phase.OVER:
-                if self.clock() - started > self.time_control.match_limit:
+                if self.clock() - started - self.stalled > self.time_control.match_limit:
                     self._abort(f"watchdog: the match exceeded {self.time_control.match_limit:g}s of wall time")
                     break
                 if state.phase is Phase.DEAL:
@@ -130,18 +125,22 @@ class Referee:
                     continue
                 await self._decision()
                 if state.phase in (Phase.DEAL, Phase.OVER):
-                    await self._each_player(lambda seat, p: p.deal_end(state, seat))
+                    await self._each_player(lambda seat, p: p.deal_ended(state, seat))
+        except ArbiterError:
+            raise  # the arbiter's own failure (its log cannot be written): the match cannot count
         except Exception as e:  # an arbiter bug must still leave a readable, closed log
             log.exception("match aborted by an internal error")
             self._abort(f"internal error: {e}")
         finally:
-            await self._each_player(lambda seat, p: p.amatch_ended(observe(state, seat)))
-            self.writer.flush()
-            for p in self._calls:
-                try:
-                    await p.aclose()
-                except Exception:
-                    log.exception("closing player %s failed", p.name)
+            await self._each_player(lambda seat, p: p.match_ended(observe(state, seat)))
+            try:
+                self.writer.flush()
+            finally:
+                for p in self.players:
+                    try:
+                        await p.close()
+                    except Exception:
+                        log.exception("closing player %s failed", p.name)
         r = self.result
         r.totals = list(state.totals)
         r.places = places(state.totals)
@@ -166,11 +165,11 @@ class Referee:
             self.writer.acted(state, seat, legal[0], auto=True)
             return
         if self.taken_over[seat]:
-            action = self.fallbacks[seat].decide(observe(state, seat), 0.0)
+            action = self.fallbacks[seat].choose(observe(state, seat))
             state.apply(action)
             self.writer.acted(state, seat, action, auto=True)
             return
-        action, elapsed, fault = await self._ask(seat)
+        action, elapsed, stalled, fault = await self._ask(seat)
         if fault is None:
             try:
                 state.apply(action)
@@ -178,10 +177,17 @@ class Referee:
                 fault = PlayerFault(FaultKind.ILLEGAL, f"{_describe(action)}: {e}")
             else:
                 self.writer.acted(state, seat, action, ms=self._ms(elapsed))
+                self._note_stall(stalled)
                 return
         action = self._substitute(seat, fault)
         state.apply(action)
         self.writer.acted(state, seat, action, ms=self._ms(elapsed), auto=True)
+        self._note_stall(stalled)
+
+    def _note_stall(self, stalled: float) -> None:
+        """Say on the decision's line that the arbiter was stalled while it waited."""
+        if stalled > 0:
+            self.writer.annotate(stalled_ms=round(stalled * 1000, 3))
 
     def _flush_log(self) -> None:
         """Write the log lines made so far. Called once the next request has gone out: the bot
@@ -191,24 +197,30 @@ class Referee:
     def _ms(self, seconds: float) -> float | None:
         return seconds * 1000 if self.log_times else None
 
-    async def _ask(self, seat: int) -> tuple[Any, float, PlayerFault | None]:
-        """The seat's answer, the time it took, and the fault if it did not answer well."""
+    async def _ask(self, seat: int) -> tuple[Any, float, float, PlayerFault | None]:
+        """The seat's answer, the time it took (the arbiter's stalls left out), how long the
+        arbiter was stalled meanwhile, and the fault if it did not answer well."""
         clock = self.clocks[seat]
         self.result.decisions += 1
         start = self.clock()
+        mark = StallWatch.now()
         try:
-            action = await self._calls[seat].ask(self.state, seat, clock.limit, self._flush_log)
+            action = await self.players[seat].decide(self.state, seat, clock.limit, self._flush_log)
             fault = None
         except PlayerFault as f:
             action, fault = None, f
+        except ArbiterError:
+            raise  # the arbiter's own (its log, written while the bot thinks): never the seat's
         except Exception as e:  # an in-process player's bug
             action, fault = None, PlayerFault(FaultKind.CRASH, f"{type(e).__name__}: {e}")
-        elapsed = self.clock() - start
+        stalled = self.stalls.since(mark) if self.stalls is not None else 0.0
+        self.stalled += stalled
+        elapsed = max(0.0, self.clock() - start - stalled)
         self.result.think_seconds[seat] += elapsed
         if not clock.charge(elapsed) and (fault is None or fault.kind is not FaultKind.TIMEOUT):
             limit = self.time_control.per_decision
             fault = PlayerFault(FaultKind.TIMEOUT, f"took {elapsed:.3f}s; limit {limit:g}s and the reserve is spent")
-        return action, elapsed, fault
+        return action, elapsed, stalled, fault
 
     def _substitute(self, seat: int, fault: PlayerFault) -> Any:
         """Record the fault, decide what follows, and return the fallback's move."""
@@ -222,7 +234,7 @@ class Referee:
         if terminal and not self.taken_over[seat]:
             self.taken_over[seat] = True
             self.result.forfeits.append(seat)
-        return self.fallbacks[seat].decide(observe(self.state, seat), 0.0)
+        return self.fallbacks[seat].choose(observe(self.state, seat))
 
     def _abort(self, reason: str) -> None:
         self.result.status = "aborted"
@@ -230,23 +242,16 @@ class Referee:
         self.writer.aborted(self.state, reason)
 
     async def _each_player(self, call: Callable[[int, Player], Awaitable[None]]) -> None:
-        """Notify every seat still played by its bot; a failure here is the bot's fault. In an
-        event loop the four notifications go out at once (each waits for its own stream); their
-        failures are recorded in seat order either way."""
-        seats = [(seat, p) for seat, p in enumerate(self._calls) if not self.taken_over[seat]]
-        outcomes: list[BaseException | None] = []
-        if self._concurrent and len(seats) > 1:
-            outcomes = await asyncio.gather(*(call(seat, p) for seat, p in seats), return_exceptions=True)
-        else:
-            for seat, player in seats:
-                try:
-                    await call(seat, player)
-                    outcomes.append(None)
-                except Exception as e:
-                    outcomes.append(e)
+        """Notify every seat still played by its bot; a failure here is the bot's fault. The
+        notifications go out at once (each waits for its own stream); their failures are
+        recorded in seat order."""
+        seats = [(seat, p) for seat, p in enumerate(self.players) if not self.taken_over[seat]]
+        outcomes = await asyncio.gather(*(call(seat, p) for seat, p in seats), return_exceptions=True)
         for (seat, _), outcome in zip(seats, outcomes):
             if isinstance(outcome, PlayerFault):
                 self._record_silent_fault(seat, outcome)
+            elif isinstance(outcome, ArbiterError):
+                raise outcome
             elif isinstance(outcome, Exception):
                 self._record_silent_fault(seat, PlayerFault(FaultKind.CRASH, f"{type(outcome).__name__}: {outcome}"))
             elif outcome is not None:
@@ -280,42 +285,15 @@ class _BufferedWriter(MatchLogWriter):
     def _line(self, obj: dict[str, Any]) -> None:
         self._buffer.append(obj)
 
+    def annotate(self, **keys: Any) -> None:
+        """Add keys to the last line made (the log's readers ignore keys they do not know)."""
+        self._buffer[-1].update(keys)
+
     def flush(self) -> None:
         if self._buffer:
             buffer, self._buffer = self._buffer, []
             for obj in buffer:
                 self._emit(dumps(obj))
-
-
-class _Blocking(Player):
-    """A player's blocking face seen as its asynchronous one (``Referee.run``): never waits."""
-
-    def __init__(self, player: Player):
-        self.player = player
-        self.name = player.name
-
-    async def astart(self, seat: int, view: Any) -> None:
-        self.player.start(seat, view)
-
-    def decide(self, view: Any, time_limit: float) -> Any:
-        return self.player.decide(view, time_limit)
-
-    async def ask(self, state: MatchState, seat: int, time_limit: float, sent: Callable[[], None] | None = None) -> Any:
-        if sent is not None:
-            sent()
-        return self.player.decide(observe(state, seat), time_limit)
-
-    async def adeal_ended(self, view: Any) -> None:
-        self.player.deal_ended(view)
-
-    async def deal_end(self, state: MatchState, seat: int) -> None:
-        self.player.deal_ended(observe(state, seat))
-
-    async def amatch_ended(self, view: Any) -> None:
-        self.player.match_ended(view)
-
-    async def aclose(self) -> None:
-        self.player.close()
 
 
 def _describe(action: Any) -> str:

@@ -21,7 +21,6 @@ from typing import Protocol
 
 from arbiter.errors import ArbiterError, TournamentError
 from arbiter.model import MatchOutcome, MatchTask
-from arbiter.referee.logfile import keep_existing_logs
 from arbiter.tournament.worker import PlayFunction, play_match, play_task, worker_init
 
 
@@ -49,7 +48,6 @@ class InProcessExecutor:
 
     def __init__(self, play: PlayFunction = play_match):
         self.play = play
-        self.keep = keep_existing_logs(True)  # as in a worker: a log that exists is somebody's record
 
     def submit(self, task: MatchTask) -> Future[MatchOutcome]:
         future: Future[MatchOutcome] = Future()
@@ -60,7 +58,7 @@ class InProcessExecutor:
         return future
 
     def close(self, *, cancel: bool) -> None:
-        keep_existing_logs(self.keep)
+        pass  # nothing to release: every match ended in submit()
 
 
 def match_failed(task: MatchTask, e: BaseException) -> TournamentError:

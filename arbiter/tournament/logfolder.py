@@ -18,8 +18,8 @@ only writes logs where it may:
   match is verified and, if it is that match (the tournament's match id, seats, seed and rules),
   recorded from the log as it is (:func:`outcome_from_log`); anything else under a match's name
   is an error for a person to look at, never a target.
-* Workers commit a log only under a name nobody holds
-  (:func:`arbiter.referee.logfile.keep_existing_logs`).
+* Workers commit a log only under a name nobody holds (:class:`arbiter.referee.logfile.AtomicLogFile`
+  never replaces a file unless told to).
 """
 
 from __future__ import annotations

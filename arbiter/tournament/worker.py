@@ -29,10 +29,9 @@ from barbu.rules import ruleset_from_json
 from arbiter.model import MatchOutcome, MatchTask
 from arbiter.process.limits import Limits
 from arbiter.process.procfs import children_of
-from arbiter.referee.logfile import keep_existing_logs
 
 if TYPE_CHECKING:
-    from arbiter.match.play import MatchHost
+    from arbiter.match.blocking import BlockingHost
     from arbiter.referee.faults import FaultPolicy
     from arbiter.referee.loop import MatchResult, MatchSetup
 
@@ -87,10 +86,10 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 def play_match(task: MatchTask) -> MatchOutcome:
     """The default per-match function: four bot processes over gRPC (arbiter.match)."""
-    from arbiter.match.play import BotSpec, play_bot_match
+    from arbiter.match.blocking import play_bot_match
 
     setup, policy = task_setup(task)
-    bots = [BotSpec(b.name, b.command, b.cwd) for b in task.bots]
+    bots = list(task.bots)
     sandbox: dict[str, Any] = {"isolation": task.isolation}
     if isinstance(task.limits, Limits):
         sandbox["limits"] = task.limits
@@ -128,10 +127,10 @@ def play_task(task: MatchTask, play: PlayFunction = play_match) -> MatchOutcome:
 _PR_SET_PDEATHSIG = 1
 
 _worker_tmp: str | None = None  # this worker's temporary folder (the matches' Unix sockets)
-_host: MatchHost | None = None  # this worker's arbiter, made at its first match
+_host: BlockingHost | None = None  # this worker's arbiter, made at its first match
 
 
-def _match_host() -> MatchHost | None:
+def _match_host() -> BlockingHost | None:
     """The worker's long-lived arbiter, or None outside a worker (no worker_init)."""
     global _host
     if _worker_tmp is None:
@@ -139,9 +138,9 @@ def _match_host() -> MatchHost | None:
     if _host is None:
         from multiprocessing.util import Finalize
 
-        from arbiter.match.play import MatchHost
+        from arbiter.match.blocking import BlockingHost
 
-        _host = MatchHost(reuse=True)
+        _host = BlockingHost(reuse=True)
         # Before the temporary folder goes (exitpriority 0): kept bots retired, server stopped.
         Finalize(None, _close_host, exitpriority=10)
     return _host
@@ -178,7 +177,6 @@ def worker_init(parent_pid: int, log_file: str) -> None:
     logging.basicConfig(
         filename=log_file, level=logging.WARNING, format="%(asctime)s %(process)d %(name)s %(levelname)s: %(message)s"
     )
-    keep_existing_logs(True)  # a log that exists is somebody's record: commit only under a new name
 
 
 def _worker_terminated(signum: int, frame: object) -> None:  # pragma: no cover - runs in a dying worker

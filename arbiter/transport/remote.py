@@ -8,17 +8,14 @@ The transport knows nothing of processes: when the bot is a local process, the c
 what the player needs to tell a crash from a hang-up (``process``: anything with
 ``exit_description()`` and ``with_last_words(detail)``, e.g. ``arbiter.process.bot.BotProcess``).
 
-The blocking methods of :class:`~arbiter.referee.players.Player` (``start``, ``decide``, …) are
-there for callers that are not asynchronous (``Referee.run``, check-bot, tests): they hand the
-work to the server's loop and wait.
+A decision's deadline is extended by any time the arbiter itself was stalled while it waited
+(:class:`~arbiter.referee.stall.StallWatch`): a stopped arbiter never charges a bot.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import threading
-from dataclasses import replace
 from typing import Any, Callable, Protocol
 
 from barbu import wire
@@ -27,7 +24,8 @@ from barbu.rules.scoring import places
 from barbu.v1 import arbiter_pb2 as pb
 
 from arbiter.referee.faults import FaultKind, PlayerFault
-from arbiter.referee.players import Player, run_unawaited
+from arbiter.referee.players import Player
+from arbiter.referee.stall import StallWatch
 from arbiter.referee.timecontrol import TimeControl
 from arbiter.transport.encode import RequestEncoder
 from arbiter.transport.session import GONE, Session
@@ -75,6 +73,7 @@ class RemotePlayer(Player):
         entrants: list[str] | None = None,
         release_on_close: bool = True,
         encoder: RequestEncoder | None = None,
+        stalls: StallWatch | None = None,
     ):
         self.session = session
         self.name = name
@@ -84,6 +83,7 @@ class RemotePlayer(Player):
         self.entrants = entrants or []
         self.release_on_close = release_on_close
         self.encoder = encoder or RequestEncoder()
+        self.stalls = stalls
         self.next_request_id = 1
         if process is not None and session.probe is None:
             session.probe = process.running
@@ -94,7 +94,7 @@ class RemotePlayer(Player):
         session = self.session
         stream = session.stream
         if stream is not None and stream.eof and session.violation is None and not stream.closing:
-            await stream.finished.wait_async(REFUSAL_GRACE)  # a refused message is cancelled right away
+            await stream.finished.wait_for(REFUSAL_GRACE)  # a refused message is cancelled right away
         if stream is not None and stream.cut == "refused" and self.process is not None:
             # An EOF then a cancelled call, the process still running: a message refused over
             # the size limit, or a Python bot on its way out (its interpreter closes the stream
@@ -119,10 +119,6 @@ class RemotePlayer(Player):
         while (code := self.process.exit_code()) is None and loop.time() < deadline:
             await asyncio.sleep(0.01)
         return code
-
-    def _gone(self) -> PlayerFault:
-        """:meth:`gone` from a thread other than the server's loop."""
-        return self._blocking(self.gone())
 
     def _ensure_connected(self) -> None:
         """Raise the seat's fault if it cannot be asked: cut off, refused, never connected."""
@@ -151,8 +147,8 @@ class RemotePlayer(Player):
             return
         await stream.write(message)
 
-    # ---- the referee's asynchronous player ------------------------------------------------
-    async def astart(self, seat: int, view: View) -> None:
+    # ---- the referee's player ---------------------------------------------------------------
+    async def start(self, seat: int, view: View) -> None:
         await self._ready()
         rules = view.rules
         await self._send(
@@ -170,7 +166,9 @@ class RemotePlayer(Player):
             )
         )
 
-    async def ask(self, state: MatchState, seat: int, time_limit: float, sent: Callable[[], None] | None = None) -> Any:
+    async def decide(
+        self, state: MatchState, seat: int, time_limit: float, sent: Callable[[], None] | None = None
+    ) -> Any:
         """The hot path: the request is encoded from the state itself (the view ``observe``
         would give, without building it)."""
         await self._ready()
@@ -179,21 +177,6 @@ class RemotePlayer(Player):
         reserve = max(0.0, time_limit - self.time_control.per_decision)
         data = self.encoder.request(state, seat, request_id, decision, reserve)
         return await self._exchange(data, request_id, time_limit, state.phase, sent)
-
-    async def adecide(self, view: View, time_limit: float) -> Any:
-        await self._ready()
-        request_id = self._next_id()
-        message = pb.ArbiterMessage(
-            request=pb.DecisionRequest(
-                request_id=request_id,
-                # Past deals' results travel once, in DealEnd; the SDK keeps them.
-                view=wire.view_to_proto(replace(view, results=())),
-                legal=wire.legal_to_proto(view.legal),
-                decision_seconds=min(self.time_control.per_decision, time_limit),
-                reserve_seconds=max(0.0, time_limit - self.time_control.per_decision),
-            )
-        )
-        return await self._exchange(message, request_id, time_limit, view.phase)
 
     def _next_id(self) -> int:
         request_id = self.next_request_id
@@ -206,14 +189,18 @@ class RemotePlayer(Player):
     ) -> Any:
         stream = self.session.stream
         assert stream is not None
-        loop = stream.loop
-        deadline = loop.time() + time_limit
+        deadline = stream.loop.time() + time_limit
+        mark, excused = StallWatch.now(), 0.0
         await stream.write(message)
         if sent is not None:
             sent()
         while True:
             reply = await stream.next_message(deadline)
             if reply is None:
+                stalled = self.stalls.since(mark) if self.stalls is not None else 0.0
+                if stalled > excused:  # the arbiter was not running: the bot gets that time back
+                    deadline, excused = deadline + stalled - excused, stalled
+                    continue
                 raise PlayerFault(FaultKind.TIMEOUT, f"no answer within {time_limit:.3f}s")
             if reply is GONE:
                 raise await self.gone()
@@ -231,13 +218,10 @@ class RemotePlayer(Player):
                 detail = str(e) if self.process is None else self.process.with_last_words(str(e))
                 raise PlayerFault(FaultKind.MALFORMED, detail) from None
 
-    async def adeal_ended(self, view: View) -> None:
-        await self._send(pb.ArbiterMessage(deal_end=pb.DealEnd(view=wire.view_to_proto(view))))
-
-    async def deal_end(self, state: MatchState, seat: int) -> None:
+    async def deal_ended(self, state: MatchState, seat: int) -> None:
         await self._send(self.encoder.deal_end(state, seat))
 
-    async def amatch_ended(self, view: View) -> None:
+    async def match_ended(self, view: View) -> None:
         await self._send(
             pb.ArbiterMessage(
                 match_end=pb.MatchEnd(
@@ -249,32 +233,7 @@ class RemotePlayer(Player):
             )
         )
 
-    async def aclose(self) -> None:
+    async def close(self) -> None:
         stream = self.session.stream
         if self.release_on_close and stream is not None and stream.session is self.session:
             stream.release()
-
-    # ---- the blocking Player, for callers outside the loop ------------------------------------
-    def _blocking(self, coro: Any) -> Any:
-        loop = self.session.loop
-        if loop is None:  # no server loop (a session never attached): nothing can block
-            return run_unawaited(coro, "this session has no server loop to wait in")
-        if loop.is_running() and getattr(loop, "_thread_id", None) == threading.get_ident():
-            coro.close()
-            raise RuntimeError("a RemotePlayer's blocking methods cannot run in its server's loop: await them")
-        return asyncio.run_coroutine_threadsafe(coro, loop).result()
-
-    def start(self, seat: int, view: View) -> None:
-        self._blocking(self.astart(seat, view))
-
-    def decide(self, view: View, time_limit: float) -> Any:
-        return self._blocking(self.adecide(view, time_limit))
-
-    def deal_ended(self, view: View) -> None:
-        self._blocking(self.adeal_ended(view))
-
-    def match_ended(self, view: View) -> None:
-        self._blocking(self.amatch_ended(view))
-
-    def close(self) -> None:
-        self._blocking(self.aclose())

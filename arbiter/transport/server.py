@@ -15,10 +15,8 @@ open a connection once every seat is taken, or take a seat with a used, guessed 
 seat's token. A refused connection never disturbs a connected session, and is charged to no
 connected seat: whoever presents a token cannot be told from whoever stole it.
 
-The server runs in one event loop. In the arbiter (``arbiter.match``) that is the caller's
-loop: ``await server.astart()``. Code that is not asynchronous (check-bot, tests, benchmarks)
-calls ``server.start()``, which runs the loop in a thread of its own; the sessions' flags can be
-waited for from any thread, and a RemotePlayer's blocking methods hand their work to that loop.
+The server runs in the caller's event loop: ``await server.start()`` (code that is not
+asynchronous goes through :mod:`arbiter.match.blocking`).
 
 Why a stream ended: ``grpc.aio`` reports no reason. A read ends with EOF when the bot
 half-closes; it ends with EOF and then a cancellation of the call when gRPC refused a message
@@ -33,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-import threading
 from typing import Any
 
 import grpc
@@ -44,7 +41,7 @@ from arbiter.transport.session import GONE, Flag, MatchDesk, Session, Stream
 
 __all__ = [
     "ArbiterServer", "Flag", "GONE", "HELLO_SECONDS", "MAX_INBOUND", "MAX_MESSAGE_BYTES", "MatchDesk",
-    "RemotePlayer", "Session", "Stream", "UNSOLICITED_LIMIT", "refused_message",
+    "Session", "Stream", "UNSOLICITED_LIMIT", "refused_message",
 ]  # fmt: skip
 
 log = logging.getLogger(__name__)
@@ -115,7 +112,6 @@ class ArbiterServer:
         self._default: MatchDesk | None = None
         self._streams: set[Stream] = set()
         self._grpc: Any = None
-        self._thread: threading.Thread | None = None
 
     # ---- life cycle ------------------------------------------------------------------------
     def options(self) -> list[tuple[str, Any]]:
@@ -123,7 +119,7 @@ class ArbiterServer:
         the same)."""
         return server_options(self.max_message_bytes, self.keepalive_seconds, self.keepalive_timeout, self.idle_seconds)
 
-    async def astart(self) -> ArbiterServer:
+    async def start(self) -> ArbiterServer:
         """Start serving in the running event loop."""
         self.loop = asyncio.get_running_loop()
         self._grpc = grpc.aio.server(options=self.options(), maximum_concurrent_rpcs=64)
@@ -141,59 +137,12 @@ class ArbiterServer:
         await self._grpc.start()
         return self
 
-    async def astop(self, grace: float = 0.2) -> None:
+    async def stop(self, grace: float = 0.2) -> None:
         for stream in list(self._streams):
             stream.release()
         if self._grpc is not None:
             await self._grpc.stop(grace)
             self._grpc = None
-
-    def start(self) -> ArbiterServer:
-        """Start serving from code that is not asynchronous: the server gets an event loop in a
-        thread of its own (stop it with :meth:`stop`)."""
-        loop = asyncio.new_event_loop()
-        ready = threading.Event()
-
-        def run() -> None:
-            asyncio.set_event_loop(loop)
-            loop.call_soon(ready.set)
-            loop.run_forever()
-
-        self._thread = threading.Thread(target=run, name="arbiter-loop", daemon=True)
-        self._thread.start()
-        ready.wait()
-        try:
-            asyncio.run_coroutine_threadsafe(self.astart(), loop).result()
-        except BaseException:
-            self._stop_thread()
-            raise
-        return self
-
-    def stop(self) -> None:
-        """Stop a server started with :meth:`start`."""
-        if self._thread is None or self.loop is None:
-            return
-        try:
-            asyncio.run_coroutine_threadsafe(self.astop(), self.loop).result(timeout=10)
-        finally:
-            self._stop_thread()
-
-    def _stop_thread(self) -> None:
-        loop, thread = self.loop, self._thread
-        self._thread = None
-        if thread is None:
-            return
-        target = loop if loop is not None else None
-        if target is not None and not target.is_closed():
-            target.call_soon_threadsafe(target.stop)
-        thread.join(timeout=10)
-        if target is not None and not target.is_running():
-            target.close()
-
-    def call(self, coro: Any, timeout: float | None = None) -> Any:
-        """Run a coroutine in the server's loop from another thread and wait for its result."""
-        assert self.loop is not None, "the server is not started"
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
     # ---- matches and seats ------------------------------------------------------------------
     def open_desk(self, label: str = "") -> MatchDesk:
@@ -389,6 +338,3 @@ def server_options(
         ("grpc.enable_channelz", 0),
         ("grpc.http2.bdp_probe", 0),
     ]
-
-
-from arbiter.transport.remote import RemotePlayer  # noqa: E402  (it uses the names above)

@@ -8,8 +8,7 @@ the unsolicited-message budget. A stream serves one session at a time; a bot tha
 :meth:`MatchDesk.hand_over`), each with a session of its own. A :class:`MatchDesk` is the set of
 sessions of one match on a server that may hold several.
 
-Everything here lives in the server's event loop; the only things another thread may touch are
-the :class:`Flag` objects (``connected``, ``ended``), which it can wait for.
+Everything here lives in the server's event loop.
 """
 
 from __future__ import annotations
@@ -17,70 +16,33 @@ from __future__ import annotations
 import asyncio
 import collections
 import secrets
-import threading
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 if TYPE_CHECKING:
     from barbu.v1 import arbiter_pb2 as pb
 
-    from arbiter.transport.server import ArbiterServer
-
 GONE = object()  # what a stream yields once the bot's side has ended
 
 
-class Flag:
-    """A flag set once, in the server's event loop; it can be waited for from that loop
-    (:meth:`wait_async`) or from any other thread (:meth:`wait`, :meth:`is_set`)."""
+class Flag(asyncio.Event):
+    """A flag set once, in the server's event loop, and waited for there with a time limit."""
 
-    __slots__ = ("_event", "_waiters")
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-        self._waiters: list[asyncio.Future[None]] = []
-
-    def is_set(self) -> bool:
-        return self._event.is_set()
-
-    def set(self) -> None:
-        if self._event.is_set():
-            return
-        self._event.set()
-        waiters, self._waiters = self._waiters, []
-        for w in waiters:
-            loop = w.get_loop()
-            try:
-                running = asyncio.get_running_loop()
-            except RuntimeError:
-                running = None
-            if running is loop:
-                if not w.done():
-                    w.set_result(None)
-            elif not loop.is_closed():
-                loop.call_soon_threadsafe(_resolve, w)
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block this thread (never the server's loop) until the flag is set, or ``timeout``."""
-        return self._event.wait(timeout)
-
-    async def wait_async(self, timeout: float | None = None) -> bool:
-        """Wait in the running loop until the flag is set, or ``timeout`` seconds."""
-        if self._event.is_set():
-            return True
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+    async def wait_for(self, timeout: float) -> bool:
+        """Wait until the flag is set, or ``timeout`` seconds; whether it is set."""
         try:
-            if timeout is None:
-                await waiter
-            else:
-                await asyncio.wait_for(asyncio.shield(waiter), timeout)
+            await asyncio.wait_for(self.wait(), timeout)
         except asyncio.TimeoutError:
             pass
-        return self._event.is_set()
+        return self.is_set()
 
 
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
+class DeskHost(Protocol):
+    """What a :class:`MatchDesk` needs of its server (an ArbiterServer)."""
+
+    max_inbound: int
+    unsolicited_limit: int
+
+    def forget(self, desk: MatchDesk) -> None: ...
 
 
 class Session:
@@ -132,12 +94,6 @@ class Session:
     @violation.setter
     def violation(self, value: str | None) -> None:
         self._violation = value
-
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop | None:
-        if self.desk is not None:
-            return self.desk.server.loop
-        return self.stream.loop if self.stream is not None else None
 
     def attach(self, stream: Stream) -> None:
         """Bind a stream to this session: the seat is connected."""
@@ -287,7 +243,7 @@ def _expire(waiter: asyncio.Future[Any]) -> None:
 class MatchDesk:
     """The sessions of one match on a server: its seats' tokens and the refusals charged to it."""
 
-    def __init__(self, server: ArbiterServer, label: str = "") -> None:
+    def __init__(self, server: DeskHost, label: str = "") -> None:
         self.server = server
         self.label = label
         self.sessions: list[Session] = []

@@ -7,7 +7,8 @@ import pytest
 from barbu.matchlog import verify
 from barbu.rules import make_ruleset
 
-from arbiter.match.play import BotSpec, play_bot_match
+from arbiter.match.blocking import play_bot_match
+from arbiter.match.play import BotSpec
 from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.logfile import read_log_lines
 from arbiter.referee.loop import MatchSetup

@@ -13,9 +13,11 @@ import pytest
 from barbu.matchlog import verify
 from barbu.rules import make_ruleset
 
-from arbiter.match.play import BotSpec, MatchHost
+from arbiter.match.blocking import BlockingHost
+from arbiter.match.play import BotSpec
 from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.logfile import read_log_lines
+from arbiter.match.blocking import run_blocking
 from arbiter.referee.loop import MatchSetup
 from arbiter.referee.timecontrol import TimeControl
 
@@ -28,7 +30,7 @@ CONTROL = TimeControl(per_decision=2.0, reserve=5.0, connect=20.0, match_limit=1
 
 @pytest.fixture
 def host():
-    h = MatchHost(reuse=True)
+    h = BlockingHost(reuse=True)
     yield h
     h.close()
 
@@ -107,7 +109,9 @@ def test_the_verifier_accepts_the_reused_key_and_checks_its_shape(tmp_path):
     from arbiter.referee.players import RandomPlayer
 
     sink = AtomicLogFile(tmp_path / "s.jsonl")
-    Referee(MatchSetup(SHORT, seed=3), [RandomPlayer(seed=s) for s in range(4)], sink, log_times=False).run()
+    run_blocking(
+        Referee(MatchSetup(SHORT, seed=3), [RandomPlayer(seed=s) for s in range(4)], sink, log_times=False).play()
+    )
     lines = sink.commit().read_text().splitlines(keepends=True)
 
     def with_reused(value) -> list[str]:

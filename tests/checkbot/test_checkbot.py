@@ -67,7 +67,7 @@ def test_the_heuristic_bot_passes_every_step(tmp_path):
     for name in ("check-bot-standard.jsonl", "check-bot-quota.jsonl"):
         verification = verify(read_log_lines(tmp_path / name))
         assert verification.valid and verification.complete, verification
-    assert (tmp_path / "check-standard.seat0.stderr").exists()
+    assert (tmp_path / "check-bot-standard.seat0.stderr").exists()
 
 
 # name: (command, keyword arguments, the step that must fail, words its detail must contain)
@@ -163,3 +163,34 @@ def test_the_arbiter_cli_runs_check_bot_if_registered():
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["ok"] is True
+
+
+def test_cli_with_a_folder_for_a_command_is_one_error_line(tmp_path):
+    result = CliRunner().invoke(arbiter_app, ["check-bot", "--", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"error: {tmp_path} is a folder, not a program: give the bot's command, e.g. -- python mybot.py"
+    ]
+
+
+def test_a_crash_shows_the_first_and_the_last_line_of_the_bots_output(tmp_path):
+    """A Go panic says its cause first and ends with a stack line; a Python traceback says it
+    last: both ends of the output are shown (bounded and escaped)."""
+    panicking = tmp_path / "panic.py"
+    panicking.write_text(
+        "import sys\n"
+        "print('panic: runtime error: invalid memory address or nil pointer dereference', file=sys.stderr)\n"
+        "print('[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a2e4e]', file=sys.stderr)\n"
+        "print('goroutine 1 [running]:\\nmain.main()', file=sys.stderr)\n"
+        "print('\\t/home/me/bot/main.go:46 +0x46e\\x1b[0m', file=sys.stderr)\n"
+        "sys.exit(2)\n"
+    )
+    report = check_bot([PY, str(panicking)])
+    detail = report.step("hello").detail
+    assert "exited with code 2" in detail
+    assert "first output: panic: runtime error: invalid memory address" in detail, detail
+    assert detail.endswith("last output: /home/me/bot/main.go:46 +0x46e\\x1b[0m"), detail
+    traceback = tmp_path / "traceback.py"
+    traceback.write_text("import sys\nsys.stderr.write('starting\\n')\nraise ValueError('the real cause')\n")
+    detail = check_bot([PY, str(traceback)]).step("hello").detail
+    assert "first output: starting" in detail and detail.endswith("last output: ValueError: the real cause")

@@ -26,7 +26,8 @@ import pytest
 from barbu.matchlog import verify
 from barbu.rules import make_ruleset
 
-from arbiter.match.play import BotSpec, play_bot_match
+from arbiter.match.blocking import play_bot_match
+from arbiter.match.play import BotSpec
 from arbiter.process.limits import Limits
 from arbiter.process.procfs import processes_of_uid
 from arbiter.process.sandbox import bubblewrap_problem

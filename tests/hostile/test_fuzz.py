@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arbiter.errors import ConfigError
+from arbiter.match.blocking import run_blocking
 from arbiter.referee.loop import MatchSetup, Referee
 from arbiter.referee.players import RandomPlayer
 from arbiter.tournament.config import LIMIT_KEYS, TOP_KEYS, TournamentConfig, parse_config
@@ -159,7 +160,7 @@ def _log_lines() -> list[str]:
     lines: list[str] = []
     setup = MatchSetup(make_ruleset("standard", {"contracts": ["barbu", "domino"]}), seed=3, match_id="fuzz")
     players = [RandomPlayer(seed=f"fuzz/{s}", name=f"r{s}") for s in range(4)]
-    Referee(setup, players, lines.append, log_times=False).run()
+    run_blocking(Referee(setup, players, lines.append, log_times=False).play())
     return [line + "\n" for line in lines]
 
 

@@ -13,7 +13,8 @@ import pytest
 
 import arbiter.match.play as match_module
 from arbiter.errors import ConfigError
-from arbiter.match.play import BotSpec, play_bot_match
+from arbiter.match.blocking import play_bot_match
+from arbiter.match.play import BotSpec
 from arbiter.process import sandbox
 from arbiter.process.limits import Limits
 from arbiter.referee.loop import MatchSetup

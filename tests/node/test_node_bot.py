@@ -19,7 +19,8 @@ import pytest
 from barbu.rules import make_ruleset
 
 from arbiter.compliance.checkbot import check_bot
-from arbiter.match.play import BotSpec, play_bot_match
+from arbiter.match.blocking import play_bot_match
+from arbiter.match.play import BotSpec
 from arbiter.referee.loop import MatchSetup
 from tests.polyglot import play_checked_match
 

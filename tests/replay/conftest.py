@@ -69,6 +69,7 @@ def full_log(tmp_path_factory) -> Path:
     from barbu.rules import make_ruleset
 
     from arbiter.referee.logfile import AtomicLogFile
+    from arbiter.match.blocking import run_blocking
     from arbiter.referee.loop import MatchSetup, Referee
     from arbiter.referee.players import RandomPlayer
 
@@ -76,5 +77,5 @@ def full_log(tmp_path_factory) -> Path:
     setup = MatchSetup(make_ruleset("standard"), seed=3, first_declarer=0, match_id="selfplay-3")
     players = [RandomPlayer(seed=f"3/{s}", name=f"random-{s}") for s in range(4)]
     sink = AtomicLogFile(out)
-    Referee(setup, players, sink).run()
+    run_blocking(Referee(setup, players, sink).play())
     return sink.commit()

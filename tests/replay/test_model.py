@@ -116,6 +116,7 @@ def test_seed_de_fr_and_extra_round_logs_replay(tmp_path):
     from barbu.rules import make_ruleset
 
     from arbiter.referee.logfile import AtomicLogFile
+    from arbiter.match.blocking import run_blocking
     from arbiter.referee.loop import MatchSetup, Referee
     from arbiter.referee.players import RandomPlayer
 
@@ -124,7 +125,7 @@ def test_seed_de_fr_and_extra_round_logs_replay(tmp_path):
         path = tmp_path / f"{preset}.jsonl"
         setup = MatchSetup(make_ruleset(preset, overrides), seed=5, first_declarer=2, match_id=preset)
         sink = AtomicLogFile(path)
-        Referee(setup, [RandomPlayer(seed=f"5/{s}", name=f"r{s}") for s in range(4)], sink).run()
+        run_blocking(Referee(setup, [RandomPlayer(seed=f"5/{s}", name=f"r{s}") for s in range(4)], sink).play())
         sink.commit()
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
         replay = load_replay(lines)

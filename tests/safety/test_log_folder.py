@@ -155,7 +155,7 @@ def test_a_foreign_file_under_a_match_name_is_left_alone(tmp_path):
 def test_a_log_file_is_written_once_and_never_replaced_where_it_must_not_be(tmp_path):
     final = tmp_path / "m.jsonl"
     final.write_text("recorded\n")
-    sink = AtomicLogFile(final, keep_existing=True)
+    sink = AtomicLogFile(final)
     sink("new")
     with pytest.raises(LogFileError, match="already exists and was not written by this run"):
         sink.commit()

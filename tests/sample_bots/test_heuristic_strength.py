@@ -22,6 +22,8 @@ from barbu.bot import Bot  # noqa: E402
 from barbu.rules import make_ruleset  # noqa: E402
 from heuristic_bot import HeuristicBot  # noqa: E402
 
+from arbiter.match.blocking import run_blocking  # noqa: E402
+
 from arbiter.referee.loop import MatchSetup, Referee  # noqa: E402
 from arbiter.referee.players import RandomPlayer, StrategyPlayer  # noqa: E402
 
@@ -52,8 +54,8 @@ def _match(rules_name: str, seed: int, heuristic_seats: tuple[int, ...], first_d
         StrategyPlayer(checked, "heuristic") if s in heuristic_seats else RandomPlayer(seed=f"{seed}/{s}")
         for s in range(4)
     ]
-    result = Referee(MatchSetup(make_ruleset(rules_name), seed=seed, first_declarer=first_declarer), players,
-                     lambda line: None).run()  # fmt: skip
+    result = run_blocking(Referee(MatchSetup(make_ruleset(rules_name), seed=seed, first_declarer=first_declarer), players,
+                     lambda line: None).play())  # fmt: skip
     return result, checked
 
 
@@ -120,7 +122,7 @@ def test_legal_under_variant_switches(name):
     rules = make_ruleset("standard", VARIANTS[name])
     checked = CheckedBot()
     players = [StrategyPlayer(checked, "heuristic") for _ in range(4)]
-    result = Referee(MatchSetup(rules, seed=99), players, lambda line: None).run()
+    result = run_blocking(Referee(MatchSetup(rules, seed=99), players, lambda line: None).play())
     assert result.status == "complete", result.reason
     assert result.faults == [] and checked.illegal == []
     assert result.deals == rules.deals_per_match
@@ -130,8 +132,8 @@ def test_declares_every_contract_once_per_block():
     """Its declarations cover the 7 contracts (the engine enforces it; this checks the bot
     never gets stuck) and its doubling answers stay legal when all four seats are heuristic."""
     checked = CheckedBot()
-    result = Referee(MatchSetup(make_ruleset("standard"), seed=7), [StrategyPlayer(checked, "h")] * 4,
-                     lambda line: None).run()  # fmt: skip
+    result = run_blocking(Referee(MatchSetup(make_ruleset("standard"), seed=7), [StrategyPlayer(checked, "h")] * 4,
+                     lambda line: None).play())  # fmt: skip
     assert result.faults == [] and checked.illegal == []
     for declarer in range(4):
         contracts = {d.declaration.contract for d in result.results if d.declarer == declarer}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from arbiter.referee.faults import FaultKind, PlayerFault
 from arbiter.referee.logfile import AtomicLogFile
+from arbiter.match.blocking import run_blocking
 from arbiter.referee.loop import Referee
 from arbiter.referee.players import Player, RandomPlayer, StrategyPlayer
 from arbiter.model import MatchOutcome, MatchTask
@@ -24,7 +25,7 @@ from arbiter.tournament.worker import outcome_from_result, task_setup
 class Crasher(Player):
     name = "forfeit"
 
-    def decide(self, view, time_limit):
+    async def decide(self, state, seat, time_limit, sent=None):
         raise PlayerFault(FaultKind.CRASH, "in-process crash")
 
 
@@ -45,7 +46,7 @@ def play_inprocess(task: MatchTask) -> MatchOutcome:
     players = [player(b.command, s, task) for s, b in enumerate(task.bots)]
     sink = AtomicLogFile(Path(task.log_path))
     seats = [{"seat": s, "entrant": b.name} for s, b in enumerate(task.bots)]
-    result = Referee(setup, players, sink, seats=seats, time_control=control, fault_policy=policy).run()
+    result = run_blocking(Referee(setup, players, sink, seats=seats, time_control=control, fault_policy=policy).play())
     path = sink.commit()
     return outcome_from_result(task, result, path, time.perf_counter() - started)
 

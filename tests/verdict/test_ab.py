@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 from arbiter.cli import app
 from arbiter.errors import ConfigError, TournamentError
 from arbiter.referee.logfile import AtomicLogFile
+from arbiter.match.blocking import run_blocking
 from arbiter.referee.loop import Referee
 from arbiter.referee.players import Player, RandomPlayer, StrategyPlayer
 from arbiter.model import MatchOutcome, MatchTask
@@ -64,7 +65,7 @@ def play(task: MatchTask) -> MatchOutcome:
     players = [player(b.command) for b in task.bots]
     sink = AtomicLogFile(Path(task.log_path))
     seats = [{"seat": s, "entrant": b.name} for s, b in enumerate(task.bots)]
-    result = Referee(setup, players, sink, seats=seats, time_control=control, fault_policy=policy).run()
+    result = run_blocking(Referee(setup, players, sink, seats=seats, time_control=control, fault_policy=policy).play())
     return outcome_from_result(task, result, sink.commit(), time.perf_counter() - started)
 
 

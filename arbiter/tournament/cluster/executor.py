@@ -277,7 +277,7 @@ def receive(result: ClusterResult, task: MatchTask) -> MatchOutcome:
     )
     if not fits:
         raise TournamentError(f"{where}: the log is not of this match, or does not say what its outcome says")
-    sink = AtomicLogFile(task.log_path, keep_existing=True)
+    sink = AtomicLogFile(task.log_path)  # never over an existing file: it is somebody's record
     for line in lines:
         sink(line)
     path = sink.commit()

@@ -1,0 +1,111 @@
+"""The arbiter's own failures are never charged to a bot: a stopped (paused) arbiter, and a full
+disk under its own files. Real `arbiter` processes, real bots, a real full file system."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import PY, RANDOM, ROOT
+
+ARBITER = str(ROOT / ".venv" / "bin" / "arbiter")
+
+STEADY = """\
+import sys, time
+from barbu.bot import Bot
+from barbu.runner import run
+
+class Steady(Bot):
+    asked = 0
+    def decide(self, view):
+        time.sleep(0.05)
+        self.asked += 1
+        if self.asked == 8:
+            print("halfway", file=sys.stderr, flush=True)
+        return view.legal[0]
+
+run(Steady())
+"""
+
+
+def _wait_for(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_a_paused_arbiter_charges_no_bot_and_says_so_in_the_log(tmp_path):
+    """SIGSTOP the arbiter (not its bots) mid-match for 3 s, four times its decision limit: the
+    bots answered in time, so no fault is charged; the log says the arbiter was stalled."""
+    steady = tmp_path / "steady.py"
+    steady.write_text(STEADY)
+    log = tmp_path / "m.jsonl"
+    bots = [a for _ in range(4) for a in ("--bot", f"{PY} {steady}")]
+    command = [ARBITER, "match", *bots, "--log", str(log), "--json", "--set", "contracts=barbu,no_tricks"]
+    arbiter = subprocess.Popen(
+        [*command, "--time-per-decision", "0.75", "--reserve", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        output = tmp_path / "m.seat0.stderr"
+        assert _wait_for(lambda: output.exists() and "halfway" in output.read_text(), 60), "the match never started"
+        os.kill(arbiter.pid, signal.SIGSTOP)
+        time.sleep(3)
+        os.kill(arbiter.pid, signal.SIGCONT)
+        out, err = arbiter.communicate(timeout=120)
+    finally:
+        if arbiter.poll() is None:
+            os.kill(arbiter.pid, signal.SIGCONT)
+            arbiter.kill()
+    assert arbiter.returncode == 0, err
+    result = json.loads(out)
+    assert result["status"] == "complete" and result["faults"] == [] and result["forfeits"] == []
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    stalled = [line["stalled_ms"] for line in lines if "stalled_ms" in line]
+    assert len(stalled) == 1 and stalled[0] > 2000, stalled
+    assert not any(line["type"] == "fault" for line in lines)
+    assert "the arbiter did not run for" in err
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A real file system of 64 KiB (tmpfs, mounted as root): a match log does not fit in it."""
+    folder = tmp_path / "full"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)], capture_output=True)
+    assert mounted.returncode == 0, f"cannot mount a small tmpfs here: {mounted.stderr!r}"
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def _one_error_line(proc: subprocess.CompletedProcess, path: Path) -> None:
+    errors = [line for line in proc.stderr.splitlines() if not line.startswith("WARNING")]
+    assert proc.returncode == 2, proc.stderr
+    assert errors == [f"error: cannot write match log {path}: No space left on device"], proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout and "forfeit" not in proc.stdout
+
+
+def test_selfplay_on_a_full_disk_stops_with_one_error_and_leaves_nothing(full_disk):
+    log = full_disk / "m.jsonl"
+    proc = subprocess.run([ARBITER, "selfplay", "--out", str(log)], capture_output=True, text=True, timeout=120)
+    _one_error_line(proc, log)
+    assert list(full_disk.iterdir()) == []
+
+
+def test_a_match_on_a_full_disk_blames_no_bot_and_leaves_nothing(full_disk):
+    log = full_disk / "m.jsonl"
+    bots = [a for _ in range(4) for a in ("--bot", RANDOM)]
+    proc = subprocess.run([ARBITER, "match", *bots, "--log", str(log)], capture_output=True, text=True, timeout=120)
+    _one_error_line(proc, log)
+    assert list(full_disk.iterdir()) == []  # no .part, no empty .stderr files
