@@ -306,3 +306,12 @@ def test_random_against_itself_never_accepts_h1_and_accepts_h0(tmp_path):
     assert data["verdict"] == "H0", data
     assert all(p[1] < data["upper"] for p in data["history"])  # H1's bound never reached
     print(f"random vs random: H0 after {data['decided_at']} sets, mean {data['mean']:+.1f} {data['ci95']}")
+
+
+def test_fixed_count_draws_no_llr(tmp_path):
+    from arbiter.verdict.sprt import FixedConfig
+    from arbiter.web.ab import render_ab_page
+
+    fixed = run_ab(spec(tmp_path, "first", "random:1", FixedConfig(2)), play=play, in_process=True)
+    html = render_ab_page(fixed.to_json(with_history=True))
+    assert 'id="llr-chart"' not in html and 'id="ci-chart"' in html and "fixed count" in html

@@ -38,7 +38,7 @@ def points(attr: str) -> list[tuple[float, float]]:
     return [tuple(map(float, p.split(","))) for p in attr.split()]  # type: ignore[misc]
 
 
-def test_the_page_in_a_browser(browser, result, page_file):
+def test_the_page_in_a_browser(result, page_file, browser):  # the run before Playwright's event loop
     data = result.to_json(with_history=True)
     assert result.verdict is Verdict.H1  # (so the page shows a crossing)
     o = OpenedPage(browser, page_file, "() => window.barbuAb !== undefined")
@@ -91,11 +91,3 @@ def test_the_page_escapes_what_it_is_given(result):
     html = render_ab_page(data)
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<b>x</b>" not in html.split('<script id="ab-data"')[0]
-
-
-def test_fixed_count_draws_no_llr(tmp_path):
-    from arbiter.verdict.sprt import FixedConfig
-
-    fixed = run_ab(spec(tmp_path, "first", "random:1", FixedConfig(2)), play=play, in_process=True)
-    html = render_ab_page(fixed.to_json(with_history=True))
-    assert 'id="llr-chart"' not in html and 'id="ci-chart"' in html and "fixed count" in html
