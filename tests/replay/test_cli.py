@@ -75,6 +75,19 @@ def test_unreadable_log_exits_2(tmp_path, args):
     assert r.exit_code == 2 and "not a UTF-8 text file" in r.stderr
 
 
+@pytest.mark.parametrize("args", [(), ("--verify",), ("--json",)])
+def test_a_file_that_is_no_log_exits_2(tmp_path, args):
+    """A binary file that is valid UTF-8 (``/proc/self/environ``: NUL-separated text) is no match
+    log: exit 2 with one line, not "the log is empty" (exit 1)."""
+    r = run("/proc/self/environ", *args)
+    assert r.exit_code == 2 and "NUL byte" in r.stderr and "not a match log" in r.stderr, r.stderr
+    assert r.stdout == ""
+    nul = tmp_path / "nul.jsonl"
+    nul.write_text('{"type":"match"}\n\0\0\n')
+    r = run(str(nul), *args)
+    assert r.exit_code == 2 and f"{nul}:2: a NUL byte" in r.stderr
+
+
 def test_render_default():
     r = run(str(FIXED_LOG))
     assert r.exit_code == 0
