@@ -11,8 +11,9 @@ import json
 from typing import Annotated, Any, Optional
 
 import typer
+from barbu.loglines import DealEnd, Fault, LogLine, Played, TrickDone
 from barbu.matchlog import verify
-from barbu.rules import Contract, MatchState, Phase, cards_of, parse_card
+from barbu.rules import Contract, MatchState, Phase, cards_of
 from barbu.rules.cards import SUIT_SYMBOLS
 from barbu.rules.ruleset import Ruleset
 from rich.console import Console, Group
@@ -98,13 +99,12 @@ def layout_text(mask: int, rules: Ruleset) -> Text:
     return out
 
 
-def fault_text(fault: dict[str, Any], prefix: str = "") -> Text:
-    seat = fault.get("seat")
-    who = seat_label(seat) if isinstance(seat, int) else seat
-    t = Text(f"{prefix}fault {who} {fault.get('kind')}", style=FAULT_STYLE)
-    if fault.get("detail"):
-        t.append(f": {fault.get('detail')}")
-    t.append(f" → {fault.get('action')}")
+def fault_text(fault: LogLine, prefix: str = "") -> Text:
+    assert isinstance(fault, Fault)
+    t = Text(f"{prefix}fault {seat_label(fault.seat)} {fault.kind}", style=FAULT_STYLE)
+    if fault.detail:
+        t.append(f": {fault.detail}")
+    t.append(f" → {fault.action}")
     return t
 
 
@@ -139,17 +139,17 @@ def _header(replay: Replay, seat: int | None) -> Group:
     h = replay.header
     if h is None or replay.rules is None:  # both come from the match line
         return Group(Text("Barbu match log (no readable match line)", style="bold"))
-    rules = dict(h.get("rules") or {})
+    rules = dict(h.obj.get("rules") or {})
     preset = rules.pop("preset", "standard")
     rules_text = preset + "".join(
         f" {k}={','.join(map(str, v)) if isinstance(v, list) else json.dumps(v) if isinstance(v, dict) else v}"
         for k, v in rules.items()
     )
     title = Text("Barbu match ", style="bold")
-    title.append(str(h.get("match_id", "")), style="bold")
+    title.append(str(h.obj.get("match_id", "")), style="bold")
     facts = f"rules {rules_text}"
-    if "seed" in h:
-        facts += f" · seed {h['seed']}"
+    if "seed" in h.obj:
+        facts += f" · seed {h.obj['seed']}"
     facts += f" · first declarer {seat_label(replay.first_declarer)} · {replay.rules.deals_per_match} deals"
     seats = Text("seats: ") + Text("  ".join(f"{seat_label(s)} {replay.entrant(s)}" for s in range(4)))
     parts: list[Any] = [title, Text(facts), seats]
@@ -284,15 +284,14 @@ def _render_tricks(replay: Replay, record: DealRecord, events: list[Event], cons
         if e.kind == "fault":
             notes.append(fault_text(e.line, f"  ⚠{len(notes) + 1} trick {index + 1}: "))
             row_notes.append(f"⚠{len(notes)}")
-        elif e.kind == "play":
+        elif isinstance(e.line, Played) and e.line.card is not None:
             if not row:
                 leader = e.actor
-            card = parse_card(e.line["card"])
-            row[e.actor] = card
+            row[e.actor] = e.line.card
             if seat is not None and e.actor == seat:
                 held = hand_text(e.view(seat).hand)
-        elif e.kind == "trick":
-            flush(e.line["winner"])
+        elif isinstance(e.line, TrickDone):
+            flush(e.line.winner)
             row, row_notes, held, leader = {}, [], None, None
             index += 1
     if row or row_notes:
@@ -339,16 +338,15 @@ def _render_domino(replay: Replay, record: DealRecord, events: list[Event], cons
             notes.append(fault_text(e.line, f"  ⚠{len(notes) + 1} row {rows + 1}: "))
             row_notes.append(f"⚠{len(notes)}")
             continue
-        if e.kind != "play":
+        if not isinstance(e.line, Played):
             continue
         if e.actor in cells:
             flush()
             cells, row_notes, held = {}, [], None
-        card = e.line.get("card")
-        if card is None:
+        if e.line.card is None:
             cell = Text("pass", style="dim")
         else:
-            cell = card_text(parse_card(card))
+            cell = card_text(e.line.card)
             out = e.after.finished
             if e.actor in out:
                 cell.append(f" {_ordinal_place(out.index(e.actor) + 1)}", style="bold")
@@ -365,9 +363,10 @@ def _render_domino(replay: Replay, record: DealRecord, events: list[Event], cons
 
 def _render_deal_end(replay: Replay, record: DealRecord, end: Event, console: Console) -> None:
     line = end.line
+    assert isinstance(line, DealEnd)
     state = end.after
     result = state.results[-1] if state.results else None
-    reason: str = line["reason"]  # the verifier checked the line against the engine's result
+    reason = line.reason  # the verifier checked the line against the engine's result
     decl = record.declaration
     trick_count = len(end.before.tricks) if result is not None else 0
     why = REASONS.get(reason, reason)
@@ -384,9 +383,9 @@ def _render_deal_end(replay: Replay, record: DealRecord, end: Event, console: Co
         table.add_row("place", *[_ordinal_place(order.index(s) + 1) if s in order else "" for s in range(4)])
     elif before_end is not None:
         table.add_row("tricks", *[str(n) for n in before_end.after.tricks_won])
-    table.add_row("raw", *[f"{v:+d}" for v in line["raw"]])
-    table.add_row("settled", *[f"{v:+d}" for v in line["scores"]])
-    table.add_row(Text("total", style="bold"), *[Text(f"{v:+d}", style="bold") for v in line["totals"]])
+    table.add_row("raw", *[f"{v:+d}" for v in line.raw])
+    table.add_row("settled", *[f"{v:+d}" for v in line.scores])
+    table.add_row(Text("total", style="bold"), *[Text(f"{v:+d}", style="bold") for v in line.totals])
     console.print(table)
 
 
@@ -395,17 +394,16 @@ def _render_match_end(replay: Replay, console: Console) -> None:
     if e is None:
         return
     console.print()
-    status = e.line.get("status")
-    reason = f" ({e.line['reason']})" if e.line.get("reason") else ""
-    console.print(Rule(f"Match {status}{reason}", align="left", style="bold"))
+    reason = f" ({e.reason})" if e.reason else ""
+    console.print(Rule(f"Match {e.status}{reason}", align="left", style="bold"))
     table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
     table.add_column("seat")
     table.add_column("entrant")
     table.add_column("total", justify="right")
     table.add_column("place", justify="right")
     for s in range(4):
-        places = e.line.get("places", ["?"] * 4)
-        table.add_row(seat_label(s), replay.entrant(s), f"{e.line['totals'][s]:+d}", str(places[s]))
+        places = e.places or ("?",) * 4
+        table.add_row(seat_label(s), replay.entrant(s), f"{e.totals[s]:+d}", str(places[s]))
     console.print(table)
 
 

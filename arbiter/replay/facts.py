@@ -2,7 +2,8 @@
 
 Shared by the tournament report (:mod:`arbiter.web.report`) and the A/B verdict
 (:mod:`arbiter.verdict.ab`): both read per-deal facts from the logs the database points to, since
-the database keeps no per-deal data. Plain values in, plain values out; no I/O.
+the database keeps no per-deal data. :class:`Facts` is a visitor of :func:`barbu.matchlog.read_log`
+(the typed lines of a verified log); no I/O.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from barbu.loglines import DealEnd, Dealt, Declared, Doubled, LogLine
+from barbu.matchlog import Verification, Visitor
+
 if TYPE_CHECKING:  # pragma: no cover
+    from barbu.rules import MatchState
     from barbu.rules.ruleset import Ruleset
 
-__all__ = ["DealFacts", "Pairs", "deal_facts"]
+__all__ = ["DealFacts", "Facts", "Pairs", "deal_facts"]
 
 # (i, j) with i < j -> (level, the seat that doubled, the seat that redoubled or None)
 Pairs = dict[tuple[int, int], tuple[int, int, int | None]]
@@ -33,13 +38,64 @@ class DealFacts:
     settled: bool = True  # raw + the pairs' transfers give the logged scores
 
 
-def deal_facts(objs: Iterable[dict[str, Any]], rules: Ruleset) -> list[DealFacts]:
-    """The finished deals of a verified log's lines (header first or not), in order.
+class Facts(Visitor[tuple[Verification, list[DealFacts]]]):
+    """The finished deals of a log, in order, with the verdict on it.
 
     A ``double`` target that had already doubled the seat is a redouble, any other a double
     (docs/match-log.md). Each deal's settlement is recomputed with
     :func:`barbu.rules.scoring.settle` and compared with the logged ``scores``.
     """
+
+    def __init__(self, rules: Ruleset):
+        self.rules = rules
+        self.deals: list[DealFacts] = []
+        self._dealt: Dealt | None = None
+        self._contract = ""
+        self._doubled: list[set[int]] = [set(), set(), set(), set()]
+        self._pairs: Pairs = {}
+
+    def visit(self, line: LogLine, state: MatchState | None = None) -> None:
+        if isinstance(line, Dealt):
+            self._dealt, self._contract = line, ""
+            self._doubled, self._pairs = [set(), set(), set(), set()], {}
+        elif self._dealt is None:
+            return
+        elif isinstance(line, Declared):
+            self._contract = line.declaration.contract.value
+        elif isinstance(line, Doubled):
+            self._double(line.seat, line.targets)
+        elif isinstance(line, DealEnd):
+            self.deals.append(self._facts(line))
+            self._dealt = None
+
+    def _double(self, seat: int, targets: Iterable[int]) -> None:
+        pairs = self._pairs
+        for t in targets:
+            key = (min(seat, t), max(seat, t))
+            if seat in self._doubled[t]:  # t doubled this seat before: a redouble
+                pairs[key] = (2, pairs[key][1], seat)
+            else:
+                self._doubled[seat].add(t)
+                pairs[key] = (1, seat, None)
+
+    def _facts(self, end: DealEnd) -> DealFacts:
+        from barbu.rules.scoring import settle
+
+        assert self._dealt is not None
+        levels = [[0] * 4 for _ in range(4)]
+        for (i, j), (level, _, _) in self._pairs.items():
+            levels[i][j] = levels[j][i] = level
+        raw, scores = list(end.raw), list(end.scores)
+        settled = settle(self.rules, raw, levels) == scores
+        return DealFacts(self._dealt.deal, self._contract, self._dealt.declarer, raw, scores, self._pairs, settled)
+
+    def end(self, verification: Verification) -> tuple[Verification, list[DealFacts]]:
+        return verification, self.deals
+
+
+def deal_facts(objs: Iterable[dict[str, Any]], rules: Ruleset) -> list[DealFacts]:
+    """The finished deals of a log's lines as parsed JSON objects, not verified (kept for
+    :mod:`arbiter.verdict.ab` until it reads its logs through :class:`Facts`)."""
     from barbu.rules.scoring import settle
 
     out: list[DealFacts] = []

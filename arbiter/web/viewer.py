@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from barbu.rules import Contract, MatchState, Phase, cards_of, parse_card
+from barbu.loglines import DealEnd, MatchEnd, Played
+from barbu.rules import Contract, MatchState, Phase, cards_of
 from barbu.rules.cards import HEARTS_MASK, KING_OF_HEARTS, QUEENS, SUIT_SYMBOLS
 from barbu.rules.domino import ordinal
 
@@ -101,11 +102,10 @@ def _text(replay: Replay, event: Event) -> str:
         if st.phase is not Phase.DOUBLE:
             text += " — doubling over"
         return text
-    if e.kind == "play":
-        card = e.line.get("card")
-        if card is None:
+    if isinstance(e.line, Played):
+        if e.line.card is None:
             return f"{who} passes"
-        text = f"{who} plays {card_label(parse_card(card))}"
+        text = f"{who} plays {card_label(e.line.card)}"
         if st.contract is Contract.DOMINO:
             if e.seat in st.finished and e.seat not in e.before.finished:
                 text += f" and is out ({_place(st.finished.index(e.seat) + 1)})"
@@ -113,18 +113,17 @@ def _text(replay: Replay, event: Event) -> str:
             t = st.tricks[-1]
             text += f" — {seat_label(t.winner)} wins trick {t.index + 1}"
         return text
-    if e.kind == "deal_end":
+    if isinstance(e.line, DealEnd):
         return f"Deal {e.deal} ends: {_reason(e.line)}"
-    if e.kind == "match_end":
-        status = e.line.get("status")
-        return f"Match {status}: totals {e.line.get('totals')}, places {e.line.get('places')}"
+    if isinstance(e.line, MatchEnd):
+        places = list(e.line.places) if e.line.places is not None else None
+        return f"Match {e.line.status}: totals {list(e.line.totals)}, places {places}"
     return e.kind
 
 
-def _reason(line: dict[str, Any]) -> Any:
+def _reason(line: DealEnd) -> str:
     """Why a deal ended, in words (an unknown reason as it is)."""
-    reason = line.get("reason")
-    return REASONS.get(reason, reason) if isinstance(reason, str) else reason
+    return REASONS.get(line.reason, line.reason)
 
 
 def _place(n: int) -> str:
@@ -148,7 +147,7 @@ def build_data(replay: Replay, *, deal: int | None = None, seat: int | None = No
     series: list[list[int]] = [[0, 0, 0, 0]]
     for e in replay.events:
         if e.kind == "fault":
-            f = dict(e.line)
+            f = dict(e.line.obj)
             f["line"] = e.number
             f["step"] = len(steps)
             pending.append(f)
@@ -201,20 +200,19 @@ def build_data(replay: Replay, *, deal: int | None = None, seat: int | None = No
             step["ms"] = e.ms
         if e.auto:
             step["a"] = 1
-        if e.kind == "play":
-            card = e.line.get("card")
-            step["pc"] = None if card is None else parse_card(card)
-        if e.kind == "deal_end":
+        if isinstance(e.line, Played):
+            step["pc"] = e.line.card
+        if isinstance(e.line, DealEnd):
             end = {
                 "reason": _reason(e.line),
-                "raw": e.line.get("raw"),
-                "sc": e.line.get("scores"),
-                "tot": e.line.get("totals"),
+                "raw": list(e.line.raw),
+                "sc": list(e.line.scores),
+                "tot": list(e.line.totals),
             }
             step["end"] = end
             if info is not None:
                 info["end"] = end
-            series.append(list(e.line["totals"]))
+            series.append(list(e.line.totals))
         pending = []
         steps.append(step)
     if not replay.valid or pending or not replay.match_end:
@@ -229,7 +227,7 @@ def build_data(replay: Replay, *, deal: int | None = None, seat: int | None = No
         steps.append(step)
         if last and last["d"] in deals:
             deals[last["d"]]["last"] = len(steps) - 1
-    header = replay.header or {}
+    header = replay.header.obj if replay.header else {}
     seats = [replay.entrant(s) for s in range(4)]
     rules_json = dict(header.get("rules") or {})
     start = 0

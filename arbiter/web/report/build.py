@@ -12,7 +12,6 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -22,7 +21,7 @@ from barbu.rules import BarbuError
 from arbiter.errors import ReportError
 from arbiter.files import write_text_atomic
 from arbiter.web.report.gather import Gathered, gather
-from arbiter.replay.facts import deal_facts
+from arbiter.replay.facts import DealFacts, Facts
 from arbiter.web.report.logs import read_match_log
 from arbiter.web.report.render import Colours, chart, render_page
 from arbiter.web.report.stats import Analysis, contract_stats, doubling_stats, fault_counts, rating_series
@@ -115,12 +114,12 @@ class _Log:
     note: str
     replay: Replay | None = None
     verification: Verification | None = None
-    lines: list[dict[str, Any]] = field(default_factory=list)
+    deals: list[DealFacts] = field(default_factory=list)
 
 
-def _read_log(row: Match, seats: list[str], g: Gathered, with_replay: bool) -> _Log:
+def _read_log(row: Match, seats: list[str], g: Gathered, rules: Ruleset, with_replay: bool) -> _Log:
     """Find, read and verify the log; with a replay page to write, the viewer's pass reads it."""
-    from barbu.matchlog import verify
+    from barbu.matchlog import read_log
 
     from arbiter.replay.model import load_replay
 
@@ -128,12 +127,14 @@ def _read_log(row: Match, seats: list[str], g: Gathered, with_replay: bool) -> _
     log = _Log(state.status, state.note)
     if not state.lines:
         return log
+    facts = Facts(rules)
     if with_replay:  # the viewer needs the states; its pass over the log gives the lines too
         log.replay = load_replay(state.lines)
-        log.verification = log.replay.verification
-        log.lines = [e.line for e in log.replay.events]
+        for e in log.replay.events:
+            facts.visit(e.line, e.after)
+        log.verification, log.deals = facts.end(log.replay.verification)
     else:
-        log.verification = verify(state.lines, on_line=partial(_keep_line, log.lines))
+        log.verification, log.deals = read_log(state.lines, facts)
     v = log.verification
     if not v.valid:
         log.status, log.note = "invalid", f"the log is invalid at line {v.line}: {v.error}"
@@ -143,10 +144,6 @@ def _read_log(row: Match, seats: list[str], g: Gathered, with_replay: bool) -> _
         if logged and logged != seats:
             log.status, log.note = "changed", f"the log's seats {logged} are not the recorded {seats}"
     return log
-
-
-def _keep_line(lines: list[dict[str, Any]], _number: int, obj: dict[str, Any], _state: Any) -> None:
-    lines.append(obj)
 
 
 def _write_replay(replay: Replay, folder: Path, key: str) -> str:
@@ -170,10 +167,10 @@ def _match(row: Match, g: Gathered, rules: Ruleset, analysis: Analysis, replay_d
     """The match's entry in the report's data; a sound, complete log is added to ``analysis``."""
     seats = json.loads(row.seats)
     srs = g.seat_results.get(row.id, []) if row.id is not None else []
-    log = _read_log(row, seats, g, replay_dir is not None)
+    log = _read_log(row, seats, g, rules, replay_dir is not None)
     v = log.verification
     if log.status == "ok" and row.status == "complete" and v is not None and v.complete:
-        analysis.add_match(seats, deal_facts(log.lines, rules), rules.double_scoring)
+        analysis.add_match(seats, log.deals, rules.double_scoring)
     return {
         "number": row.number,
         "key": row.key,

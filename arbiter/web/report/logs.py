@@ -59,9 +59,11 @@ def in_log_folder(path: Path, tournament: str) -> bool:
         real = path.resolve(strict=True)
     except (OSError, RuntimeError):
         return False
-    return bool(log_name_pattern(tournament).fullmatch(real.name)) and not real.name.endswith(".part") and (
-        real.parent / f"{tournament}{MARKER_SUFFIX}"
-    ).is_file()
+    return (
+        bool(log_name_pattern(tournament).fullmatch(real.name))
+        and not real.name.endswith(".part")
+        and (real.parent / f"{tournament}{MARKER_SUFFIX}").is_file()
+    )
 
 
 def read_match_log(stored_path: str, sha256: str, db_url: str, tournament: str) -> LogState:
