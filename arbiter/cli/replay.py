@@ -8,7 +8,7 @@ is :mod:`arbiter.replay.model`; ``--html`` hands it to :mod:`arbiter.web.viewer`
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 from barbu.loglines import DealEnd, Fault, LogLine, Played, TrickDone
@@ -70,25 +70,27 @@ def colour_suits(text: str) -> Text:
     return t
 
 
-def hand_text(mask: int, suits: tuple[int, ...] = (3, 2, 0, 1)) -> Text:
-    """A hand by suit, high cards first: ``♠ A K 7  ♥ Q 3  ♣ —  ♦ J 10``."""
+def hand_text(mask: int, suits: tuple[int, ...] = (3, 2, 0, 1), *, two_lines: bool = False) -> Text:
+    """A hand by suit, high cards first: ``♠ A K 7  ♥ Q 3  ♣ —  ♦ J 10`` (with ``two_lines``,
+    clubs and diamonds on a second line: how a narrow table keeps every card)."""
     out = Text()
     for i, s in enumerate(suits):
         if i:
-            out.append("  ")
+            out.append("\n" if two_lines and i == 2 else "  ")
         out.append_text(suit_symbol_text(s))
         ranks = [c % 13 for c in reversed(cards_of(mask)) if c // 13 == s]
         out.append(" " + (" ".join(rank_label(r) for r in ranks) if ranks else "—"))
     return out
 
 
-def layout_text(mask: int, rules: Ruleset) -> Text:
+def layout_text(mask: int, rules: Ruleset, *, two_lines: bool = False) -> Text:
+    """The Domino layout, a run per suit: ``♠8–K ♥9–J ♣· ♦5–A`` (``two_lines`` as in :func:`hand_text`)."""
     out = Text()
     rows = layout_rows(mask, rules)
     for i, s in enumerate((3, 2, 0, 1)):
         row = rows[s]
         if i:
-            out.append(" ")
+            out.append("\n" if two_lines and i == 2 else " ")
         out.append_text(suit_symbol_text(s))
         if not row:
             out.append("·")
@@ -106,6 +108,16 @@ def fault_text(fault: LogLine, prefix: str = "") -> Text:
         t.append(f": {fault.detail}")
     t.append(f" → {fault.action}")
     return t
+
+
+def duration_text(ms: float) -> str:
+    """A think time with its unit, never three digits after a point (``610.815`` reads as a
+    thousands separator): ``1.25 s``, ``610.8 ms``, ``96 µs``."""
+    if ms >= 1000:
+        return f"{ms / 1000:.2f} s"
+    if ms >= 1:
+        return f"{ms:.1f} ms"
+    return f"{ms * 1000:.0f} µs"
 
 
 def _ordinal_place(n: int) -> str:
@@ -165,23 +177,28 @@ def _deal_title(replay: Replay, record: DealRecord) -> str:
     return f"Deal {record.index} · declarer {who} · {contract_label(record.declaration)}"
 
 
+def _hands_table(replay: Replay, dealt: Event, seat: int | None, two_lines: bool) -> Table:
+    """The deal's four hands (with ``seat``, only its own)."""
+    hands = Table.grid(padding=(0, 2))
+    hands.add_column(no_wrap=True)
+    hands.add_column(no_wrap=True)
+    for s in range(4):
+        mark = " (declarer)" if s == dealt.after.declarer else ""
+        if seat is None:
+            body = hand_text(dealt.after.hands[s], two_lines=two_lines)
+        elif s == seat:
+            body = hand_text(dealt.view(seat, after=True).hand, two_lines=two_lines)
+        else:
+            body = Text(f"{dealt.view(seat, after=True).hand_sizes[s]} cards, unseen", style="dim")
+        hands.add_row(Text(f"{seat_label(s)} {replay.entrant(s)}{mark}"), body)
+    return hands
+
+
 def _render_deal(replay: Replay, record: DealRecord, console: Console, seat: int | None) -> None:
     console.print(Rule(colour_suits(_deal_title(replay, record)), align="left", style="bold"))
     dealt = record.dealt
     if dealt is not None:
-        hands = Table.grid(padding=(0, 2))
-        hands.add_column(no_wrap=True)
-        hands.add_column(no_wrap=True)
-        for s in range(4):
-            mark = " (declarer)" if s == dealt.after.declarer else ""
-            if seat is None:
-                body = hand_text(dealt.after.hands[s])
-            elif s == seat:
-                body = hand_text(dealt.view(seat, after=True).hand)
-            else:
-                body = Text(f"{dealt.view(seat, after=True).hand_sizes[s]} cards, unseen", style="dim")
-            hands.add_row(Text(f"{seat_label(s)} {replay.entrant(s)}{mark}"), body)
-        console.print(hands)
+        _print_fitting(console, lambda two_lines: (_hands_table(replay, dealt, seat, two_lines), []))
     pending_faults: list[Event] = []
     play_events: list[Event] = []
     for e in record.events:
@@ -201,10 +218,8 @@ def _render_deal(replay: Replay, record: DealRecord, console: Console, seat: int
             play_events.append(e)
     if play_events:
         decl = record.declaration
-        if decl is not None and decl.contract is Contract.DOMINO:
-            _render_domino(replay, record, play_events, console, seat)
-        else:
-            _render_tricks(replay, record, play_events, console, seat)
+        table = _domino_table if decl is not None and decl.contract is Contract.DOMINO else _tricks_table
+        _print_fitting(console, lambda two_lines: table(replay, record, play_events, seat, two_lines))
     for f in pending_faults:
         console.print(fault_text(f.line, "  ⚠ "))
     end = record.end
@@ -248,7 +263,22 @@ def _last_columns(table: Table, events: list[Event], seat: int | None) -> bool:
     return has_faults
 
 
-def _render_tricks(replay: Replay, record: DealRecord, events: list[Event], console: Console, seat: int | None) -> None:
+def _print_fitting(console: Console, build: Callable[[bool], tuple[Table, list[Text]]]) -> None:
+    """A deal's table and its notes; where the console is too narrow for the table, the held hands
+    go in two lines (a terminal of 80 columns, or a pipe), so that no card is cut off."""
+    table, notes = build(False)
+    if console.measure(table, options=console.options.update_width(1 << 16)).maximum > console.width:
+        table, notes = build(True)
+    for column in table.columns:  # narrower still: a value folds onto the next line, never cut to "…"
+        column.overflow = "fold"
+    console.print(table)
+    for n in notes:
+        console.print(n)
+
+
+def _tricks_table(
+    replay: Replay, record: DealRecord, events: list[Event], seat: int | None, two_lines: bool
+) -> tuple[Table, list[Text]]:
     """One row per trick: cards under their seats, the winner's card highlighted ``[A♠]``."""
     title = _play_title("Tricks", record)
     table = Table(title=title, title_justify="left", box=None, padding=(0, 1), show_edge=False, pad_edge=False)
@@ -256,7 +286,7 @@ def _render_tricks(replay: Replay, record: DealRecord, events: list[Event], cons
     table.add_column("lead")
     for s in range(4):
         table.add_column(seat_label(s), justify="center", min_width=5)
-    table.add_column("won by")
+    table.add_column("won by", no_wrap=True)
     has_faults = _last_columns(table, events, seat)
     notes: list[Text] = []
     row: dict[int, int] = {}
@@ -289,19 +319,19 @@ def _render_tricks(replay: Replay, record: DealRecord, events: list[Event], cons
                 leader = e.actor
             row[e.actor] = e.line.card
             if seat is not None and e.actor == seat:
-                held = hand_text(e.view(seat).hand)
+                held = hand_text(e.view(seat).hand, two_lines=two_lines)
         elif isinstance(e.line, TrickDone):
             flush(e.line.winner)
             row, row_notes, held, leader = {}, [], None, None
             index += 1
     if row or row_notes:
         flush(None)
-    console.print(table)
-    for n in notes:
-        console.print(n)
+    return table, notes
 
 
-def _render_domino(replay: Replay, record: DealRecord, events: list[Event], console: Console, seat: int | None) -> None:
+def _domino_table(
+    replay: Replay, record: DealRecord, events: list[Event], seat: int | None, two_lines: bool
+) -> tuple[Table, list[Text]]:
     """Turns in rounds (a new row when a seat's cell is taken), the layout after each row."""
     rules = replay.rules
     assert rules is not None  # a deal's lines follow the match line
@@ -328,7 +358,7 @@ def _render_domino(replay: Replay, record: DealRecord, events: list[Event], cons
         table.add_row(
             str(rows),
             *[cells.get(s, Text("")) for s in range(4)],
-            layout_text(last_state.layout, rules),
+            layout_text(last_state.layout, rules, two_lines=two_lines),
             *extra,
             *notes_cell,
         )
@@ -352,13 +382,11 @@ def _render_domino(replay: Replay, record: DealRecord, events: list[Event], cons
                 cell.append(f" {_ordinal_place(out.index(e.actor) + 1)}", style="bold")
         cells[e.actor] = cell
         if seat is not None and e.actor == seat:
-            held = hand_text(e.view(seat).hand)
+            held = hand_text(e.view(seat).hand, two_lines=two_lines)
         last_state = e.after
     if cells:
         flush()
-    console.print(table)
-    for n in notes:
-        console.print(n)
+    return table, notes
 
 
 def _render_deal_end(replay: Replay, record: DealRecord, end: Event, console: Console) -> None:
@@ -430,14 +458,27 @@ def _render_think_times(replay: Replay, console: Console) -> None:
     table = Table(title="Decisions and think times", title_justify="left", box=None, padding=(0, 1))
     table.show_edge = table.pad_edge = False
     table.add_column("seat")
-    for name in ("decisions", "auto", "total ms", "max ms", "faults"):
+    for name in ("decisions", "auto", "think total", "think max", "faults"):
         table.add_column(name, justify="right")
     for s, (n, auto, total, most, faults) in enumerate(stats):
         table.add_row(
-            seat_label(s), str(n), str(auto), f"{total:.3f}" if any_ms else "—", f"{most:.3f}" if any_ms else "—",
-            Text(str(faults), style=FAULT_STYLE if faults else ""),
+            seat_label(s), str(n), str(auto), duration_text(total) if any_ms else "—",
+            duration_text(most) if any_ms else "—", Text(str(faults), style=FAULT_STYLE if faults else ""),
         )  # fmt: skip
     console.print(table)
+
+
+def _seat(replay: Replay, name: str) -> int:
+    """``--seat``: a seat number, or the name of the entrant that holds one seat of the log."""
+    if name.strip() in ("0", "1", "2", "3"):
+        return int(name)
+    seats = [s for s in range(4) if replay.header is not None and replay.entrant(s) == name]
+    if len(seats) == 1:
+        return seats[0]
+    shown = ", ".join(f"{s} {replay.entrant(s)}" for s in range(4)) if replay.header else "none: no match line"
+    if seats:
+        fail(f"--seat {name}: that entrant holds seats {', '.join(map(str, seats))}; give one seat number")
+    fail(f"--seat {name}: no seat 0-3 and no entrant of this log has that name (seats: {shown})")
 
 
 def replay_command(
@@ -447,9 +488,13 @@ def replay_command(
     deal: Annotated[
         Optional[int], typer.Option("--deal", min=0, help="Show only deal N (0-based, as in the log).")
     ] = None,
-    seat: Annotated[
-        Optional[int],
-        typer.Option("--seat", min=0, max=3, help="Show only what seat S knew: its own hand and public plays."),
+    seat_name: Annotated[
+        Optional[str],
+        typer.Option(
+            "--seat",
+            metavar="SEAT",
+            help="Show only what one seat knew (its own hand and public plays): a seat number 0-3 or an entrant's name.",
+        ),
     ] = None,
     html: Annotated[
         Optional[str],
@@ -486,6 +531,7 @@ def replay_command(
             raise typer.Exit(1)
         return
     replay = load_replay(lines)
+    seat = None if seat_name is None else _seat(replay, seat_name)
     deals = [r.index for r in replay.deals()]
     if deal is not None and deal not in deals:
         have = f"deals {deals[0]}–{deals[-1]}" if deals else "no deals"

@@ -160,12 +160,6 @@ class Replay:
     def entrant(self, seat: int) -> str:
         return self.header.entrants[seat] if self.header else f"seat {seat}"
 
-    def seat_of(self, name: str) -> int | None:
-        """The seat an entrant named ``name`` holds (the first, if it holds several), or None."""
-        if self.header is None or name not in self.header.entrants:
-            return None
-        return self.header.entrants.index(name)
-
     def deals(self) -> list[DealRecord]:
         """The deals the log reaches, each with its events (fault lines go to their deal)."""
         records: dict[int, DealRecord] = {}
