@@ -30,6 +30,7 @@ from arbiter.replay.model import (
 from arbiter.web.html import json_for_script, render
 
 DATA_VERSION = 1
+SEAT_COLOURS = ("#2f6fdd", "#e0771b", "#1e9e55", "#8e44ad")  # a seat's own colour (as viewer.js)
 
 
 def _scoring_mask(contract: Contract | None) -> int:
@@ -130,13 +131,16 @@ def _place(n: int) -> str:
     return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
 
 
-def build_data(replay: Replay, *, deal: int | None = None, seat: int | None = None) -> dict[str, Any]:
+def build_data(
+    replay: Replay, *, deal: int | None = None, seat: int | None = None, colours: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Everything the page shows, as plain JSON: the log, the deals, one snapshot per step.
 
     A step is a ``deal`` line, a decision (``declare``, ``double``, ``play``), a ``deal_end``
     or the ``match_end``; its snapshot is the table just after that line. Fault lines go with
     the step that follows them; ``trick`` lines are shown by the play that completes the trick.
-    Cards are integers 0..51 (suit = c // 13 in C D H S, rank = c % 13 from the 2).
+    Cards are integers 0..51 (suit = c // 13 in C D H S, rank = c % 13 from the 2). ``colours``
+    (entrant -> CSS colour: the report's) colour each seat as its entrant; else each seat its own.
     """
     rules = replay.rules
     walk = _Steps(replay, rules.domino_ace if rules else "high")
@@ -146,6 +150,8 @@ def build_data(replay: Replay, *, deal: int | None = None, seat: int | None = No
     deals = walk.deals
     header = replay.header.obj if replay.header else {}
     start = deals[deal]["first"] if deal is not None and deal in deals else 0
+    seats = [replay.entrant(s) for s in range(4)]
+    match_colours = {"colours": [colours.get(e, SEAT_COLOURS[s]) for s, e in enumerate(seats)]} if colours else {}
     return {
         "version": DATA_VERSION,
         "match": {
@@ -154,8 +160,9 @@ def build_data(replay: Replay, *, deal: int | None = None, seat: int | None = No
             "rules": dict(header.get("rules") or {}),
             "first_declarer": header.get("first_declarer", 0),
             "deals_per_match": rules.deals_per_match if rules else 0,
-            "seats": [replay.entrant(s) for s in range(4)],
+            "seats": seats,
             "contracts": [c.value for c in rules.contracts] if rules else [],
+            **match_colours,
         },
         "verdict": {
             "valid": replay.valid,
@@ -295,15 +302,24 @@ def _stop_text(replay: Replay) -> str:
     return f"The log stops after line {replay.last_line}: the match is incomplete"
 
 
-def render_html(replay: Replay, *, deal: int | None = None, seat: int | None = None) -> tuple[str, int]:
+def render_html(
+    replay: Replay, *, deal: int | None = None, seat: int | None = None, colours: dict[str, str] | None = None
+) -> tuple[str, int]:
     """The page's text and its number of steps."""
-    data = build_data(replay, deal=deal, seat=seat)
+    data = build_data(replay, deal=deal, seat=seat, colours=colours)
     title = f"Barbu replay — {data['match']['id'] or 'match'}"
     return render("viewer.html", title=title, data=json_for_script(data)), len(data["steps"])
 
 
-def write_html(replay: Replay, out: str | os.PathLike[str], *, deal: int | None = None, seat: int | None = None) -> int:
+def write_html(
+    replay: Replay,
+    out: str | os.PathLike[str],
+    *,
+    deal: int | None = None,
+    seat: int | None = None,
+    colours: dict[str, str] | None = None,
+) -> int:
     """Write the viewer page to ``out`` (atomically); returns its number of steps."""
-    page, steps = render_html(replay, deal=deal, seat=seat)
+    page, steps = render_html(replay, deal=deal, seat=seat, colours=colours)
     write_text_atomic(out, page)
     return steps

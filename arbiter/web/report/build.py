@@ -34,7 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from arbiter.tournament.storage.models import Match, Tournament
 
 DATA_VERSION = 1
-# Distinct line colours; the first four are the replay viewer's seat colours.
+# One colour per entrant, on the report and on the replay pages it links (arbiter.web.viewer);
+# the first four are the viewer's own seat colours.
 PALETTE = (
     "#2f6fdd", "#e0771b", "#1e9e55", "#8e44ad", "#d62728", "#0fa3b1",
     "#8c564b", "#e377c2", "#6b7280", "#a4a614", "#1b3a8a", "#f2a900",
@@ -64,7 +65,7 @@ def build_report(
     colours = {e: (PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)]) for i, e in enumerate(order)}
     replay_dir = out.parent / f"{out.stem}_replays" if replays else None
     analysis = Analysis()
-    matches = [_match(row, g, rules, analysis, replay_dir) for row in g.rows]
+    matches = [_match(row, g, rules, analysis, replay_dir, colours) for row in g.rows]
     data = _report_data(g, rules_json, rules, order, colours, analysis, matches)
     series = data["history"]["series"]
     x_max = max([p[0] for s in series.values() for p in s] + [0])
@@ -146,13 +147,14 @@ def _read_log(row: Match, seats: list[str], g: Gathered, rules: Ruleset, with_re
     return log
 
 
-def _write_replay(replay: Replay, folder: Path, key: str) -> str:
-    """Write the match's viewer page; returns its address relative to the report."""
+def _write_replay(replay: Replay, folder: Path, key: str, colours: dict[str, str]) -> str:
+    """Write the match's viewer page, each seat in its entrant's colour; returns its address
+    relative to the report."""
     from arbiter.web.viewer import write_html
 
     name = _safe_name(key) + ".html"
     try:
-        write_html(replay, folder / name)
+        write_html(replay, folder / name, colours=colours)
     except OSError as e:
         raise ReportError(f"cannot write replay page {folder / name}: {e.strerror or e}") from None
     return quote(f"{folder.name}/{name}")
@@ -163,7 +165,9 @@ def _safe_name(key: str) -> str:
     return name[:120]
 
 
-def _match(row: Match, g: Gathered, rules: Ruleset, analysis: Analysis, replay_dir: Path | None) -> dict[str, Any]:
+def _match(
+    row: Match, g: Gathered, rules: Ruleset, analysis: Analysis, replay_dir: Path | None, colours: Colours
+) -> dict[str, Any]:
     """The match's entry in the report's data; a sound, complete log is added to ``analysis``."""
     seats = json.loads(row.seats)
     srs = g.seat_results.get(row.id, []) if row.id is not None else []
@@ -188,7 +192,9 @@ def _match(row: Match, g: Gathered, rules: Ruleset, analysis: Analysis, replay_d
         "fault_list": g.fault_details.get(row.id, []) if row.id is not None else [],
         "log": log.status,
         "log_note": log.note,
-        "replay": None if log.replay is None or replay_dir is None else _write_replay(log.replay, replay_dir, row.key),
+        "replay": None
+        if log.replay is None or replay_dir is None
+        else _write_replay(log.replay, replay_dir, row.key, {e: c for e, (c, _) in colours.items()}),
     }
 
 
