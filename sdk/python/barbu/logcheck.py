@@ -140,9 +140,11 @@ class LogChecker:
         return self.state
 
     def fail(self, message: str) -> NoReturn:
+        """Refuse the line being checked."""
         raise LogError(self.line, message)
 
     def feed(self, number: int, obj: dict[str, Any]) -> None:
+        """Check line ``number`` and apply it to the match; raises :class:`LogError` if it is wrong."""
         self.line = number
         kind = obj.get("type")
         if self.header is None:
@@ -345,6 +347,7 @@ class LogChecker:
         self.status = status
 
     def result(self) -> Verification:
+        """The verdict on the lines fed so far (all accepted)."""
         if self.header is None:
             return Verification(valid=False, line=1, error="the log is empty: no 'match' line")
         state = self.game

@@ -80,18 +80,24 @@ class Decision(LogLine):
 
 @dataclass(frozen=True)
 class Declared(Decision):
+    """A ``declare`` line: the declarer's contract (with its trump suit or Domino start rank)."""
+
     TYPE: ClassVar[str] = "declare"
     declaration: Declaration
 
 
 @dataclass(frozen=True)
 class Doubled(Decision):
+    """A ``double`` line: the seats it doubles or redoubles."""
+
     TYPE: ClassVar[str] = "double"
     targets: tuple[int, ...]  # empty: a pass
 
 
 @dataclass(frozen=True)
 class Played(Decision):
+    """A ``play`` line: the card played."""
+
     TYPE: ClassVar[str] = "play"
     card: int | None  # None: a pass in Domino
 

@@ -228,6 +228,7 @@ class Visitor(Generic[T]):
         """One accepted line and the match just after it (the verifier's own state: clone it to keep it)."""
 
     def end(self, verification: Verification) -> T:
+        """What the reading built, given the verdict on the whole log."""
         raise NotImplementedError
 
 
@@ -258,6 +259,7 @@ class Verify(Visitor[Verification]):
     wants_lines = False
 
     def end(self, verification: Verification) -> Verification:
+        """The verdict."""
         return verification
 
 
@@ -310,6 +312,7 @@ class Outcome(Visitor["LogOutcome | None"]):
         self.think = [0.0, 0.0, 0.0, 0.0]
 
     def visit(self, line: LogLine, state: MatchState) -> None:
+        """Count decisions and think times; keep faults, the header and the end's reason."""
         if isinstance(line, Decision) and not line.auto:
             self.decisions += 1
             if line.ms is not None:
@@ -322,6 +325,7 @@ class Outcome(Visitor["LogOutcome | None"]):
             self.header = line
 
     def end(self, verification: Verification) -> LogOutcome | None:
+        """The outcome, or None for a log that is invalid or not finished."""
         v = verification
         if not v.valid or v.status not in ("complete", "aborted") or self.header is None:
             return None
