@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from barbu.loglines import DealEnd, Dealt, Declared, Doubled, LogLine
 from barbu.matchlog import Verification, Visitor
+from barbu.rules import Contract, Declaration
 
 if TYPE_CHECKING:  # pragma: no cover
     from barbu.rules import MatchState
@@ -94,41 +95,18 @@ class Facts(Visitor[tuple[Verification, list[DealFacts]]]):
 
 
 def deal_facts(objs: Iterable[dict[str, Any]], rules: Ruleset) -> list[DealFacts]:
-    """The finished deals of a log's lines as parsed JSON objects, not verified (kept for
-    :mod:`arbiter.verdict.ab` until it reads its logs through :class:`Facts`)."""
-    from barbu.rules.scoring import settle
-
-    out: list[DealFacts] = []
-    current: dict[str, Any] | None = None
-    doubled: list[set[int]] = [set(), set(), set(), set()]
-    pairs: Pairs = {}
-    for o in objs:
+    """The finished deals of a log's lines as parsed JSON objects, not verified: :class:`Facts`
+    fed the fields it reads (the others -1 or empty; for :mod:`arbiter.verdict.ab` until it reads its logs through
+    :func:`barbu.matchlog.read_log`). A malformed line raises KeyError, TypeError or ValueError."""
+    facts = Facts(rules)
+    for number, o in enumerate(objs, start=1):
         kind = o.get("type")
         if kind == "deal":
-            current = {"deal": o["deal"], "declarer": o["declarer"], "contract": None}
-            doubled = [set(), set(), set(), set()]
-            pairs = {}
-        elif current is None:
-            continue
+            facts.visit(Dealt(number, o, o["deal"], o["declarer"], ()))
         elif kind == "declare":
-            current["contract"] = o["contract"]
+            facts.visit(Declared(number, o, -1, -1, None, False, Declaration(Contract(o["contract"]))))
         elif kind == "double":
-            seat = o["seat"]
-            for t in o["targets"]:
-                key = (min(seat, t), max(seat, t))
-                if seat in doubled[t]:  # t doubled this seat before: a redouble
-                    pairs[key] = (2, pairs[key][1], seat)
-                else:
-                    doubled[seat].add(t)
-                    pairs[key] = (1, seat, None)
+            facts.visit(Doubled(number, o, -1, o["seat"], None, False, tuple(o["targets"])))
         elif kind == "deal_end":
-            levels = [[0] * 4 for _ in range(4)]
-            for (i, j), (level, _, _) in pairs.items():
-                levels[i][j] = levels[j][i] = level
-            raw, scores = list(o["raw"]), list(o["scores"])
-            settled = settle(rules, raw, levels) == scores
-            out.append(
-                DealFacts(current["deal"], current["contract"], current["declarer"], raw, scores, pairs, settled)
-            )
-            current = None
-    return out
+            facts.visit(DealEnd(number, o, -1, "", tuple(o["raw"]), tuple(o["scores"]), ()))
+    return facts.deals
