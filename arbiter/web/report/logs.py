@@ -83,6 +83,8 @@ def read_match_log(stored_path: str, sha256: str, db_url: str, tournament: str) 
         return LogState("unreadable", found, f"the log is larger than {human_size(MAX_LOG_BYTES)}")
     except OSError as e:
         return LogState("unreadable", found, f"cannot read the log: {e.strerror}")
+    if not sha256:
+        return LogState("changed", found, "no SHA-256 recorded for the log: not shown")
     if hashlib.sha256(data).hexdigest() != sha256:
         return LogState("changed", found, "the log differs from the one recorded (SHA-256): not shown")
     try:
