@@ -8,11 +8,12 @@ is :mod:`arbiter.replay.model`; ``--html`` hands it to :mod:`arbiter.web.viewer`
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import typer
+from barbu.loglines import DealEnd, Fault, LogLine, Played, TrickDone
 from barbu.matchlog import verify
-from barbu.rules import Contract, MatchState, Phase, cards_of, parse_card
+from barbu.rules import Contract, MatchState, Phase, cards_of
 from barbu.rules.cards import SUIT_SYMBOLS
 from barbu.rules.ruleset import Ruleset
 from rich.console import Console, Group
@@ -69,25 +70,27 @@ def colour_suits(text: str) -> Text:
     return t
 
 
-def hand_text(mask: int, suits: tuple[int, ...] = (3, 2, 0, 1)) -> Text:
-    """A hand by suit, high cards first: ``♠ A K 7  ♥ Q 3  ♣ —  ♦ J 10``."""
+def hand_text(mask: int, suits: tuple[int, ...] = (3, 2, 0, 1), *, two_lines: bool = False) -> Text:
+    """A hand by suit, high cards first: ``♠ A K 7  ♥ Q 3  ♣ —  ♦ J 10`` (with ``two_lines``,
+    clubs and diamonds on a second line: how a narrow table keeps every card)."""
     out = Text()
     for i, s in enumerate(suits):
         if i:
-            out.append("  ")
+            out.append("\n" if two_lines and i == 2 else "  ")
         out.append_text(suit_symbol_text(s))
         ranks = [c % 13 for c in reversed(cards_of(mask)) if c // 13 == s]
         out.append(" " + (" ".join(rank_label(r) for r in ranks) if ranks else "—"))
     return out
 
 
-def layout_text(mask: int, rules: Ruleset) -> Text:
+def layout_text(mask: int, rules: Ruleset, *, two_lines: bool = False) -> Text:
+    """The Domino layout, a run per suit: ``♠8–K ♥9–J ♣· ♦5–A`` (``two_lines`` as in :func:`hand_text`)."""
     out = Text()
     rows = layout_rows(mask, rules)
     for i, s in enumerate((3, 2, 0, 1)):
         row = rows[s]
         if i:
-            out.append(" ")
+            out.append("\n" if two_lines and i == 2 else " ")
         out.append_text(suit_symbol_text(s))
         if not row:
             out.append("·")
@@ -98,14 +101,23 @@ def layout_text(mask: int, rules: Ruleset) -> Text:
     return out
 
 
-def fault_text(fault: dict[str, Any], prefix: str = "") -> Text:
-    seat = fault.get("seat")
-    who = seat_label(seat) if isinstance(seat, int) else seat
-    t = Text(f"{prefix}fault {who} {fault.get('kind')}", style=FAULT_STYLE)
-    if fault.get("detail"):
-        t.append(f": {fault.get('detail')}")
-    t.append(f" → {fault.get('action')}")
+def fault_text(fault: LogLine, prefix: str = "") -> Text:
+    assert isinstance(fault, Fault)
+    t = Text(f"{prefix}fault {seat_label(fault.seat)} {fault.kind}", style=FAULT_STYLE)
+    if fault.detail:
+        t.append(f": {fault.detail}")
+    t.append(f" → {fault.action}")
     return t
+
+
+def duration_text(ms: float) -> str:
+    """A think time with its unit, never three digits after a point (``610.815`` reads as a
+    thousands separator): ``1.25 s``, ``610.8 ms``, ``96 µs``."""
+    if ms >= 1000:
+        return f"{ms / 1000:.2f} s"
+    if ms >= 1:
+        return f"{ms:.1f} ms"
+    return f"{ms * 1000:.0f} µs"
 
 
 def _ordinal_place(n: int) -> str:
@@ -139,17 +151,17 @@ def _header(replay: Replay, seat: int | None) -> Group:
     h = replay.header
     if h is None or replay.rules is None:  # both come from the match line
         return Group(Text("Barbu match log (no readable match line)", style="bold"))
-    rules = dict(h.get("rules") or {})
+    rules = dict(h.obj.get("rules") or {})
     preset = rules.pop("preset", "standard")
     rules_text = preset + "".join(
         f" {k}={','.join(map(str, v)) if isinstance(v, list) else json.dumps(v) if isinstance(v, dict) else v}"
         for k, v in rules.items()
     )
     title = Text("Barbu match ", style="bold")
-    title.append(str(h.get("match_id", "")), style="bold")
+    title.append(str(h.obj.get("match_id", "")), style="bold")
     facts = f"rules {rules_text}"
-    if "seed" in h:
-        facts += f" · seed {h['seed']}"
+    if "seed" in h.obj:
+        facts += f" · seed {h.obj['seed']}"
     facts += f" · first declarer {seat_label(replay.first_declarer)} · {replay.rules.deals_per_match} deals"
     seats = Text("seats: ") + Text("  ".join(f"{seat_label(s)} {replay.entrant(s)}" for s in range(4)))
     parts: list[Any] = [title, Text(facts), seats]
@@ -165,23 +177,28 @@ def _deal_title(replay: Replay, record: DealRecord) -> str:
     return f"Deal {record.index} · declarer {who} · {contract_label(record.declaration)}"
 
 
+def _hands_table(replay: Replay, dealt: Event, seat: int | None, two_lines: bool) -> Table:
+    """The deal's four hands (with ``seat``, only its own)."""
+    hands = Table.grid(padding=(0, 2))
+    hands.add_column(no_wrap=True)
+    hands.add_column(no_wrap=True)
+    for s in range(4):
+        mark = " (declarer)" if s == dealt.after.declarer else ""
+        if seat is None:
+            body = hand_text(dealt.after.hands[s], two_lines=two_lines)
+        elif s == seat:
+            body = hand_text(dealt.view(seat, after=True).hand, two_lines=two_lines)
+        else:
+            body = Text(f"{dealt.view(seat, after=True).hand_sizes[s]} cards, unseen", style="dim")
+        hands.add_row(Text(f"{seat_label(s)} {replay.entrant(s)}{mark}"), body)
+    return hands
+
+
 def _render_deal(replay: Replay, record: DealRecord, console: Console, seat: int | None) -> None:
     console.print(Rule(colour_suits(_deal_title(replay, record)), align="left", style="bold"))
     dealt = record.dealt
     if dealt is not None:
-        hands = Table.grid(padding=(0, 2))
-        hands.add_column(no_wrap=True)
-        hands.add_column(no_wrap=True)
-        for s in range(4):
-            mark = " (declarer)" if s == dealt.after.declarer else ""
-            if seat is None:
-                body = hand_text(dealt.after.hands[s])
-            elif s == seat:
-                body = hand_text(dealt.view(seat, after=True).hand)
-            else:
-                body = Text(f"{dealt.view(seat, after=True).hand_sizes[s]} cards, unseen", style="dim")
-            hands.add_row(Text(f"{seat_label(s)} {replay.entrant(s)}{mark}"), body)
-        console.print(hands)
+        _print_fitting(console, lambda two_lines: (_hands_table(replay, dealt, seat, two_lines), []))
     pending_faults: list[Event] = []
     play_events: list[Event] = []
     for e in record.events:
@@ -201,10 +218,8 @@ def _render_deal(replay: Replay, record: DealRecord, console: Console, seat: int
             play_events.append(e)
     if play_events:
         decl = record.declaration
-        if decl is not None and decl.contract is Contract.DOMINO:
-            _render_domino(replay, record, play_events, console, seat)
-        else:
-            _render_tricks(replay, record, play_events, console, seat)
+        table = _domino_table if decl is not None and decl.contract is Contract.DOMINO else _tricks_table
+        _print_fitting(console, lambda two_lines: table(replay, record, play_events, seat, two_lines))
     for f in pending_faults:
         console.print(fault_text(f.line, "  ⚠ "))
     end = record.end
@@ -248,7 +263,22 @@ def _last_columns(table: Table, events: list[Event], seat: int | None) -> bool:
     return has_faults
 
 
-def _render_tricks(replay: Replay, record: DealRecord, events: list[Event], console: Console, seat: int | None) -> None:
+def _print_fitting(console: Console, build: Callable[[bool], tuple[Table, list[Text]]]) -> None:
+    """A deal's table and its notes; where the console is too narrow for the table, the held hands
+    go in two lines (a terminal of 80 columns, or a pipe), so that no card is cut off."""
+    table, notes = build(False)
+    if console.measure(table, options=console.options.update_width(1 << 16)).maximum > console.width:
+        table, notes = build(True)
+    for column in table.columns:  # narrower still: a value folds onto the next line, never cut to "…"
+        column.overflow = "fold"
+    console.print(table)
+    for n in notes:
+        console.print(n)
+
+
+def _tricks_table(
+    replay: Replay, record: DealRecord, events: list[Event], seat: int | None, two_lines: bool
+) -> tuple[Table, list[Text]]:
     """One row per trick: cards under their seats, the winner's card highlighted ``[A♠]``."""
     title = _play_title("Tricks", record)
     table = Table(title=title, title_justify="left", box=None, padding=(0, 1), show_edge=False, pad_edge=False)
@@ -256,7 +286,7 @@ def _render_tricks(replay: Replay, record: DealRecord, events: list[Event], cons
     table.add_column("lead")
     for s in range(4):
         table.add_column(seat_label(s), justify="center", min_width=5)
-    table.add_column("won by")
+    table.add_column("won by", no_wrap=True)
     has_faults = _last_columns(table, events, seat)
     notes: list[Text] = []
     row: dict[int, int] = {}
@@ -284,25 +314,24 @@ def _render_tricks(replay: Replay, record: DealRecord, events: list[Event], cons
         if e.kind == "fault":
             notes.append(fault_text(e.line, f"  ⚠{len(notes) + 1} trick {index + 1}: "))
             row_notes.append(f"⚠{len(notes)}")
-        elif e.kind == "play":
+        elif isinstance(e.line, Played) and e.line.card is not None:
             if not row:
                 leader = e.actor
-            card = parse_card(e.line["card"])
-            row[e.actor] = card
+            row[e.actor] = e.line.card
             if seat is not None and e.actor == seat:
-                held = hand_text(e.view(seat).hand)
-        elif e.kind == "trick":
-            flush(e.line["winner"])
+                held = hand_text(e.view(seat).hand, two_lines=two_lines)
+        elif isinstance(e.line, TrickDone):
+            flush(e.line.winner)
             row, row_notes, held, leader = {}, [], None, None
             index += 1
     if row or row_notes:
         flush(None)
-    console.print(table)
-    for n in notes:
-        console.print(n)
+    return table, notes
 
 
-def _render_domino(replay: Replay, record: DealRecord, events: list[Event], console: Console, seat: int | None) -> None:
+def _domino_table(
+    replay: Replay, record: DealRecord, events: list[Event], seat: int | None, two_lines: bool
+) -> tuple[Table, list[Text]]:
     """Turns in rounds (a new row when a seat's cell is taken), the layout after each row."""
     rules = replay.rules
     assert rules is not None  # a deal's lines follow the match line
@@ -329,7 +358,7 @@ def _render_domino(replay: Replay, record: DealRecord, events: list[Event], cons
         table.add_row(
             str(rows),
             *[cells.get(s, Text("")) for s in range(4)],
-            layout_text(last_state.layout, rules),
+            layout_text(last_state.layout, rules, two_lines=two_lines),
             *extra,
             *notes_cell,
         )
@@ -339,35 +368,33 @@ def _render_domino(replay: Replay, record: DealRecord, events: list[Event], cons
             notes.append(fault_text(e.line, f"  ⚠{len(notes) + 1} row {rows + 1}: "))
             row_notes.append(f"⚠{len(notes)}")
             continue
-        if e.kind != "play":
+        if not isinstance(e.line, Played):
             continue
         if e.actor in cells:
             flush()
             cells, row_notes, held = {}, [], None
-        card = e.line.get("card")
-        if card is None:
+        if e.line.card is None:
             cell = Text("pass", style="dim")
         else:
-            cell = card_text(parse_card(card))
+            cell = card_text(e.line.card)
             out = e.after.finished
             if e.actor in out:
                 cell.append(f" {_ordinal_place(out.index(e.actor) + 1)}", style="bold")
         cells[e.actor] = cell
         if seat is not None and e.actor == seat:
-            held = hand_text(e.view(seat).hand)
+            held = hand_text(e.view(seat).hand, two_lines=two_lines)
         last_state = e.after
     if cells:
         flush()
-    console.print(table)
-    for n in notes:
-        console.print(n)
+    return table, notes
 
 
 def _render_deal_end(replay: Replay, record: DealRecord, end: Event, console: Console) -> None:
     line = end.line
+    assert isinstance(line, DealEnd)
     state = end.after
     result = state.results[-1] if state.results else None
-    reason: str = line["reason"]  # the verifier checked the line against the engine's result
+    reason = line.reason  # the verifier checked the line against the engine's result
     decl = record.declaration
     trick_count = len(end.before.tricks) if result is not None else 0
     why = REASONS.get(reason, reason)
@@ -384,9 +411,9 @@ def _render_deal_end(replay: Replay, record: DealRecord, end: Event, console: Co
         table.add_row("place", *[_ordinal_place(order.index(s) + 1) if s in order else "" for s in range(4)])
     elif before_end is not None:
         table.add_row("tricks", *[str(n) for n in before_end.after.tricks_won])
-    table.add_row("raw", *[f"{v:+d}" for v in line["raw"]])
-    table.add_row("settled", *[f"{v:+d}" for v in line["scores"]])
-    table.add_row(Text("total", style="bold"), *[Text(f"{v:+d}", style="bold") for v in line["totals"]])
+    table.add_row("raw", *[f"{v:+d}" for v in line.raw])
+    table.add_row("settled", *[f"{v:+d}" for v in line.scores])
+    table.add_row(Text("total", style="bold"), *[Text(f"{v:+d}", style="bold") for v in line.totals])
     console.print(table)
 
 
@@ -395,17 +422,16 @@ def _render_match_end(replay: Replay, console: Console) -> None:
     if e is None:
         return
     console.print()
-    status = e.line.get("status")
-    reason = f" ({e.line['reason']})" if e.line.get("reason") else ""
-    console.print(Rule(f"Match {status}{reason}", align="left", style="bold"))
+    reason = f" ({e.reason})" if e.reason else ""
+    console.print(Rule(f"Match {e.status}{reason}", align="left", style="bold"))
     table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
     table.add_column("seat")
     table.add_column("entrant")
     table.add_column("total", justify="right")
     table.add_column("place", justify="right")
     for s in range(4):
-        places = e.line.get("places", ["?"] * 4)
-        table.add_row(seat_label(s), replay.entrant(s), f"{e.line['totals'][s]:+d}", str(places[s]))
+        places = e.places or ("?",) * 4
+        table.add_row(seat_label(s), replay.entrant(s), f"{e.totals[s]:+d}", str(places[s]))
     console.print(table)
 
 
@@ -432,14 +458,27 @@ def _render_think_times(replay: Replay, console: Console) -> None:
     table = Table(title="Decisions and think times", title_justify="left", box=None, padding=(0, 1))
     table.show_edge = table.pad_edge = False
     table.add_column("seat")
-    for name in ("decisions", "auto", "total ms", "max ms", "faults"):
+    for name in ("decisions", "auto", "think total", "think max", "faults"):
         table.add_column(name, justify="right")
     for s, (n, auto, total, most, faults) in enumerate(stats):
         table.add_row(
-            seat_label(s), str(n), str(auto), f"{total:.3f}" if any_ms else "—", f"{most:.3f}" if any_ms else "—",
-            Text(str(faults), style=FAULT_STYLE if faults else ""),
+            seat_label(s), str(n), str(auto), duration_text(total) if any_ms else "—",
+            duration_text(most) if any_ms else "—", Text(str(faults), style=FAULT_STYLE if faults else ""),
         )  # fmt: skip
     console.print(table)
+
+
+def _seat(replay: Replay, name: str) -> int:
+    """``--seat``: a seat number, or the name of the entrant that holds one seat of the log."""
+    if name.strip() in ("0", "1", "2", "3"):
+        return int(name)
+    seats = [s for s in range(4) if replay.header is not None and replay.entrant(s) == name]
+    if len(seats) == 1:
+        return seats[0]
+    shown = ", ".join(f"{s} {replay.entrant(s)}" for s in range(4)) if replay.header else "none: no match line"
+    if seats:
+        fail(f"--seat {name}: that entrant holds seats {', '.join(map(str, seats))}; give one seat number")
+    fail(f"--seat {name}: no seat 0-3 and no entrant of this log has that name (seats: {shown})")
 
 
 def replay_command(
@@ -449,10 +488,12 @@ def replay_command(
     deal: Annotated[
         Optional[int], typer.Option("--deal", metavar="N", min=0, help="Show only deal N (0-based, as in the log).")
     ] = None,
-    seat: Annotated[
-        Optional[int],
+    seat_name: Annotated[
+        Optional[str],
         typer.Option(
-            "--seat", metavar="S", min=0, max=3, help="Show only what seat S knew: its own hand and public plays."
+            "--seat",
+            metavar="SEAT",
+            help="Show only what one seat knew (its own hand and public plays): a seat number 0-3 or an entrant's name.",
         ),
     ] = None,
     html: Annotated[
@@ -490,6 +531,7 @@ def replay_command(
             raise typer.Exit(1)
         return
     replay = load_replay(lines)
+    seat = None if seat_name is None else _seat(replay, seat_name)
     deals = [r.index for r in replay.deals()]
     if deal is not None and deal not in deals:
         have = f"deals {deals[0]}–{deals[-1]}" if deals else "no deals"

@@ -165,6 +165,8 @@ def line_problem(text: str) -> str | None:
     """Why one line of a log or a deal file cannot be parsed safely, or None."""
     if len(text) > MAX_LINE:
         return f"a line longer than {human_size(MAX_LINE)}"
+    if "\0" in text:  # never in JSON text: a binary file such as /proc/self/environ
+        return "a NUL byte (binary data)"
     if json_too_deep(text):
         return f"a line nested more than {MAX_DEPTH} levels deep"
     return None

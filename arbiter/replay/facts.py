@@ -2,7 +2,8 @@
 
 Shared by the tournament report (:mod:`arbiter.web.report`) and the A/B verdict
 (:mod:`arbiter.verdict.ab`): both read per-deal facts from the logs the database points to, since
-the database keeps no per-deal data. Plain values in, plain values out; no I/O.
+the database keeps no per-deal data. :class:`Facts` is a visitor of :func:`barbu.matchlog.read_log`
+(the typed lines of a verified log); no I/O.
 """
 
 from __future__ import annotations
@@ -11,10 +12,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from barbu.loglines import DealEnd, Dealt, Declared, Doubled, LogLine
+from barbu.matchlog import Verification, Visitor
+from barbu.rules import Contract, Declaration
+
 if TYPE_CHECKING:  # pragma: no cover
+    from barbu.rules import MatchState
     from barbu.rules.ruleset import Ruleset
 
-__all__ = ["DealFacts", "Pairs", "deal_facts"]
+__all__ = ["DealFacts", "Facts", "Pairs", "deal_facts"]
 
 # (i, j) with i < j -> (level, the seat that doubled, the seat that redoubled or None)
 Pairs = dict[tuple[int, int], tuple[int, int, int | None]]
@@ -33,46 +39,74 @@ class DealFacts:
     settled: bool = True  # raw + the pairs' transfers give the logged scores
 
 
-def deal_facts(objs: Iterable[dict[str, Any]], rules: Ruleset) -> list[DealFacts]:
-    """The finished deals of a verified log's lines (header first or not), in order.
+class Facts(Visitor[tuple[Verification, list[DealFacts]]]):
+    """The finished deals of a log, in order, with the verdict on it.
 
     A ``double`` target that had already doubled the seat is a redouble, any other a double
     (docs/match-log.md). Each deal's settlement is recomputed with
     :func:`barbu.rules.scoring.settle` and compared with the logged ``scores``.
     """
-    from barbu.rules.scoring import settle
 
-    out: list[DealFacts] = []
-    current: dict[str, Any] | None = None
-    doubled: list[set[int]] = [set(), set(), set(), set()]
-    pairs: Pairs = {}
-    for o in objs:
+    def __init__(self, rules: Ruleset):
+        self.rules = rules
+        self.deals: list[DealFacts] = []
+        self._dealt: Dealt | None = None
+        self._contract = ""
+        self._doubled: list[set[int]] = [set(), set(), set(), set()]
+        self._pairs: Pairs = {}
+
+    def visit(self, line: LogLine, state: MatchState | None = None) -> None:
+        if isinstance(line, Dealt):
+            self._dealt, self._contract = line, ""
+            self._doubled, self._pairs = [set(), set(), set(), set()], {}
+        elif self._dealt is None:
+            return
+        elif isinstance(line, Declared):
+            self._contract = line.declaration.contract.value
+        elif isinstance(line, Doubled):
+            self._double(line.seat, line.targets)
+        elif isinstance(line, DealEnd):
+            self.deals.append(self._facts(line))
+            self._dealt = None
+
+    def _double(self, seat: int, targets: Iterable[int]) -> None:
+        pairs = self._pairs
+        for t in targets:
+            key = (min(seat, t), max(seat, t))
+            if seat in self._doubled[t]:  # t doubled this seat before: a redouble
+                pairs[key] = (2, pairs[key][1], seat)
+            else:
+                self._doubled[seat].add(t)
+                pairs[key] = (1, seat, None)
+
+    def _facts(self, end: DealEnd) -> DealFacts:
+        from barbu.rules.scoring import settle
+
+        assert self._dealt is not None
+        levels = [[0] * 4 for _ in range(4)]
+        for (i, j), (level, _, _) in self._pairs.items():
+            levels[i][j] = levels[j][i] = level
+        raw, scores = list(end.raw), list(end.scores)
+        settled = settle(self.rules, raw, levels) == scores
+        return DealFacts(self._dealt.deal, self._contract, self._dealt.declarer, raw, scores, self._pairs, settled)
+
+    def end(self, verification: Verification) -> tuple[Verification, list[DealFacts]]:
+        return verification, self.deals
+
+
+def deal_facts(objs: Iterable[dict[str, Any]], rules: Ruleset) -> list[DealFacts]:
+    """The finished deals of a log's lines as parsed JSON objects, not verified: :class:`Facts`
+    fed the fields it reads (the others -1 or empty; for :mod:`arbiter.verdict.ab` until it reads its logs through
+    :func:`barbu.matchlog.read_log`). A malformed line raises KeyError, TypeError or ValueError."""
+    facts = Facts(rules)
+    for number, o in enumerate(objs, start=1):
         kind = o.get("type")
         if kind == "deal":
-            current = {"deal": o["deal"], "declarer": o["declarer"], "contract": None}
-            doubled = [set(), set(), set(), set()]
-            pairs = {}
-        elif current is None:
-            continue
+            facts.visit(Dealt(number, o, o["deal"], o["declarer"], ()))
         elif kind == "declare":
-            current["contract"] = o["contract"]
+            facts.visit(Declared(number, o, -1, -1, None, False, Declaration(Contract(o["contract"]))))
         elif kind == "double":
-            seat = o["seat"]
-            for t in o["targets"]:
-                key = (min(seat, t), max(seat, t))
-                if seat in doubled[t]:  # t doubled this seat before: a redouble
-                    pairs[key] = (2, pairs[key][1], seat)
-                else:
-                    doubled[seat].add(t)
-                    pairs[key] = (1, seat, None)
+            facts.visit(Doubled(number, o, -1, o["seat"], None, False, tuple(o["targets"])))
         elif kind == "deal_end":
-            levels = [[0] * 4 for _ in range(4)]
-            for (i, j), (level, _, _) in pairs.items():
-                levels[i][j] = levels[j][i] = level
-            raw, scores = list(o["raw"]), list(o["scores"])
-            settled = settle(rules, raw, levels) == scores
-            out.append(
-                DealFacts(current["deal"], current["contract"], current["declarer"], raw, scores, pairs, settled)
-            )
-            current = None
-    return out
+            facts.visit(DealEnd(number, o, -1, "", tuple(o["raw"]), tuple(o["scores"]), ()))
+    return facts.deals

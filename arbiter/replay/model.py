@@ -12,70 +12,74 @@ plain text, shared by the terminal rendering (:mod:`arbiter.cli.replay`) and the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Iterable
 
-from barbu.matchlog import Verification, verify
+from barbu.loglines import Decision, Dealt, DealEnd, Doubled, Fault, Header, LogLine, MatchEnd, TrickDone
+from barbu.matchlog import Verification, Visitor, read_log
 from barbu.rules import (
     Contract,
     Declaration,
     MatchState,
     View,
     cards_of,
-    new_match,
     observe,
-    ruleset_from_json,
 )
 from barbu.rules.cards import RANKS, SUIT_SYMBOLS
 from barbu.rules.ruleset import Ruleset
-
-DECISIONS = ("declare", "double", "play")
 
 # ---- the replay model ------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Event:
-    """One log line (after the ``match`` line) and the engine state around it.
+    """One log line (after the ``match`` line), typed, and the engine state around it.
 
     ``before`` and ``after`` are the same object for lines that change nothing (``trick``,
     ``deal_end``, ``fault``, ``match_end``): treat them as read-only.
     """
 
-    number: int  # line number in the log, from 1
-    kind: str  # the line's "type"
-    line: dict[str, Any]
+    line: LogLine
     before: MatchState
     after: MatchState
 
     @property
+    def number(self) -> int:
+        """The line's number in the log, from 1."""
+        return self.line.number
+
+    @property
+    def kind(self) -> str:
+        """The line's ``type``."""
+        return self.line.TYPE
+
+    @property
     def deal(self) -> int | None:
-        d = self.line.get("deal")
-        return d if isinstance(d, int) and not isinstance(d, bool) else None
+        line = self.line
+        if isinstance(line, (Dealt, Decision, TrickDone, DealEnd, Fault)) and not isinstance(line.deal, bool):
+            return line.deal
+        return None
 
     @property
     def seat(self) -> int | None:
-        s = self.line.get("seat")
-        return s if s in (0, 1, 2, 3) and not isinstance(s, bool) else None
+        return self.line.seat if isinstance(self.line, (Decision, Fault)) else None
 
     @property
     def actor(self) -> int:
         """The seat of a decision line (declare, double, play), which the verifier checked."""
-        seat = self.seat
-        assert seat is not None, f"line {self.number} ({self.kind}) names no seat"
-        return seat
+        assert isinstance(self.line, Decision), f"line {self.number} ({self.kind}) is no decision"
+        return self.line.seat
 
     @property
     def is_decision(self) -> bool:
-        return self.kind in DECISIONS
+        return isinstance(self.line, Decision)
 
     @property
     def ms(self) -> float | None:
-        ms = self.line.get("ms")
-        return float(ms) if isinstance(ms, (int, float)) and not isinstance(ms, bool) else None
+        return self.line.ms if isinstance(self.line, Decision) else None
 
     @property
     def auto(self) -> bool:
-        return self.line.get("auto") is True
+        return isinstance(self.line, Decision) and self.line.auto
 
     def view(self, seat: int, *, after: bool = False) -> View:
         """What ``seat`` knew just before this line (or just after, with ``after=True``)."""
@@ -112,13 +116,16 @@ class DealRecord:
 class Replay:
     """A log stepped through with the engine, up to its end or its first bad line."""
 
-    header: dict[str, Any] | None
-    rules: Ruleset | None
+    header: Header | None
     events: list[Event]
     verification: Verification
     last_line: int  # the last line replayed (0 when none)
     cut: bool = False  # the last line was cut off mid-write (a crash): ignored, log incomplete
     lines: list[str] = field(default_factory=list, repr=False)  # the log's text, line by line
+
+    @property
+    def rules(self) -> Ruleset | None:
+        return self.header.rules if self.header else None
 
     @property
     def bad_text(self) -> str | None:
@@ -143,17 +150,15 @@ class Replay:
 
     @property
     def first_declarer(self) -> int:
-        return self.header["first_declarer"] if self.header else 0
+        return self.header.first_declarer if self.header else 0
 
     @property
-    def match_end(self) -> Event | None:
-        return next((e for e in reversed(self.events) if e.kind == "match_end"), None)
+    def match_end(self) -> MatchEnd | None:
+        e = next((e for e in reversed(self.events) if e.kind == "match_end"), None)
+        return e.line if e is not None and isinstance(e.line, MatchEnd) else None
 
     def entrant(self, seat: int) -> str:
-        try:
-            return str((self.header or {})["seats"][seat]["entrant"])
-        except (TypeError, KeyError, IndexError):
-            return f"seat {seat}"
+        return self.header.entrants[seat] if self.header else f"seat {seat}"
 
     def deals(self) -> list[DealRecord]:
         """The deals the log reaches, each with its events (fault lines go to their deal)."""
@@ -176,41 +181,45 @@ class Replay:
         if v.complete:
             state = "complete"
         elif v.status == "aborted":
-            reason = self.match_end.line.get("reason") if self.match_end else None
+            reason = self.match_end.reason if self.match_end else None
             state = "aborted" + (f" ({reason})" if reason else "")
         else:
             state = f"incomplete (cut short after line {self.last_line})"
         return f"valid: {state}, {v.deals} deals, totals {v.totals}, places {v.places}"
 
 
+class Stepper(Visitor[Replay]):
+    """Reads a log into a :class:`Replay`: the state after every line the verifier accepts."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.header: Header | None = None
+        self.events: list[Event] = []
+        self.last = 0
+        self._state: MatchState | None = None  # the state after the last line
+
+    def visit(self, line: LogLine, state: MatchState) -> None:
+        self.last = line.number
+        if isinstance(line, Header):
+            self.header, self._state = line, state.clone()
+            return
+        before = self._state
+        assert before is not None  # the header comes first
+        after = state.clone() if isinstance(line, (Decision, Dealt)) else before
+        self.events.append(Event(line, before, after))
+        self._state = after
+
+    def end(self, verification: Verification) -> Replay:
+        cut = verification.valid and self.last < len(self.lines)  # a cut last line was left unread
+        return Replay(self.header, self.events, verification, self.last, cut, self.lines)
+
+
 def load_replay(lines: Iterable[str]) -> Replay:
     """Verify the log and keep the state after every line it accepts, up to its end or its
-    first bad line. The verifier is the judge (:func:`barbu.matchlog.verify`): its single
+    first bad line. The verifier is the judge (:func:`barbu.matchlog.read_log`): its single
     pass builds the states, so the rules are not restated here."""
     lines = list(lines)
-    header: dict[str, Any] | None = None
-    events: list[Event] = []
-    last = 0
-
-    def keep(number: int, obj: dict[str, Any], state: MatchState) -> None:
-        nonlocal header, last
-        last = number
-        if header is None:
-            header = obj
-            return
-        kind = obj["type"]  # a line verify accepted has a known type
-        before = events[-1].after if events else _initial(header)
-        after = state.clone() if kind in DECISIONS or kind == "deal" else before
-        events.append(Event(number, kind, obj, before, after))
-
-    verification = verify(lines, on_line=keep)
-    cut = verification.valid and last < len(lines)  # a cut last line was left unread
-    rules = ruleset_from_json(header["rules"]) if header is not None else None
-    return Replay(header, rules, events, verification, last, cut, lines)
-
-
-def _initial(header: dict[str, Any]) -> MatchState:
-    return new_match(ruleset_from_json(header["rules"]), header["first_declarer"])
+    return read_log(lines, Stepper(lines))
 
 
 # ---- names and notation ----------------------------------------------------------------
@@ -260,7 +269,8 @@ def seat_label(seat: int) -> str:
 
 def double_words(event: Event) -> str:
     """``doubles S0, redoubles S2`` / ``passes``, from the state before the line."""
-    seat, targets = event.actor, event.line.get("targets") or []
+    assert isinstance(event.line, Doubled)
+    seat, targets = event.actor, event.line.targets
     if not targets:
         return "passes"
     doubled = event.before.doubled

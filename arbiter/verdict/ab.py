@@ -339,7 +339,8 @@ class AbResult:
     name: str
     database: str
     log_folder: str
-    entrants: dict[str, str]  # name -> command
+    entrants: dict[str, str]  # name -> command, as written
+    launched: dict[str, dict[str, str]]  # name -> the command that ran and its folder
     rules: dict[str, Any]
     seed: int
     state: SprtState
@@ -363,6 +364,7 @@ class AbResult:
             database=self.database,
             log_folder=self.log_folder,
             entrants=self.entrants,
+            launched=self.launched,
             rules=self.rules,
             seed=self.seed,
             sets_played=len(self.sets),
@@ -491,6 +493,7 @@ def run_ab(
         database=summary.database,
         log_folder=str(Path(config.log_folder).resolve()),
         entrants={e.name: e.command or "" for e in config.entrants},
+        launched={e.name: {"command": e.launch or e.command or "", "cwd": e.cwd} for e in config.entrants},
         rules=spec.rules.to_json(),
         seed=spec.seed,
         state=state,

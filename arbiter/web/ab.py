@@ -203,6 +203,19 @@ def _fmt(x: float | None, digits: int = 1, sign: bool = True) -> str:
     return (f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}").replace("-", "−")
 
 
+def _entrants(data: dict[str, Any]) -> list[tuple[str, str, dict[str, str] | None]]:
+    """(name, command as written, what was started: ``{"command", "cwd"}`` or None) per entrant.
+
+    As written, ``python sample_bots/heuristic_bot.py`` names a path relative to a folder the
+    reader may not be in; ``launched`` (when the data carry it) says what ran, and where."""
+    launched = data.get("launched") or {}
+    out = []
+    for name, command in (data.get("entrants") or {}).items():
+        ran = launched.get(name)
+        out.append((name, command, ran if isinstance(ran, dict) else None))
+    return out
+
+
 def render_ab_page(data: dict[str, Any]) -> str:
     """The page for one A/B test's data (``arbiter ab --json`` with ``history``)."""
     history = data.get("history") or []
@@ -221,6 +234,7 @@ def render_ab_page(data: dict[str, Any]) -> str:
     return render(
         "ab.html",
         d=data,
+        entrants=_entrants(data),
         data_json=json_for_script(data),
         title=title,
         verdict=verdict,

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from barbu.rules import Contract, MatchState, Phase, cards_of, parse_card
+from barbu.loglines import DealEnd, MatchEnd, Played
+from barbu.rules import Contract, MatchState, Phase, cards_of
 from barbu.rules.cards import HEARTS_MASK, KING_OF_HEARTS, QUEENS, SUIT_SYMBOLS
 from barbu.rules.domino import ordinal
 
@@ -29,6 +30,7 @@ from arbiter.replay.model import (
 from arbiter.web.html import json_for_script, render
 
 DATA_VERSION = 1
+SEAT_COLOURS = ("#2f6fdd", "#e0771b", "#1e9e55", "#8e44ad")  # a seat's own colour (as viewer.js)
 
 
 def _scoring_mask(contract: Contract | None) -> int:
@@ -101,11 +103,10 @@ def _text(replay: Replay, event: Event) -> str:
         if st.phase is not Phase.DOUBLE:
             text += " — doubling over"
         return text
-    if e.kind == "play":
-        card = e.line.get("card")
-        if card is None:
+    if isinstance(e.line, Played):
+        if e.line.card is None:
             return f"{who} passes"
-        text = f"{who} plays {card_label(parse_card(card))}"
+        text = f"{who} plays {card_label(e.line.card)}"
         if st.contract is Contract.DOMINO:
             if e.seat in st.finished and e.seat not in e.before.finished:
                 text += f" and is out ({_place(st.finished.index(e.seat) + 1)})"
@@ -113,138 +114,55 @@ def _text(replay: Replay, event: Event) -> str:
             t = st.tricks[-1]
             text += f" — {seat_label(t.winner)} wins trick {t.index + 1}"
         return text
-    if e.kind == "deal_end":
+    if isinstance(e.line, DealEnd):
         return f"Deal {e.deal} ends: {_reason(e.line)}"
-    if e.kind == "match_end":
-        status = e.line.get("status")
-        return f"Match {status}: totals {e.line.get('totals')}, places {e.line.get('places')}"
+    if isinstance(e.line, MatchEnd):
+        places = list(e.line.places) if e.line.places is not None else None
+        return f"Match {e.line.status}: totals {list(e.line.totals)}, places {places}"
     return e.kind
 
 
-def _reason(line: dict[str, Any]) -> Any:
+def _reason(line: DealEnd) -> str:
     """Why a deal ended, in words (an unknown reason as it is)."""
-    reason = line.get("reason")
-    return REASONS.get(reason, reason) if isinstance(reason, str) else reason
+    return REASONS.get(line.reason, line.reason)
 
 
 def _place(n: int) -> str:
     return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
 
 
-def build_data(replay: Replay, *, deal: int | None = None, seat: int | None = None) -> dict[str, Any]:
+def build_data(
+    replay: Replay, *, deal: int | None = None, seat: int | None = None, colours: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Everything the page shows, as plain JSON: the log, the deals, one snapshot per step.
 
     A step is a ``deal`` line, a decision (``declare``, ``double``, ``play``), a ``deal_end``
     or the ``match_end``; its snapshot is the table just after that line. Fault lines go with
     the step that follows them; ``trick`` lines are shown by the play that completes the trick.
-    Cards are integers 0..51 (suit = c // 13 in C D H S, rank = c % 13 from the 2).
+    Cards are integers 0..51 (suit = c // 13 in C D H S, rank = c % 13 from the 2). ``colours``
+    (entrant -> CSS colour: the report's) colour each seat as its entrant; else each seat its own.
     """
     rules = replay.rules
-    ace = rules.domino_ace if rules else "high"
-    steps: list[dict[str, Any]] = []
-    deals: dict[int, dict[str, Any]] = {}
-    faults: list[dict[str, Any]] = []
-    pending: list[dict[str, Any]] = []
-    series: list[list[int]] = [[0, 0, 0, 0]]
+    walk = _Steps(replay, rules.domino_ace if rules else "high")
     for e in replay.events:
-        if e.kind == "fault":
-            f = dict(e.line)
-            f["line"] = e.number
-            f["step"] = len(steps)
-            pending.append(f)
-            faults.append(f)
-            continue
-        if e.kind == "trick":
-            continue
-        st = e.after
-        d = e.deal if e.deal is not None else (steps[-1]["d"] if steps else 0)
-        if e.kind == "deal":
-            deals[d] = {
-                "n": d,
-                "decl": st.declarer,
-                "label": "",
-                "contract": None,
-                "first": len(steps),
-                "last": len(steps),
-                "hands": [list(cards_of(h)) for h in st.dealt],
-                "end": None,
-            }
-        info = deals.get(d)
-        if info is not None:
-            info["last"] = len(steps)
-            if e.kind == "declare":
-                assert st.declaration is not None  # a declare line declares
-                info["label"] = contract_label(st.declaration)
-                info["contract"] = st.declaration.contract.value
-        contract = st.contract
-        step: dict[str, Any] = {
-            "k": e.kind,
-            "d": d,
-            "l": e.number,
-            "s": -1 if e.seat is None else e.seat,
-            "t": _text(replay, e),
-            "h": [list(cards_of(h)) for h in st.hands],
-            "ph": st.phase.name.lower(),
-            "turn": st.turn if st.phase not in (Phase.DEAL, Phase.OVER) else -1,
-            "lg": _legal(st),
-            "tr": _trick(e),
-            "lay": _layout(st, ace) if e.kind != "deal" else None,
-            "fin": list(st.finished) if contract is Contract.DOMINO else [],
-            "tw": list(st.tricks_won),
-            "cap": [list(cards_of(st.won[s] & _scoring_mask(contract))) for s in range(4)],
-            "lv": _levels(st),
-            "db": _doubles(st),
-            "tot": list(st.totals),
-            "f": pending,
-        }
-        if e.ms is not None:
-            step["ms"] = e.ms
-        if e.auto:
-            step["a"] = 1
-        if e.kind == "play":
-            card = e.line.get("card")
-            step["pc"] = None if card is None else parse_card(card)
-        if e.kind == "deal_end":
-            end = {
-                "reason": _reason(e.line),
-                "raw": e.line.get("raw"),
-                "sc": e.line.get("scores"),
-                "tot": e.line.get("totals"),
-            }
-            step["end"] = end
-            if info is not None:
-                info["end"] = end
-            series.append(list(e.line["totals"]))
-        pending = []
-        steps.append(step)
-    if not replay.valid or pending or not replay.match_end:
-        # a last step that says where the log stops (and carries any fault lines left over)
-        last = steps[-1] if steps else None
-        step = dict(last) if last else _empty_step()
-        step.update(k="stop", s=-1, f=pending, l=replay.bad_line or replay.last_line, t=_stop_text(replay))
-        step["tr"] = last["tr"] if last else None
-        step.pop("ms", None)
-        step.pop("a", None)
-        step.pop("end", None)
-        steps.append(step)
-        if last and last["d"] in deals:
-            deals[last["d"]]["last"] = len(steps) - 1
-    header = replay.header or {}
+        walk.add(e)
+    walk.stop()
+    deals = walk.deals
+    header = replay.header.obj if replay.header else {}
+    start = deals[deal]["first"] if deal is not None and deal in deals else 0
     seats = [replay.entrant(s) for s in range(4)]
-    rules_json = dict(header.get("rules") or {})
-    start = 0
-    if deal is not None and deal in deals:
-        start = deals[deal]["first"]
+    match_colours = {"colours": [colours.get(e, SEAT_COLOURS[s]) for s, e in enumerate(seats)]} if colours else {}
     return {
         "version": DATA_VERSION,
         "match": {
             "id": header.get("match_id", ""),
             "seed": header.get("seed"),
-            "rules": rules_json,
+            "rules": dict(header.get("rules") or {}),
             "first_declarer": header.get("first_declarer", 0),
             "deals_per_match": rules.deals_per_match if rules else 0,
             "seats": seats,
             "contracts": [c.value for c in rules.contracts] if rules else [],
+            **match_colours,
         },
         "verdict": {
             "valid": replay.valid,
@@ -255,12 +173,117 @@ def build_data(replay: Replay, *, deal: int | None = None, seat: int | None = No
         },
         "suits": SUIT_SYMBOLS,
         "deals": [deals[d] for d in sorted(deals)],
-        "series": series,
-        "faults": faults,
-        "steps": steps,
+        "series": walk.series,
+        "faults": walk.faults,
+        "steps": walk.steps,
         "log": [line.rstrip("\r\n") for line in replay.lines],
         "start": {"step": start, "seat": -1 if seat is None else seat},
     }
+
+
+class _Steps:
+    """The page's steps, deals, faults and score series, built event by event."""
+
+    def __init__(self, replay: Replay, ace: str):
+        self.replay = replay
+        self.ace = ace
+        self.steps: list[dict[str, Any]] = []
+        self.deals: dict[int, dict[str, Any]] = {}
+        self.faults: list[dict[str, Any]] = []
+        self.pending: list[dict[str, Any]] = []  # fault lines waiting for their step
+        self.series: list[list[int]] = [[0, 0, 0, 0]]
+
+    def add(self, e: Event) -> None:
+        if e.kind == "fault":
+            f = dict(e.line.obj)
+            f["line"] = e.number
+            f["step"] = len(self.steps)
+            self.pending.append(f)
+            self.faults.append(f)
+            return
+        if e.kind == "trick":
+            return
+        d = e.deal if e.deal is not None else (self.steps[-1]["d"] if self.steps else 0)
+        info = self._deal_info(e, d)
+        step = self._snapshot(e, d)
+        if isinstance(e.line, DealEnd):
+            end = {
+                "reason": _reason(e.line),
+                "raw": list(e.line.raw),
+                "sc": list(e.line.scores),
+                "tot": list(e.line.totals),
+            }
+            step["end"] = end
+            if info is not None:
+                info["end"] = end
+            self.series.append(list(e.line.totals))
+        self.pending = []
+        self.steps.append(step)
+
+    def _deal_info(self, e: Event, d: int) -> dict[str, Any] | None:
+        """The deal's entry (made by its ``deal`` line), brought up to this step."""
+        st = e.after
+        if e.kind == "deal":
+            self.deals[d] = {
+                "n": d, "decl": st.declarer, "label": "", "contract": None, "first": len(self.steps),
+                "last": len(self.steps), "hands": [list(cards_of(h)) for h in st.dealt], "end": None,
+            }  # fmt: skip
+        info = self.deals.get(d)
+        if info is not None:
+            info["last"] = len(self.steps)
+            if e.kind == "declare":
+                assert st.declaration is not None  # a declare line declares
+                info["label"] = contract_label(st.declaration)
+                info["contract"] = st.declaration.contract.value
+        return info
+
+    def _snapshot(self, e: Event, d: int) -> dict[str, Any]:
+        """The table just after the event's line."""
+        st = e.after
+        contract = st.contract
+        step: dict[str, Any] = {
+            "k": e.kind,
+            "d": d,
+            "l": e.number,
+            "s": -1 if e.seat is None else e.seat,
+            "t": _text(self.replay, e),
+            "h": [list(cards_of(h)) for h in st.hands],
+            "ph": st.phase.name.lower(),
+            "turn": st.turn if st.phase not in (Phase.DEAL, Phase.OVER) else -1,
+            "lg": _legal(st),
+            "tr": _trick(e),
+            "lay": _layout(st, self.ace) if e.kind != "deal" else None,
+            "fin": list(st.finished) if contract is Contract.DOMINO else [],
+            "tw": list(st.tricks_won),
+            "cap": [list(cards_of(st.won[s] & _scoring_mask(contract))) for s in range(4)],
+            "lv": _levels(st),
+            "db": _doubles(st),
+            "tot": list(st.totals),
+            "f": self.pending,
+        }
+        if e.ms is not None:
+            step["ms"] = e.ms
+        if e.auto:
+            step["a"] = 1
+        if isinstance(e.line, Played):
+            step["pc"] = e.line.card
+        return step
+
+    def stop(self) -> None:
+        """A last step that says where the log stops (and carries any fault lines left over)."""
+        replay, steps = self.replay, self.steps
+        if replay.valid and not self.pending and replay.match_end:
+            return
+        last = steps[-1] if steps else None
+        step = dict(last) if last else _empty_step()
+        step.update(k="stop", s=-1, f=self.pending, l=replay.bad_line or replay.last_line, t=_stop_text(replay))
+        step["tr"] = last["tr"] if last else None
+        step.pop("ms", None)
+        step.pop("a", None)
+        step.pop("end", None)
+        steps.append(step)
+        if last and last["d"] in self.deals:
+            self.deals[last["d"]]["last"] = len(steps) - 1
 
 
 def _empty_step() -> dict[str, Any]:
@@ -279,15 +302,24 @@ def _stop_text(replay: Replay) -> str:
     return f"The log stops after line {replay.last_line}: the match is incomplete"
 
 
-def render_html(replay: Replay, *, deal: int | None = None, seat: int | None = None) -> tuple[str, int]:
+def render_html(
+    replay: Replay, *, deal: int | None = None, seat: int | None = None, colours: dict[str, str] | None = None
+) -> tuple[str, int]:
     """The page's text and its number of steps."""
-    data = build_data(replay, deal=deal, seat=seat)
+    data = build_data(replay, deal=deal, seat=seat, colours=colours)
     title = f"Barbu replay — {data['match']['id'] or 'match'}"
     return render("viewer.html", title=title, data=json_for_script(data)), len(data["steps"])
 
 
-def write_html(replay: Replay, out: str | os.PathLike[str], *, deal: int | None = None, seat: int | None = None) -> int:
+def write_html(
+    replay: Replay,
+    out: str | os.PathLike[str],
+    *,
+    deal: int | None = None,
+    seat: int | None = None,
+    colours: dict[str, str] | None = None,
+) -> int:
     """Write the viewer page to ``out`` (atomically); returns its number of steps."""
-    page, steps = render_html(replay, deal=deal, seat=seat)
+    page, steps = render_html(replay, deal=deal, seat=seat, colours=colours)
     write_text_atomic(out, page)
     return steps

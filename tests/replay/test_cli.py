@@ -75,6 +75,19 @@ def test_unreadable_log_exits_2(tmp_path, args):
     assert r.exit_code == 2 and "not a UTF-8 text file" in r.stderr
 
 
+@pytest.mark.parametrize("args", [(), ("--verify",), ("--json",)])
+def test_a_file_that_is_no_log_exits_2(tmp_path, args):
+    """A binary file that is valid UTF-8 (``/proc/self/environ``: NUL-separated text) is no match
+    log: exit 2 with one line, not "the log is empty" (exit 1)."""
+    r = run("/proc/self/environ", *args)
+    assert r.exit_code == 2 and "NUL byte" in r.stderr and "not a match log" in r.stderr, r.stderr
+    assert r.stdout == ""
+    nul = tmp_path / "nul.jsonl"
+    nul.write_text('{"type":"match"}\n\0\0\n')
+    r = run(str(nul), *args)
+    assert r.exit_code == 2 and f"{nul}:2: a NUL byte" in r.stderr
+
+
 def test_render_default():
     r = run(str(FIXED_LOG))
     assert r.exit_code == 0
@@ -89,6 +102,69 @@ def test_render_deal_and_seat():
     assert "Deal 3 · declarer S1 random-1 · No Queens" in r.stdout
     assert "Deal 2 ·" not in r.stdout and "Deal 4 ·" not in r.stdout
     assert "as seen by S1 (random-1)" in r.stdout
+
+
+def test_seat_by_entrant_name():
+    """``--seat random-1`` is ``--seat 1``; a name not in the log is one clear error."""
+    by_name = run(str(FIXED_LOG), "--deal", "3", "--seat", "random-1")
+    assert by_name.exit_code == 0 and by_name.stdout == run(str(FIXED_LOG), "--deal", "3", "--seat", "1").stdout
+    r = run(str(FIXED_LOG), "--seat", "mybot")
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == (
+        "error: --seat mybot: no seat 0-3 and no entrant of this log has that name "
+        "(seats: 0 random-0, 1 random-1, 2 random-2, 3 random-3)\n"
+    )
+
+
+def test_an_entrant_with_two_seats_needs_a_seat_number(tmp_path):
+    log = tmp_path / "dup.jsonl"
+    log.write_text(FIXED_LOG.read_text(encoding="utf-8").replace('"random-2"', '"random-0"', 1), encoding="utf-8")
+    r = run(str(log), "--seat", "random-0")
+    assert r.exit_code == 2 and "that entrant holds seats 0, 2; give one seat number" in r.stderr
+
+
+@pytest.mark.parametrize("how", ["80 columns", "a pipe"])
+@pytest.mark.parametrize("seat", [None, "1"])
+def test_narrow_output_keeps_every_value(tmp_path, how, seat):
+    """At 80 columns (or piped, which rich renders at 80) no value is cut: no "…", the held
+    hands whole (a hand may go on two lines), every Domino place, the "won by" header whole."""
+    import subprocess
+    import sys
+
+    from arbiter.cli.replay import hand_text
+    from arbiter.replay.model import load_replay
+
+    args = [str(FIXED_LOG), *(["--seat", seat] if seat else [])]
+    if how == "80 columns":
+        out = runner.invoke(app, ["replay", *args], env={"COLUMNS": "80", "NO_COLOR": "1"}).stdout
+    else:
+        cmd = [sys.executable, "-c", "from arbiter.cli import main; main()", "replay", *args]
+        env = {k: v for k, v in __import__("os").environ.items() if k != "COLUMNS"}
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120).stdout
+    lines = out.splitlines()
+    assert "…" not in out and max(len(line.rstrip()) for line in lines) <= 80
+    assert " won by " in out
+    replay = load_replay(log_lines())
+    text = "\n".join(line.rstrip() for line in lines)
+    for e in replay.decisions():
+        if seat is not None and e.kind == "play" and e.actor == int(seat):
+            for part in str(hand_text(e.view(int(seat)).hand)).split("  "):  # each suit whole
+                assert part in text, part
+    for place in ("1st", "2nd", "3rd"):
+        assert text.count(f"♥ {place}") + text.count(f"♦ {place}") + text.count(f"♣ {place}") + text.count(
+            f"♠ {place}"
+        ) == sum(1 for r in replay.deals() if r.declaration and r.declaration.contract.value == "domino")
+
+
+def test_think_times_have_their_unit():
+    """No "610.815" (a thousands separator?): every think time carries its unit."""
+    from arbiter.cli.replay import duration_text
+
+    assert [duration_text(ms) for ms in (610.815, 2.461, 0.096, 1234.5, 0.0)] == [
+        "610.8 ms", "2.5 ms", "96 µs", "1.23 s", "0 µs",
+    ]  # fmt: skip
+    out = run(str(FIXED_LOG)).stdout
+    assert "think total  think max" in out and "2.5 ms" in out
 
 
 def test_render_invalid_shows_up_to_the_bad_line(bad_log):

@@ -17,7 +17,9 @@ def test_every_line_becomes_an_event_with_states():
     replay = load_replay(lines)
     assert replay.valid and replay.verification.complete
     assert [e.number for e in replay.events] == list(range(2, len(lines) + 1))
-    assert replay.header["match_id"] == "selfplay-1"
+    assert replay.header.match_id == "selfplay-1" and replay.header.entrants == tuple(
+        replay.entrant(s) for s in range(4)
+    )
     assert replay.events[-1].kind == "match_end"
     assert list(replay.events[-1].after.totals) == replay.verification.totals
     assert len(replay.deals()) == 8
@@ -35,11 +37,12 @@ def test_decisions_match_the_state_before_them():
         view = e.view(e.seat)
         assert view.legal, e.line
         if e.kind == "play":
-            card = e.line["card"]
-            assert (None if card is None else parse_card(card)) in view.legal
+            card = e.line.card
+            assert card == (None if e.line.obj["card"] is None else parse_card(e.line.obj["card"]))  # typed
+            assert card in view.legal
             if card is not None:
-                assert view.hand >> parse_card(card) & 1
-                assert not e.after.hands[e.seat] >> parse_card(card) & 1
+                assert view.hand >> card & 1
+                assert not e.after.hands[e.seat] >> card & 1
 
 
 def test_views_hold_only_the_seats_own_hand_and_public_plays():
@@ -60,17 +63,17 @@ def test_trick_lines_agree_with_the_states():
     replay = load_replay(log_lines())
     for e in replay.events:
         if e.kind == "trick":
-            t = e.after.tricks[e.line["index"]]
-            assert [card_name(c) for c in t.cards] == e.line["cards"]
-            assert t.winner == e.line["winner"]
+            t = e.after.tricks[e.line.index]
+            assert [card_name(c) for c in t.cards] == e.line.obj["cards"] and t.cards == e.line.cards
+            assert t.winner == e.line.winner
         if e.kind == "deal_end":
-            assert list(e.after.results[-1].totals) == e.line["totals"]
+            assert e.after.results[-1].totals == e.line.totals and list(e.line.totals) == e.line.obj["totals"]
 
 
 def test_faults_are_events_of_their_deal():
     replay = load_replay(log_lines())
     faults = [e for e in replay.events if e.kind == "fault"]
-    found = [(f.number, f.deal, f.seat, f.line["kind"]) for f in faults]
+    found = [(f.number, f.deal, f.seat, f.line.kind) for f in faults]
     assert found == [(80, 1, 0, "timeout"), (157, 2, 0, "illegal")]
     deal1 = replay.deals()[1]
     assert any(e.kind == "fault" for e in deal1.events)
@@ -177,7 +180,7 @@ def test_split_deals_without_play_lines_replay(tmp_path):
         writer.acted(state, seat, action)
     replay = load_replay(lines)
     assert replay.valid and replay.verification.complete
-    ends = [e.line["reason"] for e in replay.events if e.kind == "deal_end"]
+    ends = [e.line.reason for e in replay.events if e.kind == "deal_end"]
     assert "split" in ends
     split_deal = ends.index("split")
     text = render_text(lines, deal=split_deal)

@@ -69,8 +69,44 @@ def test_the_report_in_a_browser(opened, report):
     assert page.title() == f"Barbu replay — mini/{key}"
     replay_url = page.url
     assert replay_url == (report.out.parent / "mini_replays" / f"{key}.html").resolve().as_uri()
-    assert page.evaluate("barbuReplay.data.match.seats") == data["matches"][2]["seats"]
+    seats = data["matches"][2]["seats"]
+    assert page.evaluate("barbuReplay.data.match.seats") == seats
+    # one colour per entrant: each seat of the replay in its entrant's colour on the report
+    strokes = page.locator("#chart svg polyline").evaluate_all("els => els.map(e => e.getAttribute('stroke'))")
+    assert strokes == [data["colours"][name] for name in seats]
+    names = page.locator("#chart .legend span").evaluate_all("els => els.map(e => getComputedStyle(e).color)")
+    report_dots = [
+        page.evaluate(
+            f"() => {{ const d = document.createElement('b'); d.style.color = '{data['colours'][n]}'; document.body.append(d); const c = getComputedStyle(d).color; d.remove(); return c; }}"
+        )
+        for n in seats
+    ]
+    assert names == report_dots
     page.go_back()
     page.wait_for_function("() => window.barbuReport !== undefined")
     assert requests == [url, replay_url, url]
     assert errors == []
+
+
+def test_wide_tables_are_not_cut_off(browser, tmp_path):
+    """All eight contracts and long entrant names: at 1400 px the per-contract table (both views)
+    and the doubling table show every column, with nothing scrolled out of sight."""
+    from .conftest import play_league, write_report
+
+    names = ["heuristic-bot-version-two", "random-player-number-one", "first-legal-player", "another-random-one"]
+    contracts = "no_tricks, no_hearts, no_queens, barbu, no_last_two, trumps, domino, salad"
+    league = play_league(tmp_path / "wide", dict(zip(names, ["random", "first", "first", "random"])),
+                         name="wide", contracts=contracts)  # fmt: skip
+    w = write_report(league, tmp_path / "wide.html", "--no-replays")
+    o = OpenedPage(browser, w.out, "() => window.barbuReport !== undefined")
+    try:
+        for panel, view in (("#contracts", "all"), ("#contracts", "declarer"), ("#doubling", "")):
+            if view:
+                o.page.click(f"#contracts .tabs button[data-view='{view}']")
+            cut = o.page.evaluate(
+                f"() => {{ const p = document.querySelector('{panel}'); return p.scrollWidth - p.clientWidth; }}"
+            )
+            assert cut <= 0, f"{panel} {view}: {cut} px of its table cut off at 1400 px"
+        assert o.errors == []
+    finally:
+        o.close()

@@ -273,7 +273,9 @@ def test_bad_logs_are_shown_never_a_crash(tmp_path):
 
         rows[2].log_sha256 = hashlib.sha256(p.read_bytes()).hexdigest()
         s.add(rows[2])
-        Path(rows[3].log_path).write_bytes(b"\xff\xfe not utf-8")  # unreadable
+        Path(rows[3].log_path).write_bytes(b"\xff\xfe not utf-8")  # unreadable, its hash updated
+        rows[3].log_sha256 = hashlib.sha256(b"\xff\xfe not utf-8").hexdigest()
+        s.add(rows[3])
         s.commit()
     engine.dispose()
     w = write_report(league, tmp_path / "out" / "bad.html")
@@ -283,10 +285,69 @@ def test_bad_logs_are_shown_never_a_crash(tmp_path):
     (table,), links = tables(w.html, "matches")
     assert table[1][-1] == "log missing" and links[1] == []
     assert table[4][-1] == "log unreadable" and links[4] == []
-    assert table[2][-1] == "replay ▸ log changed" and table[3][-1] == "replay ▸ log invalid"
-    for hrefs in links[2:4] + links[5:]:
+    assert table[2][-1] == "log changed" and links[2] == []  # a changed log is never shown
+    assert table[3][-1] == "replay ▸ log invalid"
+    for hrefs in links[3:4] + links[5:]:
         assert len(hrefs) == 1 and (w.out.parent / unquote(hrefs[0])).is_file()
     assert "1 log changed, 1 log invalid, 1 log missing, 1 log unreadable" in w.stdout
+
+
+# ---- the database is input: a path it names is read only inside the tournament's log folder -----
+SECRET = "root:SECRET-HASH:19000:0:99999:7:::"
+
+
+@pytest.mark.parametrize("where", ["absolute", "relative", "hash of the file", "link in the folder"])
+def test_a_database_cannot_make_the_report_show_other_files(tmp_path, monkeypatch, where):
+    """``matches.log_path`` edited to name a file outside the log folder (with or without that
+    file's SHA-256, or through a link planted in the folder): no page holds a byte of it."""
+    import hashlib
+
+    from sqlmodel import Session
+
+    league = play_league(tmp_path / "lg", {"a": "random", "b": "first", "c": "random", "d": "first"},
+                         name="sec", contracts="barbu")  # fmt: skip
+    secret = tmp_path / "private" / "shadow"
+    secret.parent.mkdir()
+    secret.write_text(SECRET + "\n")
+    monkeypatch.chdir(tmp_path / "lg")
+    engine = open_database(league.db)
+    with Session(engine) as s:
+        row = s.exec(select(Match).order_by(Match.number)).first()
+        if where == "absolute":
+            row.log_path = str(secret)
+        elif where == "relative":
+            row.log_path = "../private/shadow"
+        elif where == "hash of the file":
+            row.log_path, row.log_sha256 = str(secret), hashlib.sha256(secret.read_bytes()).hexdigest()
+        else:  # a link with a log's name, in the folder, to the secret
+            link = Path(row.log_path).with_name("sec-r9-t009-9.jsonl")
+            link.symlink_to(secret)
+            row.log_path, row.log_sha256 = str(link), hashlib.sha256(secret.read_bytes()).hexdigest()
+        s.add(row)
+        s.commit()
+    engine.dispose()
+    w = write_report(league, tmp_path / "out" / "sec.html")
+    first = w.data["matches"][0]
+    assert first["log"] == "missing" and first["replay"] is None
+    assert "not a log of the tournament's log folder" in first["log_note"]
+    written = [w.out, *(w.out.parent / "sec_replays").iterdir()]
+    assert len(written) == len(w.data["matches"])  # the report and the other matches' pages
+    for page in written:
+        assert "SECRET-HASH" not in page.read_text(encoding="utf-8")
+
+
+def test_a_changed_log_is_named_and_never_shown(tmp_path):
+    """A log of the folder whose bytes are not the recorded ones: counted as changed, no page."""
+    league = play_league(tmp_path / "lg", {"a": "random", "b": "first", "c": "random", "d": "first"},
+                         name="chg", contracts="barbu")  # fmt: skip
+    _, _, _, _, rows = stored(league)
+    log = Path(rows[0].log_path)
+    log.write_text(log.read_text().replace('"entrant":"a"', '"entrant":"SECRET-NAME"'))
+    w = write_report(league, tmp_path / "out" / "chg.html")
+    assert w.data["matches"][0]["log"] == "changed" and w.data["matches"][0]["replay"] is None
+    assert "1 log changed" in w.stdout
+    for page in [w.out, *(w.out.parent / "chg_replays").iterdir()]:
+        assert "SECRET-NAME" not in page.read_text(encoding="utf-8")
 
 
 # ---- a tournament with no match yet, several tournaments, errors -----------------------------------

@@ -91,3 +91,24 @@ def test_the_page_escapes_what_it_is_given(result):
     html = render_ab_page(data)
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<b>x</b>" not in html.split('<script id="ab-data"')[0]
+
+
+def test_the_page_shows_what_ran_where(browser, result, tmp_path):
+    """An entrant as written (``python sample_bots/heuristic_bot.py``) names a path relative to a
+    folder the reader may not be in: with ``launched`` in the data, the page shows the command
+    that ran and its folder; without it, the command as written alone."""
+    data = result.to_json(with_history=True)
+    assert "launched" not in data or all(set(v) == {"command", "cwd"} for v in data["launched"].values())
+    data["entrants"]["B"] = "python sample_bots/heuristic_bot.py"
+    data["launched"] = {"B": {"command": "/usr/bin/python3 sample_bots/heuristic_bot.py", "cwd": "/srv/barbu <&>"}}
+    o = OpenedPage(browser, write_ab_page(tmp_path / "ab.html", data), "() => window.barbuAb !== undefined")
+    try:
+        about = o.page.locator("#about dl").inner_text()
+        assert (
+            "python sample_bots/heuristic_bot.py\nran as /usr/bin/python3 sample_bots/heuristic_bot.py in /srv/barbu <&>"
+            in about
+        )
+        assert about.count("ran as") == 1  # A: nothing launched in the data, nothing invented
+        assert o.errors == []
+    finally:
+        o.close()

@@ -12,7 +12,6 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -22,7 +21,7 @@ from barbu.rules import BarbuError
 from arbiter.errors import ReportError
 from arbiter.files import write_text_atomic
 from arbiter.web.report.gather import Gathered, gather
-from arbiter.replay.facts import deal_facts
+from arbiter.replay.facts import DealFacts, Facts
 from arbiter.web.report.logs import read_match_log
 from arbiter.web.report.render import Colours, chart, render_page
 from arbiter.web.report.stats import Analysis, contract_stats, doubling_stats, fault_counts, rating_series
@@ -35,7 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from arbiter.tournament.storage.models import Match, Tournament
 
 DATA_VERSION = 1
-# Distinct line colours; the first four are the replay viewer's seat colours.
+# One colour per entrant, on the report and on the replay pages it links (arbiter.web.viewer);
+# the first four are the viewer's own seat colours.
 PALETTE = (
     "#2f6fdd", "#e0771b", "#1e9e55", "#8e44ad", "#d62728", "#0fa3b1",
     "#8c564b", "#e377c2", "#6b7280", "#a4a614", "#1b3a8a", "#f2a900",
@@ -65,7 +65,7 @@ def build_report(
     colours = {e: (PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)]) for i, e in enumerate(order)}
     replay_dir = out.parent / f"{out.stem}_replays" if replays else None
     analysis = Analysis()
-    matches = [_match(row, g, rules, analysis, replay_dir) for row in g.rows]
+    matches = [_match(row, g, rules, analysis, replay_dir, colours) for row in g.rows]
     data = _report_data(g, rules_json, rules, order, colours, analysis, matches)
     series = data["history"]["series"]
     x_max = max([p[0] for s in series.values() for p in s] + [0])
@@ -115,12 +115,12 @@ class _Log:
     note: str
     replay: Replay | None = None
     verification: Verification | None = None
-    lines: list[dict[str, Any]] = field(default_factory=list)
+    deals: list[DealFacts] = field(default_factory=list)
 
 
-def _read_log(row: Match, seats: list[str], g: Gathered, with_replay: bool) -> _Log:
+def _read_log(row: Match, seats: list[str], g: Gathered, rules: Ruleset, with_replay: bool) -> _Log:
     """Find, read and verify the log; with a replay page to write, the viewer's pass reads it."""
-    from barbu.matchlog import verify
+    from barbu.matchlog import read_log
 
     from arbiter.replay.model import load_replay
 
@@ -128,12 +128,14 @@ def _read_log(row: Match, seats: list[str], g: Gathered, with_replay: bool) -> _
     log = _Log(state.status, state.note)
     if not state.lines:
         return log
+    facts = Facts(rules)
     if with_replay:  # the viewer needs the states; its pass over the log gives the lines too
         log.replay = load_replay(state.lines)
-        log.verification = log.replay.verification
-        log.lines = [e.line for e in log.replay.events]
+        for e in log.replay.events:
+            facts.visit(e.line, e.after)
+        log.verification, log.deals = facts.end(log.replay.verification)
     else:
-        log.verification = verify(state.lines, on_line=partial(_keep_line, log.lines))
+        log.verification, log.deals = read_log(state.lines, facts)
     v = log.verification
     if not v.valid:
         log.status, log.note = "invalid", f"the log is invalid at line {v.line}: {v.error}"
@@ -145,17 +147,14 @@ def _read_log(row: Match, seats: list[str], g: Gathered, with_replay: bool) -> _
     return log
 
 
-def _keep_line(lines: list[dict[str, Any]], _number: int, obj: dict[str, Any], _state: Any) -> None:
-    lines.append(obj)
-
-
-def _write_replay(replay: Replay, folder: Path, key: str) -> str:
-    """Write the match's viewer page; returns its address relative to the report."""
+def _write_replay(replay: Replay, folder: Path, key: str, colours: dict[str, str]) -> str:
+    """Write the match's viewer page, each seat in its entrant's colour; returns its address
+    relative to the report."""
     from arbiter.web.viewer import write_html
 
     name = _safe_name(key) + ".html"
     try:
-        write_html(replay, folder / name)
+        write_html(replay, folder / name, colours=colours)
     except OSError as e:
         raise ReportError(f"cannot write replay page {folder / name}: {e.strerror or e}") from None
     return quote(f"{folder.name}/{name}")
@@ -166,14 +165,16 @@ def _safe_name(key: str) -> str:
     return name[:120]
 
 
-def _match(row: Match, g: Gathered, rules: Ruleset, analysis: Analysis, replay_dir: Path | None) -> dict[str, Any]:
+def _match(
+    row: Match, g: Gathered, rules: Ruleset, analysis: Analysis, replay_dir: Path | None, colours: Colours
+) -> dict[str, Any]:
     """The match's entry in the report's data; a sound, complete log is added to ``analysis``."""
     seats = json.loads(row.seats)
     srs = g.seat_results.get(row.id, []) if row.id is not None else []
-    log = _read_log(row, seats, g, replay_dir is not None)
+    log = _read_log(row, seats, g, rules, replay_dir is not None)
     v = log.verification
     if log.status == "ok" and row.status == "complete" and v is not None and v.complete:
-        analysis.add_match(seats, deal_facts(log.lines, rules), rules.double_scoring)
+        analysis.add_match(seats, log.deals, rules.double_scoring)
     return {
         "number": row.number,
         "key": row.key,
@@ -191,7 +192,9 @@ def _match(row: Match, g: Gathered, rules: Ruleset, analysis: Analysis, replay_d
         "fault_list": g.fault_details.get(row.id, []) if row.id is not None else [],
         "log": log.status,
         "log_note": log.note,
-        "replay": None if log.replay is None or replay_dir is None else _write_replay(log.replay, replay_dir, row.key),
+        "replay": None
+        if log.replay is None or replay_dir is None
+        else _write_replay(log.replay, replay_dir, row.key, {e: c for e, (c, _) in colours.items()}),
     }
 
 

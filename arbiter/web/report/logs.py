@@ -3,20 +3,35 @@
 The database keeps no per-deal data, so the contract and doubling statistics come from the logs
 (each deal's facts: :func:`arbiter.replay.facts.deal_facts`). A log that is missing, unreadable
 or changed since it was recorded is a :class:`LogState` to show, never an exception.
+
+The database is input too: anyone who can write to it could point ``matches.log_path`` at any
+file (``/etc/shadow``, ``../../etc/passwd``). So a path is read only when it is a log of the
+tournament's log folder (a file named as the tournament's logs are, beside the folder's marker
+``NAME.database.json`` that a run writes), and its text is kept only when its bytes have the
+recorded SHA-256: anything else is ``missing`` or ``changed``, and nothing of it is shown.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from arbiter.files import FileTooLarge, human_size, read_bounded
+from arbiter.referee.logfile import MAX_LOG_BYTES, line_problem
+from arbiter.text import printable
+from arbiter.tournament.logfolder import MARKER_SUFFIX, log_name_pattern
 
 __all__ = ["LogState", "read_match_log"]
 
 
 @dataclass
 class LogState:
-    """What became of a match's log: ``ok``, ``missing``, ``unreadable``, ``invalid``, ``changed``."""
+    """What became of a match's log: ``ok``, ``missing``, ``unreadable``, ``invalid``, ``changed``.
+
+    ``lines`` holds the log's text only for a log of the tournament's folder with the recorded
+    SHA-256 (``ok``, and ``invalid`` once verified); otherwise it is empty."""
 
     status: str
     path: Path | None = None
@@ -37,22 +52,47 @@ def _log_candidates(stored: str, db_url: str, tournament: str) -> list[Path]:
     return list(dict.fromkeys(out))
 
 
+def in_log_folder(path: Path, tournament: str) -> bool:
+    """Whether ``path`` (links followed) is a finished log of ``tournament`` in a folder that a
+    run of it claimed (its marker is there)."""
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return False
+    return (
+        bool(log_name_pattern(tournament).fullmatch(real.name))
+        and not real.name.endswith(".part")
+        and (real.parent / f"{tournament}{MARKER_SUFFIX}").is_file()
+    )
+
+
 def read_match_log(stored_path: str, sha256: str, db_url: str, tournament: str) -> LogState:
-    """Find and read a match's log; never raises for a missing or unreadable file."""
+    """Find and read a match's log; never raises for a missing, foreign or unreadable file."""
     if not stored_path:
         return LogState("missing", None, "no log recorded")
-    found = next((c for c in _log_candidates(stored_path, db_url, tournament) if c.is_file()), None)
+    shown = printable(stored_path)
+    candidates = [c for c in _log_candidates(stored_path, db_url, tournament) if c.is_file()]
+    found = next((c for c in candidates if in_log_folder(c, tournament)), None)
     if found is None:
-        return LogState("missing", Path(stored_path), f"log missing: {stored_path}")
+        if candidates:
+            return LogState("missing", None, f"not a log of the tournament's log folder, not read: {shown}")
+        return LogState("missing", Path(stored_path), f"log missing: {shown}")
     try:
-        data = found.read_bytes()
+        data = read_bounded(found.resolve(), MAX_LOG_BYTES)
+    except FileTooLarge:
+        return LogState("unreadable", found, f"the log is larger than {human_size(MAX_LOG_BYTES)}")
     except OSError as e:
         return LogState("unreadable", found, f"cannot read the log: {e.strerror}")
+    if not sha256:
+        return LogState("changed", found, "no SHA-256 recorded for the log: not shown")
+    if hashlib.sha256(data).hexdigest() != sha256:
+        return LogState("changed", found, "the log differs from the one recorded (SHA-256): not shown")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return LogState("unreadable", found, "the log is not UTF-8 text")
-    lines = text.splitlines(keepends=True)
-    if sha256 and hashlib.sha256(data).hexdigest() != sha256:
-        return LogState("changed", found, "the log differs from the one recorded (SHA-256)", lines)
+    lines = io.StringIO(text, newline="").readlines()  # as the replay reads a log
+    problem = next((p for p in map(line_problem, lines) if p), None)
+    if problem:
+        return LogState("unreadable", found, f"the log holds {problem}")
     return LogState("ok", found, "", lines)

@@ -11,7 +11,8 @@
   const SYM = D.suits; // ♣♦♥♠ by suit index
   const RED = [false, true, true, false];
   const SUIT_ORDER = [3, 2, 0, 1]; // hands: ♠ ♥ ♣ ♦, colours alternate
-  const SEAT_COLOURS = ["#2f6fdd", "#e0771b", "#1e9e55", "#8e44ad"];
+  // per seat; from the tournament report, each seat takes its entrant's colour there
+  const SEAT_COLOURS = D.match.colours || ["#2f6fdd", "#e0771b", "#1e9e55", "#8e44ad"];
   const TURN_WORDS = { declare: "to declare", double: "to double", play: "to play", domino: "to play" };
   const POSITIONS = ["bottom", "left", "top", "right"]; // from the viewer's seat, clockwise
   const DEALS = {};
