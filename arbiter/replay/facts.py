@@ -10,17 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from barbu.loglines import DealEnd, Dealt, Declared, Doubled, LogLine
 from barbu.matchlog import Verification, Visitor
-from barbu.rules import Contract, Declaration
 
 if TYPE_CHECKING:  # pragma: no cover
     from barbu.rules import MatchState
     from barbu.rules.ruleset import Ruleset
 
-__all__ = ["DealFacts", "Facts", "Pairs", "deal_facts"]
+__all__ = ["DealFacts", "Facts", "Pairs"]
 
 # (i, j) with i < j -> (level, the seat that doubled, the seat that redoubled or None)
 Pairs = dict[tuple[int, int], tuple[int, int, int | None]]
@@ -92,21 +91,3 @@ class Facts(Visitor[tuple[Verification, list[DealFacts]]]):
 
     def end(self, verification: Verification) -> tuple[Verification, list[DealFacts]]:
         return verification, self.deals
-
-
-def deal_facts(objs: Iterable[dict[str, Any]], rules: Ruleset) -> list[DealFacts]:
-    """The finished deals of a log's lines as parsed JSON objects, not verified: :class:`Facts`
-    fed the fields it reads (the others -1 or empty; for :mod:`arbiter.verdict.ab` until it reads its logs through
-    :func:`barbu.matchlog.read_log`). A malformed line raises KeyError, TypeError or ValueError."""
-    facts = Facts(rules)
-    for number, o in enumerate(objs, start=1):
-        kind = o.get("type")
-        if kind == "deal":
-            facts.visit(Dealt(number, o, o["deal"], o["declarer"], ()))
-        elif kind == "declare":
-            facts.visit(Declared(number, o, -1, -1, None, False, Declaration(Contract(o["contract"]))))
-        elif kind == "double":
-            facts.visit(Doubled(number, o, -1, o["seat"], None, False, tuple(o["targets"])))
-        elif kind == "deal_end":
-            facts.visit(DealEnd(number, o, -1, "", tuple(o["raw"]), tuple(o["scores"]), ()))
-    return facts.deals

@@ -29,11 +29,15 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from arbiter.errors import ConfigError
 from arbiter.files import FileTooLarge, lock_exclusive, output_folder, output_path, read_bounded
 from arbiter.text import printable
 from arbiter.tournament.schedule import MATCH_KEY
+
+if TYPE_CHECKING:
+    from barbu.matchlog import LogOutcome
 
 MARKER_SUFFIX = ".database.json"
 
@@ -169,47 +173,15 @@ def owner_of(folder: Path) -> str | None:
     return f"tournament {printable(repr(tournament))} of database {printable(str(database or '(unreadable marker)'))}"
 
 
-def outcome_fields_from_log(path: Path) -> dict | None:
+def outcome_from_log(path: Path) -> LogOutcome | None:
     """What a finished log says about its match (for recording a log nobody recorded), or None
-    if it is not a finished, valid match log: status, reason, totals, places, deals, faults,
-    forfeits, decisions, think seconds per seat, and the header."""
-    from barbu.matchlog import verify
+    if it is not a finished, valid match log (read through :func:`barbu.matchlog.read_log`)."""
+    from barbu.matchlog import Outcome, read_log
 
     from arbiter.errors import LogFileError
     from arbiter.referee.logfile import read_log_lines
 
-    think = [0.0, 0.0, 0.0, 0.0]
-    decisions = 0
-    reason: str | None = None
-
-    def on_line(number: int, obj: dict, state) -> None:
-        nonlocal decisions, reason
-        if (
-            obj.get("type") in ("declare", "double", "play")
-            and isinstance(obj.get("seat"), int)
-            and not obj.get("auto")
-        ):
-            decisions += 1
-            if isinstance(obj.get("ms"), (int, float)) and 0 <= obj["seat"] < 4:
-                think[obj["seat"]] += obj["ms"] / 1000
-        if obj.get("type") == "match_end":
-            reason = obj.get("reason")
-
     try:
-        report = verify(read_log_lines(path), on_line)
+        return read_log(read_log_lines(path), Outcome())
     except (LogFileError, RecursionError, ValueError):
         return None
-    if not report.valid or report.status not in ("complete", "aborted") or report.header is None:
-        return None
-    return {
-        "status": report.status,
-        "reason": reason,
-        "totals": list(report.totals),
-        "places": list(report.places),
-        "deals": report.deals,
-        "faults": list(report.faults),
-        "forfeits": sorted({f["seat"] for f in report.faults if f.get("action") == "forfeit"}),
-        "decisions": decisions,
-        "think_seconds": think,
-        "header": report.header,
-    }

@@ -483,39 +483,35 @@ def reconcile_log(task: MatchTask, config: TournamentConfig) -> MatchOutcome:
     """The outcome of a pending match whose finished log exists (a kill came between the
     worker's rename and the parent's commit), read from that log; a log that is not that match
     is a ConfigError: it is left as it is, for a person to look at."""
-    from arbiter.tournament.logfolder import outcome_fields_from_log
+    from arbiter.tournament.logfolder import outcome_from_log
 
     path = Path(task.log_path)
-    fields = outcome_fields_from_log(path) if path.is_file() and not path.is_symlink() else None
-    header = (fields or {}).get("header") or {}
-    seats = header.get("seats")
-    if not isinstance(seats, list):
-        seats = []
-    fits = (
-        fields is not None
-        and header.get("match_id") == task.match_id
-        and [s.get("entrant") if isinstance(s, dict) else None for s in seats] == [b.name for b in task.bots]
-        and header.get("seed") == task.seed
-        and header.get("rules") == task.rules
-    )
-    if not fits:
+    found = outcome_from_log(path) if path.is_file() and not path.is_symlink() else None
+    header = found.header if found is not None else None
+    if (
+        found is None
+        or header is None
+        or header.match_id != task.match_id
+        or list(header.entrants) != [b.name for b in task.bots]
+        or header.seed != task.seed
+        or header.obj.get("rules") != task.rules
+    ):
         raise ConfigError(
             f"log folder {printable(str(path.parent))} holds {printable(path.name)}, which this database does not "
             f"record and which is not a finished log of match {task.key} of tournament {config.name!r}; it is "
             "left as it is: move it away (or give the tournament another log_folder) and run again"
         )
-    assert fields is not None
     return MatchOutcome(
         number=task.number,
-        status=fields["status"],
-        totals=fields["totals"],
-        places=fields["places"],
-        forfeits=fields["forfeits"],
-        faults=tuple(FaultRecord.from_json(f) for f in fields["faults"]),
-        reason=fields["reason"],
-        deals=fields["deals"],
-        decisions=fields["decisions"],
-        think_seconds=fields["think_seconds"],
+        status=found.status,
+        totals=found.totals,
+        places=found.places,
+        forfeits=found.forfeits,
+        faults=tuple(FaultRecord(f.deal, f.seat, f.kind, f.detail, f.action) for f in found.faults),
+        reason=found.reason,
+        deals=found.deals,
+        decisions=found.decisions,
+        think_seconds=found.think_seconds,
         log_path=str(path),
         log_sha256=file_sha256(path),
     )

@@ -10,7 +10,7 @@ the very same field. Its statistic is
 
     d = (Σ B's match totals − Σ A's match totals) / 4   (points per match),
 
-split by contract from the logs' deal scores (:func:`arbiter.replay.facts.deal_facts`). The sets
+split by contract from the logs' deal scores (:class:`arbiter.replay.facts.Facts`, read through :func:`barbu.matchlog.read_log`). The sets
 feed :class:`arbiter.verdict.sprt.SprtState` in schedule order.
 
 No new set is scheduled once the test has decided or the budget (``--max-matches``) is
@@ -40,14 +40,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from barbu.matchlog import read_lines
+from barbu.matchlog import read_log
 from barbu.rules import Ruleset, make_ruleset
 
 import arbiter
 from arbiter.errors import ConfigError, LogFileError, TournamentError
 from arbiter.model import MatchOutcome, TimeControl, TournamentFormat
 from arbiter.referee.logfile import read_log_lines
-from arbiter.replay.facts import deal_facts
+from arbiter.replay.facts import Facts
 from arbiter.tournament.config import DEFAULT_LOG_ROOT, EntrantConfig, TournamentConfig, bot_command
 from arbiter.tournament.loop import Run, Schedule, run_tournament
 from arbiter.tournament.schedule import MAX_MATCHES, ScheduledMatch
@@ -226,15 +226,14 @@ def _contract_totals(info: MatchInfo, seat: int, rules: Ruleset) -> dict[str, fl
         lines = None
     digest = hashlib.sha256("".join(lines).encode()).hexdigest() if lines is not None else None
     if lines is not None and (not info.log_sha256 or digest == info.log_sha256):
-        objs = [obj for _, obj, _ in read_lines(lines)]
         try:
-            if any(obj is None for obj in objs):
-                raise ValueError("a line that is not JSON")
-            for d in deal_facts([obj for obj in objs if obj is not None], rules):
+            verification, deals = read_log(lines, Facts(rules))
+        except (ValueError, RecursionError):
+            verification, deals = None, []
+        if verification is not None and verification.valid:
+            for d in deals:
                 key = d.contract or UNATTRIBUTED
                 out[key] = out.get(key, 0.0) + d.scores[seat]
-        except (ValueError, KeyError, TypeError, IndexError, RecursionError):
-            out = {}
     rest = total - math.fsum(out.values())
     if abs(rest) > 1e-9:
         out[UNATTRIBUTED] = out.get(UNATTRIBUTED, 0.0) + rest

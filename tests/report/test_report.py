@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-from barbu.matchlog import verify
+from barbu.matchlog import Visitor, read_log
 from barbu.rules import ruleset_from_json
 from barbu.rules.scoring import MULTIPLIERS
 from sqlmodel import select
@@ -148,14 +148,18 @@ def doubling_from_engine(league):
         seats = json.loads(row.seats)
         deals: dict[int, dict] = {}
 
-        def on_line(_number, obj, state, deals=deals):
-            if obj.get("type") == "double":  # the last one of a deal leaves the final doubling
-                deals[obj["deal"]] = {"levels": [list(r) for r in state.levels], "doubled": list(state.doubled)}
-            elif obj.get("type") == "deal_end":
-                deals[obj["deal"]].update(raw=obj["raw"], scores=obj["scores"])
+        class Doubling(Visitor):
+            def visit(self, line, state):
+                obj = line.obj
+                if obj.get("type") == "double":  # the last one of a deal leaves the final doubling
+                    deals[obj["deal"]] = {"levels": [list(r) for r in state.levels], "doubled": list(state.doubled)}
+                elif obj.get("type") == "deal_end":
+                    deals[obj["deal"]].update(raw=obj["raw"], scores=obj["scores"])
 
-        lines = read_log_lines(row.log_path)
-        v = verify(lines, on_line=on_line)
+            def end(self, verification):
+                return verification
+
+        v = read_log(read_log_lines(row.log_path), Doubling())
         assert v.valid and v.complete
         m = MULTIPLIERS[ruleset_from_json(v.header["rules"]).double_scoring]
         for st in deals.values():

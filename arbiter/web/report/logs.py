@@ -1,7 +1,7 @@
 """The report's per-deal source: the match logs the database points to.
 
 The database keeps no per-deal data, so the contract and doubling statistics come from the logs
-(each deal's facts: :func:`arbiter.replay.facts.deal_facts`). A log that is missing, unreadable
+(each deal's facts: :class:`arbiter.replay.facts.Facts`). A log that is missing, unreadable
 or changed since it was recorded is a :class:`LogState` to show, never an exception.
 
 The database is input too: anyone who can write to it could point ``matches.log_path`` at any

@@ -263,26 +263,10 @@ class Verify(Visitor[Verification]):
         return verification
 
 
-class _EachLine(Visitor[Verification]):
-    def __init__(self, on_line: Callable[[int, dict[str, Any], MatchState], None]):
-        self.on_line = on_line
-
-    def visit(self, line: LogLine, state: MatchState) -> None:
-        self.on_line(line.number, line.obj, state)
-
-    def end(self, verification: Verification) -> Verification:
-        return verification
-
-
-def verify(
-    lines: Iterable[str], on_line: Callable[[int, dict[str, Any], MatchState], None] | None = None
-) -> Verification:
-    """Rebuild the match from the log and check every line (spec: "What a verifier checks").
-
-    ``on_line(number, line, state)``, if given, is called after each accepted line with the line
-    as written; a :class:`Visitor` given to :func:`read_log` gets it typed.
-    """
-    return read_log(lines, Verify() if on_line is None else _EachLine(on_line))
+def verify(lines: Iterable[str]) -> Verification:
+    """Rebuild the match from the log and check every line (spec: "What a verifier checks");
+    :func:`read_log` with a :class:`Visitor` also hands each accepted line over, typed."""
+    return read_log(lines, Verify())
 
 
 @dataclass
