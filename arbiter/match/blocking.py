@@ -10,6 +10,7 @@ matches); :func:`run_blocking` runs one coroutine in a loop of its own.
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -36,9 +37,9 @@ class BlockingLoop:
             asyncio.get_running_loop()
         except RuntimeError:
             pass
-        else:
-            coro.close()
-            raise RuntimeError("a blocking call inside a running event loop: await the coroutine instead")
+        else:  # a loop already runs in this thread (a notebook, Playwright's blocking API): wait here
+            with ThreadPoolExecutor(1, thread_name_prefix="barbu-blocking") as thread:
+                return thread.submit(self.run, coro).result()
         if self._loop is None or self._loop.is_closed():
             self._loop = asyncio.new_event_loop()
         task = self._loop.create_task(coro)

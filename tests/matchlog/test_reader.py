@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -90,21 +89,18 @@ def test_a_visitor_never_sees_a_refused_line():
 
 
 def test_outcome_is_what_the_log_folder_records(tmp_path):
-    """``Outcome`` gives what arbiter.tournament.logfolder.outcome_fields_from_log gives (the
-    fields it records for a log nobody recorded): the visitor it is to read logs through."""
-    from arbiter.tournament.logfolder import outcome_fields_from_log
+    """A run records a finished log that nobody recorded from ``Outcome``
+    (arbiter.tournament.logfolder.outcome_from_log reads the file through it)."""
+    from arbiter.tournament.logfolder import outcome_from_log
 
     path = tmp_path / "m.jsonl"
     path.write_text("".join(lines_of()), encoding="utf-8")
-    outcome = read_log(lines_of(), Outcome())
-    assert outcome is not None
-    fields = dataclasses.asdict(outcome) | {
-        "faults": [f.obj for f in outcome.faults],
-        "header": outcome.header.obj,
-    }
-    want = outcome_fields_from_log(path)
-    assert want is not None and want["faults"] and want["decisions"] > 0 and any(want["think_seconds"])
-    assert fields == want
+    outcome = outcome_from_log(path)
+    assert outcome is not None and outcome == read_log(lines_of(), Outcome())
+    assert outcome.faults and outcome.decisions > 0 and any(outcome.think_seconds)
+    assert outcome.forfeits == sorted({f.seat for f in outcome.faults if f.action == "forfeit"})
     # not a finished log: None, as the log folder's reader says
     cut = lines_of()[:-1]
     assert read_log(cut, Outcome()) is None and verify(cut).valid
+    path.write_text("".join(cut), encoding="utf-8")
+    assert outcome_from_log(path) is None

@@ -38,7 +38,7 @@ def points(attr: str) -> list[tuple[float, float]]:
     return [tuple(map(float, p.split(","))) for p in attr.split()]  # type: ignore[misc]
 
 
-def test_the_page_in_a_browser(result, page_file, browser):  # the run before Playwright's event loop
+def test_the_page_in_a_browser(browser, result, page_file):
     data = result.to_json(with_history=True)
     assert result.verdict is Verdict.H1  # (so the page shows a crossing)
     o = OpenedPage(browser, page_file, "() => window.barbuAb !== undefined")
