@@ -21,6 +21,7 @@ from pathlib import Path
 
 from arbiter.errors import ConfigError
 from arbiter.process.procfs import uids_in_use
+from arbiter.text import printable
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ class BotUser:
 
 
 UID_RANGE_RE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
+MAX_UID_DIGITS = 10  # 2**32 - 2 has 10: longer digits are never converted
 
 
 MAX_UID = 2**32 - 2
@@ -56,21 +58,23 @@ def resolve_user(user: str | int | None) -> BotUser:
             name = str(uid)
         return BotUser(uid, os.getegid(), name)
     text = str(user).strip()
+    shown = printable(text if len(text) <= 40 else text[:37] + "...")
     if m := UID_RANGE_RE.match(text):
-        first, last = int(m.group(1)), int(m.group(2))
+        short = max(len(m.group(1)), len(m.group(2))) <= MAX_UID_DIGITS
+        first, last = (int(m.group(1)), int(m.group(2))) if short else (0, 0)
         if not 1 <= first <= last <= MAX_UID:
-            raise ConfigError(f"user id range {text!r}: give FIRST-LAST with 1 <= FIRST <= LAST <= {MAX_UID}")
+            raise ConfigError(f"user id range {shown!r}: give FIRST-LAST with 1 <= FIRST <= LAST <= {MAX_UID}")
         taken = [e for e in pwd.getpwall() if first <= e.pw_uid <= last]
         if taken:
             raise ConfigError(
-                f"user id range {text!r} includes the user {taken[0].pw_name} (uid {taken[0].pw_uid}): "
+                f"user id range {shown!r} includes the user {taken[0].pw_name} (uid {taken[0].pw_uid}): "
                 "give uids that belong to nobody"
             )
         return BotUser(first, first, f"uids {first}-{last}", pool=(first, last))
     if text.isdigit():
+        if len(text) > MAX_UID_DIGITS or int(text) > MAX_UID:
+            raise ConfigError(f"user id {shown} is out of range: at most {MAX_UID}")
         uid = int(text)
-        if uid > MAX_UID:
-            raise ConfigError(f"user id {uid} is out of range")
         try:
             entry = pwd.getpwuid(uid)
             return BotUser(uid, entry.pw_gid, entry.pw_name)
@@ -80,7 +84,7 @@ def resolve_user(user: str | int | None) -> BotUser:
         entry = pwd.getpwnam(text)
     except KeyError:
         raise ConfigError(
-            f"no such user: {text!r} (give a user name from /etc/passwd, a numeric uid, or a range FIRST-LAST of unused uids)"
+            f"no such user: {shown!r} (give a user name from /etc/passwd, a numeric uid, or a range FIRST-LAST of unused uids)"
         ) from None
     return BotUser(entry.pw_uid, entry.pw_gid, entry.pw_name)
 
