@@ -2,7 +2,7 @@
 
 The only way to make the process limit real, and to keep a bot from lifting its own limits, when
 the arbiter runs as root: util-linux ``setpriv`` in the exec chain, else ``subprocess``'s
-``user=``/``group=``. A uid range gives every bot a uid of its own (:class:`UidLease`, one lock
+``user=``/``group=``. A uid range gives every bot a uid of its own (:class:`UidReservation`, one lock
 file per uid shared by every arbiter process). Also: whether such a user can reach a path.
 """
 
@@ -49,7 +49,7 @@ MAX_UID = 2**32 - 2
 def resolve_user(user: str | int | None) -> BotUser:
     """The uid/gid the bots run as: a user name, a numeric uid (it need not exist in
     /etc/passwd; its group is then the same number), a range ``FIRST-LAST`` of unused uids
-    (every bot gets one of its own, see :class:`UidLease`), or None for the arbiter's own user."""
+    (every bot gets one of its own, see :class:`UidReservation`), or None for the arbiter's own user."""
     if user is None:
         uid = os.geteuid()
         try:
@@ -92,12 +92,12 @@ def resolve_user(user: str | int | None) -> BotUser:
 UID_LOCKS = "/tmp/barbu-uids"  # one lock file per uid in use, shared by every arbiter process
 
 
-class UidLease:
+class UidReservation:
     """A uid of a range, held by one bot while it runs: no other bot (of this or any other
     match, in any process of this machine) gets it, nor a uid some process still uses.
 
-    The lease is an flock on ``/tmp/barbu-uids/UID``; the kernel releases it when the holder
-    dies, so a killed arbiter leaks nothing but an empty file. A released lease removes its file
+    The reservation is an flock on ``/tmp/barbu-uids/UID``; the kernel releases it when the holder
+    dies, so a killed arbiter leaks nothing but an empty file. A released reservation removes its file
     while still holding the lock; whoever opened the old file meanwhile sees, once it gets the
     lock, that the name no longer leads to it, and tries again.
     """
