@@ -38,9 +38,7 @@ def processes_of_uid(uid: int) -> list[int]:
     return [int(e.name) for e in os.scandir("/proc") if e.name.isdigit() and uid_of(e.name, live=True) == uid]
 
 
-def sweep(
-    find: Callable[[], list[int]], rounds: int, kill: Callable[[list[int]], None] | None = None
-) -> None:
+def sweep(find: Callable[[], list[int]], rounds: int, kill: Callable[[list[int]], None] | None = None) -> None:
     """Kill whatever ``find`` names until it names nothing (``kill``: how; SIGKILL to each by
     default): a fork storm may still be forking while we look."""
     for _ in range(rounds):

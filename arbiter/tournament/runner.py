@@ -33,7 +33,7 @@ from barbu.rules import ruleset_from_json
 
 from arbiter.errors import ArbiterError, ConfigError, TournamentError, TournamentInterrupted
 from arbiter.process.procfs import children_of
-from arbiter.process.sandbox import Isolation
+from arbiter.process.sandbox import Isolation, strongest_isolation
 from arbiter.referee.logfile import keep_existing_logs
 from arbiter.signals import INTERRUPTS, begin_stop, deferred, signal_of, stop_on_signals
 from arbiter.text import printable
@@ -360,7 +360,7 @@ def make_task(config: TournamentConfig, m: ScheduledMatch, log_folder: Path) -> 
         time_control=(tc.per_decision, tc.reserve, tc.connect, tc.match_limit),
         max_strikes=config.fault_policy.max_strikes,
         limits=config.limits,
-        isolation=config.isolation,
+        isolation=config.isolation or strongest_isolation(),  # a config resolve_environment did not see
     )
 
 

@@ -83,7 +83,11 @@ def _build(file: TournamentFile, lines: Lines, text: str, base: Path) -> Tournam
         name=name,
         entrants=tuple(
             EntrantConfig(
-                e.name, e.command, None if e.command is None else launch_command(e.command), str(base), e.remote,
+                e.name,
+                e.command,
+                None if e.command is None else launch_command(e.command),
+                str(base),
+                e.remote,
                 lines.line(("entrants", i)) or 0,
             )  # fmt: skip
             for i, e in enumerate(file.entrants)
@@ -102,15 +106,20 @@ def _build(file: TournamentFile, lines: Lines, text: str, base: Path) -> Tournam
         database=None if file.database is None else _database(file.database, base),
         log_folder=Path(DEFAULT_LOG_ROOT) / name if file.log_folder is None else _path(file.log_folder, base),
         standings_every=file.standings_every,
-        limits=Limits(
-            **{k: None if v == UNLIMITED else v for k, v in file.limits.model_dump(exclude_none=True).items()}
-        ),
+        limits=_limits(file.limits),
         isolation=file.isolation,
         cluster=file.cluster,
         description=file.description,
         source=_without_password(text, file.database, lines),
         where=where,
     )
+
+
+def _limits(file: LimitsFile) -> Limits:
+    values: dict[str, Any] = {
+        key: None if value == UNLIMITED else value for key, value in file.model_dump(exclude_none=True).items()
+    }
+    return Limits(**values)
 
 
 def _path(text: str, base: Path) -> Path:

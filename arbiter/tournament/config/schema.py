@@ -134,7 +134,13 @@ class FaultsFile(Section):
 
 def _shown(key: str, value: int) -> str:
     if key in ("memory", "file_size", "output"):
-        return f"{value >> 40} TiB" if value >= 1 << 40 else f"{value >> 20} MiB" if value >= 1 << 20 else f"{value >> 10} KiB"
+        return (
+            f"{value >> 40} TiB"
+            if value >= 1 << 40
+            else f"{value >> 20} MiB"
+            if value >= 1 << 20
+            else f"{value >> 10} KiB"
+        )
     return str(value)
 
 
@@ -280,9 +286,9 @@ class TournamentFile(Section):
     time_control: TimeControlFile = TimeControlFile()
     faults: FaultsFile = FaultsFile()
     parallelism: Annotated[int | None, BeforeValidator(_parallelism)] = None
-    database: Annotated[
-        str | None, _not_empty("the database name is empty: give an SQLite file or a database URL")
-    ] = None
+    database: Annotated[str | None, _not_empty("the database name is empty: give an SQLite file or a database URL")] = (
+        None
+    )
     log_folder: Annotated[str | None, _not_empty("the folder name is empty")] = None
     standings_every: Annotated[int, BeforeValidator(checks.whole(minimum=0))] = 0
     limits: LimitsFile = LimitsFile()
@@ -295,7 +301,9 @@ class TournamentFile(Section):
         seen: dict[str, int] = {}
         for i, entrant in enumerate(entrants):
             if entrant.name in seen:
-                raise problem(f"{entrant.name!r} is already the name of entrants[{seen[entrant.name]}]", node=(i, "name"))
+                raise problem(
+                    f"{entrant.name!r} is already the name of entrants[{seen[entrant.name]}]", node=(i, "name")
+                )
             seen[entrant.name] = i
         return entrants
 
