@@ -67,8 +67,20 @@ def cgroup_parent() -> str | None:
             moved = False
         _remove_cgroup(probe)
         if moved:
+            _remove_stale(parent)
             return parent
     return None
+
+
+def _remove_stale(parent: str) -> None:
+    """Remove the empty cgroups of arbiter processes that are gone (killed before their clean-up)."""
+    for entry in os.scandir(parent):
+        owner = entry.name.split("-")[1] if entry.name.startswith("barbu-") else ""
+        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+            try:
+                os.rmdir(entry.path)  # fails while it holds a process
+            except OSError:
+                pass
 
 
 def _remove_cgroup(path: str) -> bool:
