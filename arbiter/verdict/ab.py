@@ -47,7 +47,7 @@ import arbiter
 from arbiter.errors import ConfigError, TournamentError
 from arbiter.replay.facts import deal_facts
 from arbiter.referee.timecontrol import TimeControl
-from arbiter.tournament.config import DEFAULT_LOG_ROOT, EntrantConfig, TournamentConfig, bot_command
+from arbiter.tournament.config import DEFAULT_LOG_ROOT, EntrantConfig, TournamentConfig, TournamentFormat, bot_command
 from arbiter.tournament.runner import MatchOutcome, MatchTask, Reporter, default_jobs, play_match, run_tournament
 from arbiter.tournament.schedule import MAX_MATCHES, ScheduledMatch
 from arbiter.verdict import DEFAULT_DELTA0, DEFAULT_DELTA1, DEFAULT_MAX_MATCHES, MATCHES_PER_SET
@@ -176,7 +176,7 @@ def ab_config(spec: AbSpec, sets: int = 1) -> TournamentConfig:
         name=name,
         entrants=entrants,
         rules=spec.rules,
-        format="ab",
+        format=TournamentFormat.AB,
         rounds=sets,
         seed=spec.seed,
         time_control=spec.time_control,

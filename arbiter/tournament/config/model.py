@@ -46,7 +46,7 @@ class TournamentConfig:
     name: str
     entrants: tuple[EntrantConfig, ...]
     rules: Ruleset
-    format: str = TournamentFormat.ROUND_ROBIN
+    format: TournamentFormat = TournamentFormat.ROUND_ROBIN
     rounds: int = 1
     seed: int = 0
     challenger: str | None = None

@@ -132,15 +132,14 @@ class FaultsFile(Section):
     max_strikes: Annotated[int | None, BeforeValidator(checks.whole(1, MAX_STRIKES))] = None
 
 
+SIZE_KEYS = ("memory", "file_size", "output")
+
+
 def _shown(key: str, value: int) -> str:
-    if key in ("memory", "file_size", "output"):
-        return (
-            f"{value >> 40} TiB"
-            if value >= 1 << 40
-            else f"{value >> 20} MiB"
-            if value >= 1 << 20
-            else f"{value >> 10} KiB"
-        )
+    if key in SIZE_KEYS:
+        for unit, shift in (("TiB", 40), ("MiB", 20), ("KiB", 10)):
+            if value >= 1 << shift:
+                return f"{value >> shift} {unit}"
     return str(value)
 
 
@@ -150,7 +149,7 @@ def _limit(value: Any, info: ValidationInfo) -> int | str:
     if value == UNLIMITED and key != "output":
         return UNLIMITED
     unlimited = "" if key == "output" else " or 'unlimited'"
-    if key in ("memory", "file_size", "output"):
+    if key in SIZE_KEYS:
         number = checks.size(value, unlimited)
     else:
         what = "a whole number of CPU seconds" if key == "cpu" else "a whole number"
