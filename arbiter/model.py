@@ -45,15 +45,24 @@ class TimeControl:
 
     def __post_init__(self) -> None:
         for name in ("per_decision", "reserve", "connect", "match_limit"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"time control {name!r} must be a number of seconds, got {value!r}")
-            if not value >= 0 or (name != "reserve" and value == 0):
-                raise ValueError(f"time control {name!r} must be positive, got {value!r}")
-            if not value <= MAX_SECONDS[name]:  # also infinity and NaN
-                raise ValueError(
-                    f"time control {name!r} must be at most {MAX_SECONDS[name]:g} seconds ({MAX_WORDS[name]}), got {value:g}"
-                )
+            problem = seconds_problem(name, getattr(self, name))
+            if problem:
+                raise ValueError(f"time control {name!r} {problem}")
+
+
+def seconds_problem(name: str, value: object) -> str | None:
+    """Why ``value`` cannot be the time control's ``name`` (the one check of its bounds), or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be a number of seconds, got {value!r}"
+    if value != value:  # NaN
+        return "must be a finite number of seconds, got nan"
+    if name == "reserve" and value < 0:
+        return f"must be 0 seconds or more, got {value:g}"
+    if name != "reserve" and not value > 0:
+        return f"must be more than 0 seconds, got {value:g}"
+    if not value <= MAX_SECONDS[name]:  # also infinity
+        return f"must be at most {MAX_SECONDS[name]:g} seconds ({MAX_WORDS[name]}), got {value:g}"
+    return None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ in a process with gRPC threads); without ``prlimit`` they are set with ``resourc
 after the start. ``limits.user`` runs the bot as another, unprivileged user (util-linux
 ``setpriv`` in the exec chain, else ``subprocess``'s ``user=``/``group=``): the only way to make
 the process limit real, and to keep a bot from lifting its own limits, when the arbiter runs as
-root. A uid range gives every bot a uid of its own (:class:`UidLease`). docs/security.md says
+root. A uid range gives every bot a uid of its own (:class:`UidReservation`). docs/security.md says
 what each limit does and does not stop.
 
 **Isolation** (``isolation: bubblewrap``): the bot runs under ``bwrap`` with no network, its
@@ -22,10 +22,11 @@ and of its own program's folder, a private ``/tmp``, and the arbiter's Unix sock
 :func:`bubblewrap_problem` checks at run time that ``bwrap`` works here; a match that asks for
 isolation it cannot have is refused, never played unisolated.
 
-At the end the whole group is killed, and so is any process that escaped the group (e.g. with
-``setsid``) but still carries the seat's token in its environment, and, for a bot with a uid of
-its own, any process of that uid; a sandboxed bot's processes all die with the sandbox's PID
-namespace. The seat's scratch folder (its ``TMPDIR``) is removed.
+At the end the whole group is killed, and so is every process that escaped the group (e.g. with
+``setsid``), found by :class:`~arbiter.process.tree.ProcessTree`: the bot's own cgroup where
+this machine allows one, else its uid when it has one of its own, else the seat's token in the
+environment; a sandboxed bot's processes also die with the sandbox's PID namespace. The seat's
+scratch folder (its ``TMPDIR``) is removed.
 """
 
 from __future__ import annotations
@@ -46,9 +47,10 @@ from pathlib import Path
 from arbiter.errors import ConfigError
 from arbiter.process.command import split_command
 from arbiter.process.limits import CPU_GRACE, Limits, human_bytes, prlimit_argv, prlimit_program, rlimit_values
-from arbiter.process.procfs import processes_of_uid, processes_with_token, sweep, tree_cpu_seconds, tree_exiting
+from arbiter.process.procfs import processes_of_uid, tree_cpu_seconds, tree_exiting
+from arbiter.process.tree import ProcessTree
 from arbiter.process.sandbox import ISOLATIONS, Isolation, bubblewrap_argv, bubblewrap_problem
-from arbiter.process.users import BotUser, UidLease, as_user, make_reachable, path_problem, resolve_user
+from arbiter.process.users import BotUser, UidReservation, as_user, make_reachable, path_problem, resolve_user
 from arbiter.text import printable
 
 log = logging.getLogger(__name__)
@@ -89,7 +91,8 @@ class BotProcess:
         self.output_error: str | None = None  # why the current output file could not be written
         self._dropped = 0  # bytes dropped since
         self.scratch: str | None = None  # the seat's TMPDIR (and HOME, for another user)
-        self._lease: UidLease | None = None
+        self._reservation: UidReservation | None = None
+        self._tree: ProcessTree | None = None
         self._out: io.BufferedWriter | None = None  # see _output_file
         user = resolve_user(limits.user)
         if user.is_other and os.geteuid() != 0:
@@ -109,8 +112,8 @@ class BotProcess:
 
     def _start(self, env: dict[str, str], user: BotUser, socket_dir: str | None) -> None:
         if user.pool is not None:  # a uid of its own, for this bot only
-            self._lease = UidLease(user.pool)
-            user = BotUser(self._lease.uid, self._lease.uid, str(self._lease.uid), pool=user.pool)
+            self._reservation = UidReservation(user.pool)
+            user = BotUser(self._reservation.uid, self._reservation.uid, str(self._reservation.uid), pool=user.pool)
         self.user = user
         self.rlimits = rlimit_values(self.limits, user)
         child_env = self._environment(env)
@@ -137,6 +140,9 @@ class BotProcess:
         prlimit = prlimit_program()
         if prlimit is not None:
             argv = [*prlimit_argv(prlimit, self.rlimits), *argv]
+        # A cgroup is entered by a shell of the arbiter's user: not when the whole chain runs as another
+        self._tree = ProcessTree(self.token, None if self._reservation is None else user.uid, own_cgroup=not kw)
+        argv = self._tree.wrap(argv)
         self.output.parent.mkdir(parents=True, exist_ok=True)
         self._out = open(self.output, "wb")
         try:
@@ -162,8 +168,10 @@ class BotProcess:
         if self._out is not None:
             self._out.close()
         self._remove_scratch()
-        if self._lease is not None:
-            self._lease.release()
+        if self._tree is not None:
+            self._tree.close()
+        if self._reservation is not None:
+            self._reservation.release()
 
     def _environment(self, env: dict[str, str]) -> dict[str, str]:
         """The bot's environment. A bot of the arbiter's own user, unsandboxed, inherits the
@@ -382,26 +390,22 @@ class BotProcess:
         return f"{detail}; the bot's last output: {last}" if last else detail
 
     def kill(self) -> None:
-        """Kill the process group and every process still carrying this seat's token."""
+        """Kill the process group and every other process of the bot (:class:`ProcessTree`)."""
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        if self.token:
-            sweep(lambda: [p for p in processes_with_token(self.token) if p != os.getpid()], rounds=50)
-        if self._lease is not None:
-            # The uid is this bot's alone: whatever still runs under it is the bot's, even a
-            # process that left the group and cleared its environment.
-            sweep(lambda: processes_of_uid(self.user.uid), rounds=100)
+        assert self._tree is not None  # made before the process started
+        self._tree.kill()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             log.error("bot process %d did not die after SIGKILL", self.pid)
         self.exit_code()
         self._drain.join(timeout=5)  # every writer of the pipe is dead: it reaches end of file
-        if self._lease is not None and processes_of_uid(self.user.uid):
+        if self._reservation is not None and processes_of_uid(self.user.uid):
             log.error("processes of uid %d survived; the uid stays reserved", self.user.uid)
-            self._lease = None
+            self._reservation = None
         self._release()
 
     def _remove_scratch(self) -> None:

@@ -38,19 +38,23 @@ def processes_of_uid(uid: int) -> list[int]:
     return [int(e.name) for e in os.scandir("/proc") if e.name.isdigit() and uid_of(e.name, live=True) == uid]
 
 
-def sweep(find: Callable[[], list[int]], rounds: int) -> None:
-    """SIGKILL whatever ``find`` names until it names nothing: a fork storm may still be
-    forking while we look."""
+def sweep(find: Callable[[], list[int]], rounds: int, kill: Callable[[list[int]], None] | None = None) -> None:
+    """Kill whatever ``find`` names until it names nothing (``kill``: how; SIGKILL to each by
+    default): a fork storm may still be forking while we look."""
     for _ in range(rounds):
         found = find()
         if not found:
             return
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        (kill or kill_each)(found)
         time.sleep(0.01)
+
+
+def kill_each(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def processes_with_token(token: str) -> list[int]:

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 _bwrap_checks: dict[int, str | None] = {}
 _bwrap_lock = threading.Lock()
+_warned_weaker = False
 
 
 class Isolation(StrEnum):
@@ -93,6 +94,22 @@ def bubblewrap_problem(user: BotUser | None = None) -> str | None:
             problem = f"bwrap cannot build a sandbox as user {user.name}: {problem}"
         _bwrap_checks[user.uid] = problem
         return problem
+
+
+def strongest_isolation(user: BotUser | None = None) -> Isolation:
+    """The default isolation: bubblewrap where it works here, else none, said once in one line."""
+    problem = bubblewrap_problem(user)
+    if problem is None:
+        return Isolation.BUBBLEWRAP
+    global _warned_weaker
+    if not _warned_weaker:
+        log.warning(
+            "bots run without isolation (isolation: none), as %s; install bubblewrap, or write 'isolation: none' "
+            "in the tournament file to choose it",
+            problem,
+        )
+        _warned_weaker = True
+    return Isolation.NONE
 
 
 def _bwrap_namespace_options(user: BotUser) -> list[str]:

@@ -2,7 +2,7 @@
 
 The only way to make the process limit real, and to keep a bot from lifting its own limits, when
 the arbiter runs as root: util-linux ``setpriv`` in the exec chain, else ``subprocess``'s
-``user=``/``group=``. A uid range gives every bot a uid of its own (:class:`UidLease`, one lock
+``user=``/``group=``. A uid range gives every bot a uid of its own (:class:`UidReservation`, one lock
 file per uid shared by every arbiter process). Also: whether such a user can reach a path.
 """
 
@@ -21,6 +21,7 @@ from pathlib import Path
 
 from arbiter.errors import ConfigError
 from arbiter.process.procfs import uids_in_use
+from arbiter.text import printable
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ class BotUser:
 
 
 UID_RANGE_RE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
+MAX_UID_DIGITS = 10  # 2**32 - 2 has 10: longer digits are never converted
 
 
 MAX_UID = 2**32 - 2
@@ -47,7 +49,7 @@ MAX_UID = 2**32 - 2
 def resolve_user(user: str | int | None) -> BotUser:
     """The uid/gid the bots run as: a user name, a numeric uid (it need not exist in
     /etc/passwd; its group is then the same number), a range ``FIRST-LAST`` of unused uids
-    (every bot gets one of its own, see :class:`UidLease`), or None for the arbiter's own user."""
+    (every bot gets one of its own, see :class:`UidReservation`), or None for the arbiter's own user."""
     if user is None:
         uid = os.geteuid()
         try:
@@ -56,21 +58,23 @@ def resolve_user(user: str | int | None) -> BotUser:
             name = str(uid)
         return BotUser(uid, os.getegid(), name)
     text = str(user).strip()
+    shown = printable(text if len(text) <= 40 else text[:37] + "...")
     if m := UID_RANGE_RE.match(text):
-        first, last = int(m.group(1)), int(m.group(2))
+        short = max(len(m.group(1)), len(m.group(2))) <= MAX_UID_DIGITS
+        first, last = (int(m.group(1)), int(m.group(2))) if short else (0, 0)
         if not 1 <= first <= last <= MAX_UID:
-            raise ConfigError(f"user id range {text!r}: give FIRST-LAST with 1 <= FIRST <= LAST <= {MAX_UID}")
+            raise ConfigError(f"user id range {shown!r}: give FIRST-LAST with 1 <= FIRST <= LAST <= {MAX_UID}")
         taken = [e for e in pwd.getpwall() if first <= e.pw_uid <= last]
         if taken:
             raise ConfigError(
-                f"user id range {text!r} includes the user {taken[0].pw_name} (uid {taken[0].pw_uid}): "
+                f"user id range {shown!r} includes the user {taken[0].pw_name} (uid {taken[0].pw_uid}): "
                 "give uids that belong to nobody"
             )
         return BotUser(first, first, f"uids {first}-{last}", pool=(first, last))
     if text.isdigit():
+        if len(text) > MAX_UID_DIGITS or int(text) > MAX_UID:
+            raise ConfigError(f"user id {shown} is out of range: at most {MAX_UID}")
         uid = int(text)
-        if uid > MAX_UID:
-            raise ConfigError(f"user id {uid} is out of range")
         try:
             entry = pwd.getpwuid(uid)
             return BotUser(uid, entry.pw_gid, entry.pw_name)
@@ -80,7 +84,7 @@ def resolve_user(user: str | int | None) -> BotUser:
         entry = pwd.getpwnam(text)
     except KeyError:
         raise ConfigError(
-            f"no such user: {text!r} (give a user name from /etc/passwd, a numeric uid, or a range FIRST-LAST of unused uids)"
+            f"no such user: {shown!r} (give a user name from /etc/passwd, a numeric uid, or a range FIRST-LAST of unused uids)"
         ) from None
     return BotUser(entry.pw_uid, entry.pw_gid, entry.pw_name)
 
@@ -88,12 +92,12 @@ def resolve_user(user: str | int | None) -> BotUser:
 UID_LOCKS = "/tmp/barbu-uids"  # one lock file per uid in use, shared by every arbiter process
 
 
-class UidLease:
+class UidReservation:
     """A uid of a range, held by one bot while it runs: no other bot (of this or any other
     match, in any process of this machine) gets it, nor a uid some process still uses.
 
-    The lease is an flock on ``/tmp/barbu-uids/UID``; the kernel releases it when the holder
-    dies, so a killed arbiter leaks nothing but an empty file. A released lease removes its file
+    The reservation is an flock on ``/tmp/barbu-uids/UID``; the kernel releases it when the holder
+    dies, so a killed arbiter leaks nothing but an empty file. A released reservation removes its file
     while still holding the lock; whoever opened the old file meanwhile sees, once it gets the
     lock, that the name no longer leads to it, and tries again.
     """

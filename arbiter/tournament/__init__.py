@@ -1,2 +1,2 @@
 """Tournaments: the YAML file (``config``), who plays whom (``schedule``), playing the matches
-(``runner``), TrueSkill and scores (``ratings``) and the results database (``storage``)."""
+(``loop``), TrueSkill and scores (``ratings``) and the results database (``storage``)."""

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from arbiter.errors import ConfigError, TournamentInterrupted
 from arbiter.model import BotSpec, FaultRecord, MatchOutcome, MatchTask, TournamentFormat
+from arbiter.process.sandbox import strongest_isolation
 from arbiter.signals import INTERRUPTS, begin_stop, deferred, signal_of, stop_on_signals
 from arbiter.text import printable
 from arbiter.tournament.config import TournamentConfig
@@ -247,7 +248,7 @@ def make_task(config: TournamentConfig, m: ScheduledMatch, log_folder: Path) -> 
         time_control=config.time_control,
         max_strikes=config.fault_policy.max_strikes,
         limits=config.limits,
-        isolation=config.isolation,
+        isolation=config.isolation or strongest_isolation(),  # a config resolve_environment did not see
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import socket
 import tempfile
 
@@ -15,10 +16,12 @@ import arbiter.match.play as match_module
 from arbiter.errors import ConfigError
 from arbiter.match.blocking import play_bot_match
 from arbiter.match.play import BotSpec
-from arbiter.process import sandbox
+from arbiter.process import sandbox, tree
 from arbiter.process.limits import Limits
 from arbiter.referee.loop import MatchSetup
 
+from ..arbiter.conftest import live
+from ..safety.conftest import arbiter, tournament_file
 from .conftest import BOTS, PY, RANDOM_BOT, SHORT, check, play
 
 
@@ -118,3 +121,61 @@ def test_a_bot_user_that_cannot_reach_the_program_is_a_clear_error(tmp_path):
     finally:
         os.unlink(script)
         os.rmdir(private)
+
+
+@pytest.mark.parametrize("mode", ["root", "user"])
+def test_a_grandchild_that_left_the_session_and_cleared_its_environment_dies_with_the_match(
+    tmp_path, mode, monkeypatch
+):
+    """Neither its process group, nor the seat's token, finds it: the bot's cgroup does (as the
+    arbiter's user); for a bot of a uid of its own without a cgroup, its uid does."""
+    if mode == "user":
+        monkeypatch.setattr(tree, "cgroup_parent", lambda: None)  # the fallback: the uid
+    else:
+        assert tree.cgroup_parent() is not None, "cgroup v2 is not writable here: nothing finds such a grandchild"
+    drop = tempfile.mkdtemp(prefix="barbu-escape-")
+    os.chmod(drop, 0o777)  # the bot's user writes its grandchild's pid there
+    pid_file = os.path.join(drop, "pid")
+    try:
+        command = f"env ESCAPE_PID_FILE={pid_file} {{py}} {BOTS / 'setsid_escaper_bot.py'}"
+        played = play(tmp_path, "escape", command, mode=mode)
+        check(played, kind=None)
+        with open(pid_file) as f:
+            grandchild = int(f.read())
+    finally:
+        shutil.rmtree(drop, ignore_errors=True)
+    assert grandchild not in played.pids
+    assert live([grandchild]) == [], f"the grandchild {grandchild} outlived its match"
+    assert not [n for n in os.listdir(tree.cgroup_parent() or tmp_path) if n.startswith(f"barbu-{os.getpid()}-")]
+
+
+def test_under_the_default_a_bot_reaches_no_record(tmp_path):
+    """A real `arbiter run` of a file that names no isolation: the bots run in bubblewrap here, and
+    one that tries cannot read or append to the results database, another tournament's logs,
+    or its own tournament's log folder."""
+    first = tournament_file(tmp_path, "other")
+    assert arbiter("run", str(first), cwd=tmp_path, timeout=300).returncode == 0
+    database = tmp_path / "results.db"
+    other_log = sorted((tmp_path / "logs").glob("other-*.jsonl"))[0]
+    before = {other_log: other_log.read_bytes()}
+    folder = tmp_path / "second"
+    folder.mkdir()
+    paths = ":".join(str(p) for p in (database, other_log, tmp_path / "logs", folder / "logs"))
+    probe = f"env BARBU_PROBE_PATHS={paths} python {BOTS / 'record_probe_bot.py'}"
+    second = tournament_file(folder, "t", bots=(probe, f"python {RANDOM_BOT}"))
+    second.write_text(second.read_text().replace("database: results.db", f"database: {database}"))
+    assert "isolation" not in second.read_text()
+    r = arbiter("run", str(second), cwd=folder, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    outputs = sorted((folder / "logs").glob("t-*.seat*.stderr"))
+    lines = [x for p in outputs for x in p.read_text().splitlines() if x.startswith("reach: ")]
+    assert lines, [p.name for p in outputs]
+    for line in lines:
+        for path, seen in json.loads(line.removeprefix("reach: ")).items():
+            assert seen["read"].startswith("refused"), (path, seen)  # a folder is not read: refused too
+    # what it appended went to the sandbox's private /tmp, if anywhere: never to the host's files
+    assert other_log.read_bytes() == before[other_log]
+    assert b"planted-by-record-probe" not in database.read_bytes()
+    assert not list(tmp_path.rglob("planted.jsonl"))
+    header = json.loads(sorted((folder / "logs").glob("t-*.jsonl"))[0].read_text().splitlines()[0])
+    assert header["isolation"] == "bubblewrap"

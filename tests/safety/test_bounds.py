@@ -29,7 +29,7 @@ FILE_CASES = {
         "entrants:\n" + "".join(f"  - {{name: e{i}, command: {BOT}}}\n" for i in range(40)),
         "a tournament has at most 100000",
     ),
-    "infinite time": ("time_control: {per_decision: .inf}", "time_control.per_decision: must be a finite number"),
+    "infinite time": ("time_control: {per_decision: .inf}", "time_control.per_decision: must be at most 3600 seconds"),
     "NaN time": ("time_control: {reserve: .nan}", "time_control.reserve: must be a finite number"),
     "1e300 seconds": (
         "time_control: {match_limit: 1.0e+300}",
@@ -59,6 +59,41 @@ FILE_CASES = {
     "a long deal line": ("deals: long.jsonl", "long.jsonl:1: a line longer than 1 MiB"),
     "a folder as deal file": ("deals: .", "is a folder, not a deal file"),
 }
+
+
+# Whole numbers too long to convert (Python refuses past 4300 digits), wherever they sit.
+NESTED_CASES = {
+    "double_quota": (f"rules: {{double_quota: {HUGE}}}", "rules.double_quota: must be from"),
+    "negative double_quota": (f"rules: {{double_quota: -{HUGE}}}", "rules.double_quota: must be from"),
+    "a domino payout": (f"rules: {{domino_payouts: [1, {HUGE}, 3, 4]}}", "rules.domino_payouts: must be from"),
+    "a negative domino payout": (f"rules: {{domino_payouts: [-{HUGE}, 1, 3, 4]}}", "rules.domino_payouts: must be"),
+    "a score value": (f"rules:\n  score_values: {{barbu: {HUGE}}}", "rules.score_values: must be from"),
+    "a negative score value": (f"rules:\n  score_values: {{barbu: -{HUGE}}}", "rules.score_values: must be from"),
+    "a nested list": (f"rules: {{contracts: [[{HUGE}]]}}", "rules.contracts: must be from"),
+    "a uid": (f"limits: {{user: {HUGE}}}", "limits.user: expected a user name or a numeric user id, got a number"),
+    "a uid as text": (f"limits: {{user: '{HUGE}'}}", "limits.user: user id 99999"),
+    "a uid range": (f"limits: {{user: 1-{HUGE}}}", "limits.user: user id range '1-9999"),
+    "a uid range's start": (f"limits: {{user: {HUGE}-1}}", "limits.user: user id range '9999"),
+    "negative seed": (f"seed: -{HUGE}", "seed: must be at least 0, got a number of 5000 digits"),
+    "negative cpu": (f"limits: {{cpu: -{HUGE}}}", "limits.cpu: must be at most"),
+    "a description": (f"description: {HUGE}", "description: expected text, got a number of 5000 digits"),
+    "an entrant name": (f"name: {HUGE}", "name: expected text, got a number of 5000 digits"),
+    "a key": (f"? {HUGE}\n: 1", "keys must be names, got a number of 5000 digits"),
+    "an unknown section": (f"time_control: {{per_decision: [{HUGE}]}}", "expected a number of seconds, got a list"),
+}
+
+
+def test_huge_numbers_nested_anywhere(tmp_path):
+    """A 5000-digit number in any place of a tournament file: one error line, no traceback."""
+    cases = []
+    for i, (extra, _) in enumerate(NESTED_CASES.values()):
+        folder = tmp_path / f"case{i}"
+        folder.mkdir()
+        cases.append((["run", tournament(folder, extra)], folder))
+    for (name, (_, words)), (_, folder), r in zip(NESTED_CASES.items(), cases, arbiter_cases(cases, timeout=60)):
+        line = assert_one_error(r, 2, words)
+        assert len(line) < 400 and "b.yaml:" in line, (name, line)
+        assert not (folder / "logs" / "b").exists(), name
 
 
 def test_tournament_file_values(tmp_path):
@@ -118,7 +153,7 @@ def test_command_line_values(tmp_path):
         (["selfplay", "--out", "x.jsonl", "--seed", "-1"], "Invalid value for '--seed'"),
         (["match", *bots, "--time-per-decision", "inf"], "'per_decision' must be at most 3600 seconds"),
         (["match", *bots, "--reserve", "1e300"], "'reserve' must be at most 86400 seconds"),
-        (["match", *bots, "--connect-timeout", "nan"], "'connect' must be positive"),
+        (["match", *bots, "--connect-timeout", "nan"], "'connect' must be a finite number of seconds"),
         (["match", *bots, "--max-strikes", "1000000000"], "Invalid value for '--max-strikes'"),
         (["match", *bots, "--seed", HUGE], "Invalid value for '--seed'"),
         (

@@ -11,7 +11,7 @@ import pytest
 from barbu.rules import make_ruleset
 
 from arbiter.errors import ConfigError
-from arbiter.tournament.config import load_config
+from arbiter.tournament.config import load_config, parse_config
 
 from .conftest import LEAGUE, PY, ROOT, SMOKE
 
@@ -127,7 +127,8 @@ def test_every_key(folder):
         (GOOD + "seed: 1.5\n", "league.yaml:7: seed: expected a whole number"),
         (GOOD + "copies: maybe\n", "league.yaml:7: copies: expected true or false"),
         (GOOD + "time_control: {per_decision: fast}\n", "league.yaml:7: time_control.per_decision: expected a number"),
-        (GOOD + "time_control: {reserve: -1}\n", "league.yaml:7: time_control.reserve: must be more than 0"),
+        (GOOD + "time_control: {reserve: -1}\n", "league.yaml:7: time_control.reserve: must be 0 seconds or more, got -1"),
+        (GOOD + "time_control: {connect: 0}\n", "league.yaml:7: time_control.connect: must be more than 0 seconds, got 0"),
         (GOOD + "faults: {max_strikes: 0}\n", "league.yaml:7: faults.max_strikes: must be at least 1"),
         (GOOD + "parallelism: many\n", "league.yaml:7: parallelism: expected a whole number"),
         (GOOD + "entrants: {a: b}\n", "entrants: this key is given twice"),
@@ -241,7 +242,8 @@ def test_limits_and_isolation(folder):
     from arbiter.process.limits import Limits
 
     config = load_config(write(folder, GOOD))
-    assert config.limits == Limits() and config.isolation == "none"  # the safe defaults
+    assert config.limits == Limits() and config.isolation == "bubblewrap"  # the safe defaults (bwrap works here)
+    assert parse_config(GOOD, base_dir=folder, check_commands=False).isolation is None  # not chosen yet
     config = load_config(
         write(
             folder,
@@ -322,3 +324,26 @@ def test_isolation_that_cannot_run_here_is_refused_on_load(folder, monkeypatch):
     assert "league.yaml:7: isolation: bubblewrap cannot run here (bwrap cannot build a sandbox as user" in message
     assert "the bwrap program is not installed" in message and "bots would not be isolated" in message
     assert load_config(write(folder, GOOD + "isolation: bubblewrap\n"), check_commands=False).isolation == "bubblewrap"
+
+
+def test_without_bubblewrap_the_default_is_none_said_in_one_line(folder, monkeypatch, caplog):
+    import logging
+
+    import arbiter.process.sandbox as sandbox
+
+    monkeypatch.setattr(sandbox, "bwrap_program", lambda: None)
+    monkeypatch.setattr(sandbox, "_bwrap_checks", {})
+    monkeypatch.setattr(sandbox, "_warned_weaker", False)
+    with caplog.at_level(logging.WARNING, logger="arbiter.process.sandbox"):
+        assert load_config(write(folder, GOOD)).isolation == "none"
+        assert load_config(write(folder, GOOD)).isolation == "none"
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 1 and "\n" not in warnings[0], warnings
+    assert "bots run without isolation (isolation: none)" in warnings[0]
+    assert "the bwrap program is not installed" in warnings[0] and "install bubblewrap" in warnings[0]
+    assert caplog.records[0].levelname == "WARNING"
+
+
+def test_the_file_chooses_no_isolation_explicitly(folder):
+    assert load_config(write(folder, GOOD + "isolation: none\n")).isolation == "none"
+    assert load_config(write(folder, GOOD + "isolation: bubblewrap\n")).isolation == "bubblewrap"

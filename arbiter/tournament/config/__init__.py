@@ -1,0 +1,159 @@
+"""Tournament files: read a YAML file, validate it, and check it against this machine.
+
+Three steps, each its own module: :mod:`.yamltree` reads the YAML keeping every value's line;
+:mod:`.schema` (pydantic models) checks what the file says and :func:`parse_config` builds the
+:class:`TournamentConfig`, reading the deal file it names (:mod:`.deals`); then
+:func:`resolve_environment` (:mod:`.environment`) checks programs, users, folders and the sandbox
+here, and chooses the isolation when the file chose none. Every mistake is one
+:class:`~arbiter.errors.ConfigError` naming the file, the line and the key, e.g.
+``league.yaml:12: entrants[2].command: no such file: bots/x.py``. Paths written in the file (bot
+scripts, the deal file, the log folder, an SQLite database) resolve against the file's folder.
+docs/tournaments.md describes every key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from barbu.rules import make_ruleset
+
+from arbiter.errors import ConfigError
+from arbiter.files import read_text
+from arbiter.process.limits import Limits
+from arbiter.referee.faults import FaultPolicy
+from arbiter.referee.timecontrol import TimeControl
+from arbiter.text import printable
+from arbiter.tournament.config.checks import NAME_RE, cluster_address_problem
+from arbiter.tournament.config.deals import read_deals
+from arbiter.tournament.config.environment import (
+    INTERPRETERS, _scripts, bot_command, launch_command, resolve_environment,
+)  # fmt: skip
+from arbiter.tournament.config.model import (
+    DEFAULT_LOG_ROOT, FORMATS, EntrantConfig, TournamentConfig, TournamentFormat,
+)  # fmt: skip
+from arbiter.tournament.config.schema import UNLIMITED, LimitsFile, TournamentFile, validate
+from arbiter.tournament.config.yamltree import Lines, dotted, read_tree
+
+MAX_FILE_BYTES = 1 << 20  # a tournament file
+TOP_KEYS = tuple(TournamentFile.model_fields)
+LIMIT_KEYS = tuple(LimitsFile.model_fields)
+
+
+def load_config(path: str | os.PathLike[str], *, check_commands: bool = True) -> TournamentConfig:
+    """Read and validate a tournament file; raises ConfigError naming file, line and key.
+    ``check_commands``: then check it against this machine (:func:`resolve_environment`)."""
+    path = Path(path)
+    if not str(path).strip() or str(path) == ".":
+        raise ConfigError("the tournament file name is empty")
+    text = read_text(path, MAX_FILE_BYTES, "tournament file")
+    config = parse_config(text, display=printable(str(path)), base_dir=path.resolve().parent, check_commands=False)
+    config = override(config, path=path)
+    return resolve_environment(config) if check_commands else config
+
+
+def parse_config(
+    text: str, *, display: str = "tournament.yaml", base_dir: Path | None = None, check_commands: bool = True
+) -> TournamentConfig:
+    """The tournament file ``text`` as a config (``check_commands``: :func:`resolve_environment` too)."""
+    base = (base_dir or Path.cwd()).resolve()
+    data, lines = read_tree(text, display)
+    config = _build(validate(data, lines), lines, text, base)
+    return resolve_environment(config) if check_commands else config
+
+
+def _build(file: TournamentFile, lines: Lines, text: str, base: Path) -> TournamentConfig:
+    """The config the validated ``file`` describes (paths resolved against ``base``)."""
+    name = file.name if file.name is not None else Path(lines.display).stem
+    rules = file.rules if file.rules is not None else make_ruleset("standard")
+    kept = ("log_folder", "isolation", "limits.user", *(f"entrants[{i}].command" for i in range(len(file.entrants))))
+    where = {key: lines.where(loc) for loc in lines.nodes if (key := dotted(loc)) in kept}
+    deals = deals_file = None
+    if file.deals is not None:
+        deals_path = _path(file.deals, base)
+        try:
+            deals = read_deals(deals_path, rules.deals_per_match)
+        except ConfigError as e:
+            raise lines.error(("deals",), str(e)) from None
+        deals_file = str(deals_path)
+    return TournamentConfig(
+        name=name,
+        entrants=tuple(
+            EntrantConfig(
+                e.name,
+                e.command,
+                None if e.command is None else launch_command(e.command),
+                str(base),
+                e.remote,
+                lines.line(("entrants", i)) or 0,
+            )  # fmt: skip
+            for i, e in enumerate(file.entrants)
+        ),
+        rules=rules,
+        format=file.format,
+        rounds=file.rounds,
+        seed=file.seed,
+        challenger=file.challenger,
+        copies=file.copies,
+        deals=deals,
+        deals_file=deals_file,
+        time_control=TimeControl(**file.time_control.model_dump(exclude_none=True)),
+        fault_policy=FaultPolicy(**file.faults.model_dump(exclude_none=True)),
+        parallelism=file.parallelism,
+        database=None if file.database is None else _database(file.database, base),
+        log_folder=Path(DEFAULT_LOG_ROOT) / name if file.log_folder is None else _path(file.log_folder, base),
+        standings_every=file.standings_every,
+        limits=_limits(file.limits),
+        isolation=file.isolation,
+        cluster=file.cluster,
+        description=file.description,
+        source=_without_password(text, file.database, lines),
+        where=where,
+    )
+
+
+def _limits(file: LimitsFile) -> Limits:
+    values: dict[str, Any] = {
+        key: None if value == UNLIMITED else value for key, value in file.model_dump(exclude_none=True).items()
+    }
+    return Limits(**values)
+
+
+def _path(text: str, base: Path) -> Path:
+    path = Path(os.path.expanduser(text))
+    return path if path.is_absolute() else base / path
+
+
+def _database(text: str, base: Path) -> str:
+    if "://" not in text:
+        return str(_path(text, base))
+    if text.startswith("sqlite:///") and not text.startswith("sqlite:////"):
+        rest = text[len("sqlite:///") :]
+        if rest and not rest.startswith(":memory:"):
+            return "sqlite:///" + str(_path(rest, base))
+    return text
+
+
+def _without_password(text: str, database: str | None, lines: Lines) -> str:
+    """The file's text as the database keeps it: never with the database's password."""
+    from arbiter.tournament.storage.db import shown
+
+    if database is None or "://" not in database or (hidden := shown(database)) == database:
+        return text
+    node = lines.nodes[("database",)][1]
+    return text[: node.start_mark.index] + json.dumps(hidden) + text[node.end_mark.index :]
+
+
+def override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
+    """A copy with some fields replaced (tests, benchmarks)."""
+    return replace(config, **changes)
+
+
+__all__ = [
+    "DEFAULT_LOG_ROOT", "EntrantConfig", "FORMATS", "INTERPRETERS", "LIMIT_KEYS", "NAME_RE", "TOP_KEYS",
+    "TournamentConfig", "TournamentFormat", "bot_command", "cluster_address_problem", "load_config", "override",
+    "parse_config", "resolve_environment", "_scripts",
+]  # fmt: skip

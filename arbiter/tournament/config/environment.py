@@ -1,0 +1,124 @@
+"""A valid tournament file checked against this machine, after parsing: do its programs and
+scripts exist, its user, its log folder; can its sandbox be built; and, when the file chose no
+isolation, the strongest this machine supports (:func:`resolve_environment`)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shlex
+import shutil
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from arbiter.errors import ConfigError
+from arbiter.files import output_folder
+from arbiter.process.command import with_own_python
+from arbiter.process.sandbox import Isolation, strongest_isolation
+from arbiter.process.users import resolve_user
+from arbiter.text import printable
+from arbiter.tournament.config.model import TournamentConfig
+from arbiter.tournament.config.schema import command_argv
+
+log = logging.getLogger(__name__)
+
+# Interpreters whose first non-option argument is a script file that must exist.
+INTERPRETERS = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|bash|sh|Rscript|lua)$")
+SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".sh", ".jar", ".lua", ".R")
+
+
+def resolve_environment(config: TournamentConfig) -> TournamentConfig:
+    """``config`` once this machine can play it (a ConfigError naming the file's line otherwise),
+    with the isolation chosen when the file chose none."""
+    where = config.where
+
+    def fail(key: str, message: str) -> ConfigError:
+        return ConfigError(f"{where.get(key, printable(str(config.path or '')))}: {key}: {message}")
+
+    for i, entrant in enumerate(config.entrants):
+        if entrant.launch is not None:
+            key = f"entrants[{i}].command"
+            try:
+                check_launch(entrant.launch, Path(entrant.cwd))
+            except ValueError as e:
+                raise fail(key, str(e)) from None
+    try:
+        output_folder(config.log_folder, "log_folder")  # a folder or a new path
+    except ConfigError as e:
+        raise ConfigError(f"{where['log_folder']}: {e}" if "log_folder" in where else str(e)) from None
+    try:
+        user = resolve_user(config.limits.user)
+    except ConfigError as e:
+        raise fail("limits.user", str(e)) from None
+    if user.is_other and os.geteuid() != 0:
+        raise fail("limits.user", f"running bots as user {user.name} needs the arbiter to run as root")
+    if config.isolation == Isolation.BUBBLEWRAP:
+        from arbiter.process.sandbox import bubblewrap_problem
+
+        if problem := bubblewrap_problem(user):
+            raise fail(
+                "isolation",
+                f"bubblewrap cannot run here ({problem}); bots would not be isolated: install the 'bubblewrap' "
+                "package and allow user namespaces, or remove this key",
+            )
+        return config
+    if config.isolation is None:
+        return replace(config, isolation=strongest_isolation(user))
+    return config
+
+
+def check_launch(launch: str, base: Path) -> None:
+    """A ValueError unless the program of ``launch`` and the script it names exist here."""
+    argv, i = command_argv(launch)
+    program = argv[i]
+    if "/" in program:
+        target = _path(program, base)
+        if not target.is_file():
+            raise ValueError(f"no such file: {program} (looked for {target})")
+        if not os.access(target, os.X_OK):
+            raise ValueError(f"{program} is not executable (chmod +x it, or run it with its interpreter)")
+    elif shutil.which(program) is None:
+        raise ValueError(f"program {program!r} is not on PATH")
+    for script in _scripts(argv[i:]):
+        target = _path(script, base)
+        if not target.is_file():
+            raise ValueError(f"no such file: {script} (looked for {target})")
+
+
+def launch_command(command: str) -> str:
+    """The command line to start for ``command`` (a valid one): a bare ``python`` is the arbiter's own."""
+    argv, _ = command_argv(command)
+    return shlex.join(with_own_python(argv))
+
+
+def bot_command(command: str, base_dir: Path | None = None, where: str = "--bot") -> str:
+    """The command line to launch for a bot given on the command line (a bare ``python`` made the
+    arbiter's own), once its program and script are found, as a tournament file's commands are;
+    a ConfigError naming ``where`` otherwise."""
+    try:
+        launch = launch_command(command)
+        check_launch(launch, (base_dir or Path.cwd()).resolve())
+    except ValueError as e:
+        raise ConfigError(f"{where} {command!r}: {e}") from None
+    return launch
+
+
+def _path(text: str, base: Path) -> Path:
+    path = Path(os.path.expanduser(text))
+    return path if path.is_absolute() else base / path
+
+
+def _scripts(argv: list[str]) -> list[str]:
+    """The script files a command names (for an interpreter: its first non-option argument)."""
+    program = os.path.basename(argv[0])
+    if INTERPRETERS.match(program) or program == os.path.basename(sys.executable):
+        rest = argv[1:]
+        j = 0
+        while j < len(rest) and rest[j].startswith("-"):
+            if rest[j] in ("-m", "-c", "-e", "--eval", "-"):
+                return []  # a module or inline code: nothing to check
+            j += 1
+        return [rest[j]] if j < len(rest) else []
+    return [a for a in argv[1:] if a.endswith(SCRIPT_SUFFIXES) and not a.startswith("-")]

@@ -1,0 +1,368 @@
+"""The tournament file's schema: pydantic models of what each key may hold.
+
+Only the file's own content is checked here (types, bounds, names, how the keys fit together);
+what depends on this machine (programs, users, the sandbox, folders) is
+:mod:`arbiter.tournament.config.environment`'s. Every message is ours (:mod:`.checks`), and
+:func:`validate` turns the first into one ``file:line: key: message`` ConfigError.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shlex
+from typing import Annotated, Any, ClassVar
+
+from barbu.rules import SWITCHES, BarbuError, Ruleset, make_ruleset
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo, field_validator
+from pydantic import model_validator
+
+from arbiter.errors import ConfigError
+from arbiter.process.sandbox import Isolation
+from arbiter.model import seconds_problem
+from arbiter.tournament.config import checks
+from arbiter.tournament.config.checks import MAX_INT, problem
+from arbiter.tournament.config.model import FORMATS, TournamentFormat
+from arbiter.tournament.config.yamltree import Lines, Loc, LongNumber, describe
+from arbiter.tournament.schedule import MAX_MATCHES, schedule_size
+from arbiter.text import printable
+
+MAX_PARALLELISM = 1024
+MAX_STRIKES = 1000
+# The smallest sensible limits: below them no bot starts (or a unit was forgotten).
+LIMIT_MINIMUMS = {"memory": 16 << 20, "file_size": 1 << 10, "cpu": 1, "processes": 4, "open_files": 16, "output": 0}
+# The largest: what the kernel accepts (open files, processes) and what any machine has.
+LIMIT_MAXIMUMS = {
+    "memory": 1 << 50, "file_size": 1 << 50, "output": 1 << 40, "cpu": 10**7, "processes": 1 << 22,
+    "open_files": 1 << 20,
+}  # fmt: skip
+UNLIMITED = "unlimited"
+
+
+def known_keys(data: Any, known: tuple[str, ...]) -> dict[str, Any]:
+    """``data`` as a mapping of known keys; anything else is a problem naming the key."""
+    if not isinstance(data, dict):
+        raise problem(f"expected a mapping of keys ({', '.join(known)}), got {describe(data)}")
+    for key in data:
+        if key not in known:
+            hint = difflib.get_close_matches(key, known, n=1)
+            did = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise problem(f"unknown key{did} (known keys: {', '.join(known)})", node=(key,), at_key=True)
+    return data
+
+
+class Section(BaseModel):
+    """A mapping of the file: known keys only; ``required`` names what must be there, and why."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    required: ClassVar[dict[str, str]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keys(cls, data: Any) -> Any:
+        known_keys(data, tuple(cls.model_fields))
+        for key, message in cls.required.items():
+            if key not in data:
+                raise problem(message)
+        return data
+
+
+def command_argv(command: str) -> tuple[list[str], int]:
+    """A bot command's words, and where its program is (after ``env NAME=value ...``); a
+    ValueError saying what is wrong with it otherwise."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as e:
+        raise ValueError(f"cannot split {command!r} into words: {e}") from None
+    if not argv:
+        raise ValueError("the command is empty")
+    i = 0
+    if argv[0] == "env":  # env NAME=value ... program args
+        i = 1
+        while i < len(argv) and ("=" in argv[i] or argv[i].startswith("-")):
+            i += 1
+        if i == len(argv):
+            raise ValueError("'env' names no program to run")
+    return argv, i
+
+
+def _command(value: Any) -> str:
+    command = checks.text(value)
+    try:
+        command_argv(command)
+    except ValueError as e:
+        raise problem(str(e)) from None
+    return command
+
+
+class EntrantFile(Section):
+    required: ClassVar[dict[str, str]] = {"name": "the key 'name' is missing"}
+
+    name: Annotated[str, BeforeValidator(checks.name)]
+    command: Annotated[str | None, BeforeValidator(_command)] = None
+    remote: Annotated[bool, BeforeValidator(checks.flag)] = False
+
+    @model_validator(mode="after")
+    def _command_or_remote(self) -> EntrantFile:
+        if self.remote and self.command is not None:
+            raise problem("a remote entrant has no command: it connects by itself", node=("command",), at_key=True)
+        if not self.remote and self.command is None:
+            raise problem("the key 'command' is missing (or say 'remote: true' for a bot that connects by itself)")
+        return self
+
+
+def _seconds(value: Any, info: ValidationInfo) -> float:
+    seconds = checks.seconds(value)
+    why = seconds_problem(str(info.field_name), seconds)
+    if why:
+        raise problem(why)
+    return seconds
+
+
+Seconds = Annotated[float | None, BeforeValidator(_seconds)]
+
+
+class TimeControlFile(Section):
+    per_decision: Seconds = None
+    reserve: Seconds = None
+    connect: Seconds = None
+    match_limit: Seconds = None
+
+
+class FaultsFile(Section):
+    max_strikes: Annotated[int | None, BeforeValidator(checks.whole(1, MAX_STRIKES))] = None
+
+
+SIZE_KEYS = ("memory", "file_size", "output")
+
+
+def _shown(key: str, value: int) -> str:
+    if key in SIZE_KEYS:
+        for unit, shift in (("TiB", 40), ("MiB", 20), ("KiB", 10)):
+            if value >= 1 << shift:
+                return f"{value >> shift} {unit}"
+    return str(value)
+
+
+def _limit(value: Any, info: ValidationInfo) -> int | str:
+    """A limit: a whole number or a size within the limit's bounds, or 'unlimited'."""
+    key = str(info.field_name)
+    if value == UNLIMITED and key != "output":
+        return UNLIMITED
+    unlimited = "" if key == "output" else " or 'unlimited'"
+    if key in SIZE_KEYS:
+        number = checks.size(value, unlimited)
+    else:
+        what = "a whole number of CPU seconds" if key == "cpu" else "a whole number"
+        if isinstance(value, bool) or not isinstance(value, (int, LongNumber)):
+            raise problem(f"expected {what}{unlimited}, got {describe(value)}")
+        number = checks.whole()(value)
+    if number > LIMIT_MAXIMUMS[key]:
+        raise problem(f"must be at most {_shown(key, LIMIT_MAXIMUMS[key])}, got {value}")
+    if number < LIMIT_MINIMUMS[key]:
+        unitless = isinstance(value, int) and key in ("memory", "file_size")
+        hint = "; sizes are in bytes unless a unit is given, e.g. 2GiB" if unitless else ""
+        raise problem(f"must be at least {_shown(key, LIMIT_MINIMUMS[key])}, got {value}{hint}")
+    return number
+
+
+def _user(value: Any) -> str:
+    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    if not text or (isinstance(value, int) and not text.isdigit()):
+        raise problem(f"expected a user name or a numeric user id, got {describe(value)}")
+    return text
+
+
+Limit = Annotated[int | str | None, BeforeValidator(_limit)]
+
+
+class LimitsFile(Section):
+    memory: Limit = None
+    cpu: Limit = None
+    processes: Limit = None
+    open_files: Limit = None
+    file_size: Limit = None
+    output: Limit = None
+    user: Annotated[str | None, BeforeValidator(_user)] = None
+
+
+def _out_of_range(value: Any, loc: Loc = ()) -> tuple[Loc, str] | None:
+    """The first whole number in ``value`` beyond what any rule takes, and why."""
+    if isinstance(value, LongNumber) or (isinstance(value, int) and not -MAX_INT <= value <= MAX_INT):
+        return loc, f"must be from {-MAX_INT} to {MAX_INT}, got {value}"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if found := _out_of_range(item, (*loc, key)):
+            return found
+    return None
+
+
+def _rules(value: Any) -> Ruleset:
+    if isinstance(value, str):
+        try:
+            return make_ruleset(value)
+        except BarbuError as e:
+            raise problem(str(e)) from None
+    if not isinstance(value, dict):
+        raise problem(f"expected a preset name or a mapping (preset and switches), got {describe(value)}")
+    known_keys(value, ("preset", *SWITCHES))
+    preset = "standard"
+    if "preset" in value:
+        if not isinstance(value["preset"], str):
+            raise problem(f"expected text, got {describe(value['preset'])}", node=("preset",))
+        preset = value["preset"]
+        try:
+            make_ruleset(preset)
+        except BarbuError as e:
+            raise problem(str(e), node=("preset",)) from None
+    overrides = {key: switch for key, switch in value.items() if key != "preset"}
+    for key, switch in overrides.items():
+        if found := _out_of_range(switch, (key,)):
+            raise problem(found[1], node=found[0], where=(key,))
+        try:
+            make_ruleset(preset, {key: switch})
+        except BarbuError as e:
+            raise problem(str(e), node=(key,)) from None
+    return make_ruleset(preset, overrides)
+
+
+def _format(value: Any) -> TournamentFormat:
+    text = checks.text(value)
+    if text not in FORMATS:
+        raise problem(f"{text!r} is not a format; use one of {', '.join(FORMATS)}")
+    return TournamentFormat(text)
+
+
+def _isolation(value: Any) -> Isolation:
+    text = checks.text(value)
+    if text not in tuple(Isolation):
+        raise problem(f"{text!r} is not an isolation; use one of {', '.join(Isolation)}")
+    return Isolation(text)
+
+
+def _parallelism(value: Any) -> int | None:
+    return None if value == "auto" else checks.whole(1, MAX_PARALLELISM)(value)
+
+
+def _not_empty(what: str) -> BeforeValidator:
+    def check(value: Any) -> str:
+        if not checks.text(value).strip():
+            raise problem(what)
+        return value
+
+    return BeforeValidator(check)
+
+
+def _cluster(value: Any) -> str:
+    address = checks.text(value).strip()
+    if why := checks.cluster_address_problem(address):
+        raise problem(why)
+    return address
+
+
+def _entrant_list(value: Any) -> Any:
+    if not isinstance(value, list):
+        raise problem(f"expected a list of entrants (each a name and a command), got {describe(value)}")
+    return value
+
+
+class TournamentFile(Section):
+    """The whole file (docs/tournaments.md describes every key)."""
+
+    required: ClassVar[dict[str, str]] = {
+        "entrants": "the key 'entrants' is missing: list at least 2 bots, each with a name and a command"
+    }
+
+    name: Annotated[str | None, BeforeValidator(checks.name)] = None
+    description: Annotated[str, BeforeValidator(checks.text)] = ""
+    entrants: Annotated[list[EntrantFile], BeforeValidator(_entrant_list)]
+    rules: Annotated[Ruleset | None, BeforeValidator(_rules)] = None
+    format: Annotated[TournamentFormat, BeforeValidator(_format)] = TournamentFormat.ROUND_ROBIN
+    challenger: Annotated[str | None, BeforeValidator(checks.text)] = None
+    copies: Annotated[bool, BeforeValidator(checks.flag)] = True
+    rounds: Annotated[int, BeforeValidator(checks.whole(minimum=1))] = 1
+    seed: Annotated[int, BeforeValidator(checks.whole(minimum=0))] = 0
+    deals: Annotated[str | None, BeforeValidator(checks.text)] = None
+    time_control: TimeControlFile = TimeControlFile()
+    faults: FaultsFile = FaultsFile()
+    parallelism: Annotated[int | None, BeforeValidator(_parallelism)] = None
+    database: Annotated[str | None, _not_empty("the database name is empty: give an SQLite file or a database URL")] = (
+        None
+    )
+    log_folder: Annotated[str | None, _not_empty("the folder name is empty")] = None
+    standings_every: Annotated[int, BeforeValidator(checks.whole(minimum=0))] = 0
+    limits: LimitsFile = LimitsFile()
+    isolation: Annotated[Isolation | None, BeforeValidator(_isolation)] = None
+    cluster: Annotated[str | None, BeforeValidator(_cluster)] = None
+
+    @field_validator("entrants")
+    @classmethod
+    def _unique_names(cls, entrants: list[EntrantFile]) -> list[EntrantFile]:
+        seen: dict[str, int] = {}
+        for i, entrant in enumerate(entrants):
+            if entrant.name in seen:
+                raise problem(
+                    f"{entrant.name!r} is already the name of entrants[{seen[entrant.name]}]", node=(i, "name")
+                )
+            seen[entrant.name] = i
+        return entrants
+
+    @model_validator(mode="after")
+    def _fits_together(self) -> TournamentFile:
+        names = [e.name for e in self.entrants]
+        count, fmt = len(names), self.format
+        if count < 2:
+            raise problem(f"a tournament needs at least 2 entrants, got {count}", node=("entrants",), at_key=True)
+        if fmt == TournamentFormat.GAUNTLET:
+            if self.challenger is None:
+                raise problem(
+                    "the gauntlet format needs a 'challenger': one entrant's name",
+                    node=("format",), where=("challenger",), at_key=True,
+                )  # fmt: skip
+            if self.challenger not in names:
+                raise problem(
+                    f"{self.challenger!r} is not an entrant (entrants: {', '.join(names)})", node=("challenger",)
+                )
+            if count < 4 and not self.copies:
+                raise problem(
+                    f"a gauntlet needs the challenger and at least 3 others when 'copies' is false, got {count} entrants",
+                    node=("entrants",), at_key=True,
+                )  # fmt: skip
+        else:
+            if self.challenger is not None:
+                raise problem(
+                    f"only the gauntlet format has a challenger, not {fmt}", node=("challenger",), at_key=True
+                )
+            if count < 4 and not self.copies:
+                raise problem(
+                    f"the {fmt} format needs at least 4 entrants when 'copies' is false "
+                    f"(copies of an entrant fill a table otherwise), got {count}",
+                    node=("entrants",), at_key=True,
+                )  # fmt: skip
+        per_round = schedule_size(fmt, count, 1)
+        if per_round * self.rounds > MAX_MATCHES:
+            at_rounds = "rounds" in self.model_fields_set and per_round <= MAX_MATCHES
+            raise problem(
+                f"{self.rounds} round(s) of {per_round} matches ({count} entrants, {fmt}) make "
+                f"{per_round * self.rounds} matches; a tournament has at most {MAX_MATCHES}",
+                node=("rounds",) if at_rounds else ("entrants",), at_key=not at_rounds,
+            )  # fmt: skip
+        return self
+
+
+def validate(data: Any, lines: Lines) -> TournamentFile:
+    """The file's values as a :class:`TournamentFile`; its first mistake as one ConfigError."""
+    try:
+        return TournamentFile.model_validate(data)
+    except ValidationError as e:
+        raise config_error(e, lines) from None
+
+
+def config_error(e: ValidationError, lines: Lines) -> ConfigError:
+    error = e.errors(include_url=False)[0]
+    loc: Loc = tuple(error["loc"])
+    ctx = error.get("ctx") or {}
+    if error["type"] != "config":  # a check pydantic made itself (none is expected): its own words
+        return lines.error(loc, printable(error["msg"]))
+    node = (*loc, *ctx["node"])
+    where = None if ctx["where"] is None else (*loc, *ctx["where"])
+    return lines.error(node, ctx["message"], where=where, at_key=ctx["at_key"])
