@@ -26,7 +26,7 @@ from arbiter.files import read_text
 from arbiter.process.limits import Limits
 from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.timecontrol import TimeControl
-from arbiter.text import printable
+from arbiter.text import printable, without_password
 from arbiter.tournament.config.checks import NAME_RE, cluster_address_problem
 from arbiter.tournament.config.deals import read_deals
 from arbiter.tournament.config.environment import (
@@ -110,7 +110,7 @@ def _build(file: TournamentFile, lines: Lines, text: str, base: Path) -> Tournam
         isolation=file.isolation,
         cluster=file.cluster,
         description=file.description,
-        source=_without_password(text, file.database, lines),
+        source=_kept_source(text, file.database, lines),
         where=where,
     )
 
@@ -137,11 +137,9 @@ def _database(text: str, base: Path) -> str:
     return text
 
 
-def _without_password(text: str, database: str | None, lines: Lines) -> str:
+def _kept_source(text: str, database: str | None, lines: Lines) -> str:
     """The file's text as the database keeps it: never with the database's password."""
-    from arbiter.tournament.storage.db import shown
-
-    if database is None or "://" not in database or (hidden := shown(database)) == database:
+    if database is None or "://" not in database or (hidden := without_password(database)) == database:
         return text
     node = lines.nodes[("database",)][1]
     return text[: node.start_mark.index] + json.dumps(hidden) + text[node.end_mark.index :]

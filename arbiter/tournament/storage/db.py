@@ -52,14 +52,6 @@ def database_url(value: str | None = None, base_dir: Path | None = None) -> str:
     return value
 
 
-def shown(url: str) -> str:
-    """The URL with its password hidden, for messages."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except (ArgumentError, ValueError):
-        return url
-
-
 def open_database(value: str | None = None, *, create: bool = True) -> Engine:
     """An engine for the database ``value`` names. ``create``: make the file and its missing
     tables (a run); else the database must exist, and an SQLite file is opened read-only,

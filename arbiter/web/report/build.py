@@ -214,7 +214,7 @@ def _report_data(
 
     from arbiter.replay.model import CONTRACT_NAMES
     from arbiter.tournament.ratings import MU
-    from arbiter.tournament.storage import shown
+    from arbiter.text import without_password
 
     t = g.tournament
     contracts = [c.value for c in rules.contracts]
@@ -223,7 +223,7 @@ def _report_data(
     return {
         "version": DATA_VERSION,
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "database": shown(g.db_url),
+        "database": without_password(g.db_url),
         "tournament": {
             "name": t.name,
             "format": t.format,
