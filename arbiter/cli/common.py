@@ -19,7 +19,6 @@ from typing import Any, NoReturn
 
 import typer
 from barbu.rules import BarbuError
-
 from rich.console import Console
 from rich.segment import Segment
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -33,7 +33,7 @@ def selfplay(
         str, typer.Option("--rules", metavar="PRESET", help="Rules preset: standard, seed_fi, seed_pl, seed_de_fr.")
     ] = "standard",
     settings: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option(
             "--set", metavar="SWITCH=VALUE", help="Override a rules switch: --set domino_ace=low (repeatable)."
         ),
@@ -80,12 +80,12 @@ def match(
     ],
     seed: Annotated[int, typer.Option(metavar="N", min=0, max=MAX_SEED, help="Seed for the deals.")] = 0,
     log_file: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--log", metavar="FILE", help="Match log path (default: logs/match-SEED-TIME.jsonl)."),
     ] = None,
     rules: Annotated[str, typer.Option("--rules", metavar="PRESET", help="Rules preset.")] = "standard",
     settings: Annotated[
-        Optional[list[str]], typer.Option("--set", metavar="SWITCH=VALUE", help="Override a rules switch (repeatable).")
+        list[str] | None, typer.Option("--set", metavar="SWITCH=VALUE", help="Override a rules switch (repeatable).")
     ] = None,
     first_declarer: Annotated[int, typer.Option(metavar="SEAT", min=0, max=3, help=FIRST_DECLARER_HELP)] = 0,
     time_per_decision: Annotated[
@@ -101,7 +101,7 @@ def match(
         int, typer.Option("--max-strikes", metavar="N", min=1, max=1000, help="Faults before a seat forfeits.")
     ] = 3,
     listen: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(metavar="HOST:PORT", help="Listen on host:port (or unix:PATH) instead of a private Unix socket."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,

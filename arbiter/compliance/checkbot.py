@@ -348,7 +348,7 @@ def check_bot(
         report.steps = _judge(sessions, time_limit, exit_grace)
         report.pids = [s.pid for s in sessions if s.pid]
     finally:
-        for q, level in zip(quiet, levels):
+        for q, level in zip(quiet, levels, strict=True):
             q.setLevel(level)
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)

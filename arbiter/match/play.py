@@ -429,9 +429,9 @@ class MatchHost:
         forfeits = set(result.forfeits) if result is not None else set()
         graces = [min(grace, 0.5) if s.index in forfeits else grace for s in drop]
         ends = await self._retire([s.process for s in drop], [s.session.stream for s in drop], graces)
-        cpu += sum(max(0.0, used - s.cpu_start) for (used, _), s in zip(ends, drop))
+        cpu += sum(max(0.0, used - s.cpu_start) for (used, _), s in zip(ends, drop, strict=True))
         self._trim()
-        return [s.index for s in keep], cpu, {s.index: end for (_, end), s in zip(ends, drop)}
+        return [s.index for s in keep], cpu, {s.index: end for (_, end), s in zip(ends, drop, strict=True)}
 
     def _trim(self) -> None:
         """At most ``keep_per_entrant`` kept processes per entrant and ``keep_total`` in all:

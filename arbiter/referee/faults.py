@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from barbu.matchlog import FaultKind  # the log format's vocabulary: one source for both
+
 from arbiter.model import FaultRecord as FaultRecord  # what a fault is: the match model's type
 
 TERMINAL = (FaultKind.CRASH, FaultKind.DISCONNECT)

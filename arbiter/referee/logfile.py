@@ -23,8 +23,8 @@ import io
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from arbiter.errors import LogFileError
 from arbiter.files import human_size, kind_of, lock_exclusive, output_path, read_text

@@ -16,9 +16,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterable, Sequence
 
 import trueskill
 
@@ -100,7 +100,7 @@ class RatingBook:
         self.ratings: dict[str, trueskill.Rating] = {e: ENV.create_rating() for e in entrants}
         self.games: dict[str, int] = {e: 0 for e in self.ratings}
 
-    def copy(self) -> "RatingBook":
+    def copy(self) -> RatingBook:
         other = RatingBook([])
         other.ratings = dict(self.ratings)
         other.games = dict(self.games)
@@ -114,7 +114,7 @@ class RatingBook:
         places = outcome.places()
         groups = [(self.ratings[e],) for e in entrants]
         rated = ENV.rate(groups, ranks=[places[e] - 1 for e in entrants])
-        new = {e: group[0] for e, group in zip(entrants, rated)}
+        new = {e: group[0] for e, group in zip(entrants, rated, strict=True)}
         self.ratings.update(new)
         for e in entrants:
             self.games[e] += 1

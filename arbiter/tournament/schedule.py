@@ -26,9 +26,8 @@ import hashlib
 import itertools
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
-
 
 MATCH_KEY = r"r\d+-t\d{3,}-\d+|s\d+-[ab]\d+"
 """Every match key a schedule makes: round, table, rotation (``r1-t003-2``), or an A/B test's

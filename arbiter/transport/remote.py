@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from barbu import wire
 from barbu.rules import MatchState, Phase, View

@@ -224,7 +224,7 @@ class ArbiterServer:
         # A stream that says nothing costs a coroutine, not a thread; it is cut all the same.
         try:
             first = await asyncio.wait_for(context.read(), self.hello_seconds)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.refuse("", f"a connection sent no hello within {self.hello_seconds:g}s")
             await context.abort(grpc.StatusCode.CANCELLED, f"no hello within {self.hello_seconds:g}s")
         if first is grpc.aio.EOF:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import secrets
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from barbu.v1 import arbiter_pb2 as pb
@@ -31,7 +32,7 @@ class Flag(asyncio.Event):
         """Wait until the flag is set, or ``timeout`` seconds; whether it is set."""
         try:
             await asyncio.wait_for(self.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         return self.is_set()
 

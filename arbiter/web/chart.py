@@ -5,8 +5,8 @@ plot area, its scales and its ticks. The templates draw them with the ``axes`` m
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 
 def nice_step(span: float, target: int = 6) -> float:

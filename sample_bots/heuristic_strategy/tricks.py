@@ -37,7 +37,13 @@ class Penalties:
     __slots__ = ("card", "dump", "dump_w", "penalty_mask", "trick")
 
     def __init__(self, rules, contract: Contract):
-        v = dict(zip(("trick", "heart", "heart_ace", "queen", "king", "t12", "t13", "trump"), rules.score_values))
+        v = dict(
+            zip(
+                ("trick", "heart", "heart_ace", "queen", "king", "t12", "t13", "trump"),
+                rules.score_values,
+                strict=True,
+            )
+        )
         salad = contract is Contract.SALAD
         card = [0.0] * 52
         if contract is Contract.NO_HEARTS or salad:

@@ -102,7 +102,7 @@ def arbiter_cases(
     )
     assert driver.returncode == 0, driver.stderr.decode()[-3000:]
     out = []
-    for (argv, _), r in zip(cases, json.loads(driver.stdout)):
+    for (argv, _), r in zip(cases, json.loads(driver.stdout), strict=True):
         stdout, stderr = base64.b64decode(r["stdout"]), base64.b64decode(r["stderr"])
         result = subprocess.CompletedProcess(
             argv, r["code"], stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace")

@@ -13,9 +13,8 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-import pytest
-
 import barbu
+import pytest
 
 SDK = Path(barbu.__file__).resolve().parent
 GENERATED = ("barbu.v1",)

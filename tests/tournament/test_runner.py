@@ -9,14 +9,13 @@ import textwrap
 import pytest
 from barbu.matchlog import verify
 
-from arbiter.errors import ConfigError
+from arbiter.errors import ConfigError, TournamentInterrupted
 from arbiter.referee.logfile import read_log_lines
 from arbiter.tournament.config import override, parse_config
-from arbiter.errors import TournamentInterrupted
 from arbiter.tournament.loop import run_tournament
-from arbiter.tournament.worker import file_sha256
 from arbiter.tournament.schedule import build_schedule
 from arbiter.tournament.storage import Repo, open_database
+from arbiter.tournament.worker import file_sha256
 
 from . import inproc
 from .conftest import ROOT
@@ -60,7 +59,7 @@ def test_a_whole_tournament_in_process(tmp_path):
     t, rows, final, history, faults = stored(db(tmp_path))
     assert t.finished_at is not None and t.total_matches == 20
     assert [r.number for r in rows] == list(range(20))
-    for r, m in zip(rows, schedule):
+    for r, m in zip(rows, schedule, strict=True):
         assert json.loads(r.seats) == list(m.seats) and r.key == m.key and r.seed == m.seed
         assert r.log_sha256 == file_sha256(r.log_path)
         report = verify(read_log_lines(r.log_path))

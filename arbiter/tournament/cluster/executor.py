@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.errors import ArbiterError, TournamentError
+from arbiter.model import MatchOutcome, MatchTask
 from arbiter.text import printable
 from arbiter.tournament.cluster.plugin import PLUGIN, ArenaPlugin, play_on_worker, retire_idle_matches
 from arbiter.tournament.cluster.shipping import (
@@ -36,7 +37,6 @@ from arbiter.tournament.cluster.shipping import (
     variable_name,
 )
 from arbiter.tournament.config import TournamentConfig
-from arbiter.model import MatchOutcome, MatchTask
 from arbiter.tournament.worker import play_match
 
 CONNECT_SECONDS = 10.0  # to reach the scheduler

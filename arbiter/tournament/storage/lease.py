@@ -24,7 +24,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import Float, cast, extract, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
@@ -104,7 +104,7 @@ class Holder:
     age: float  # seconds since its last heartbeat, by the database's clock
 
     def describe(self) -> str:
-        since = datetime.fromtimestamp(self.taken_at, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        since = datetime.fromtimestamp(self.taken_at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
         return f"pid {self.pid} on host {self.host} (since {since}, last heartbeat {max(0.0, self.age):.0f}s ago)"
 
     def gone(self, here: Me) -> bool:

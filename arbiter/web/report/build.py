@@ -20,8 +20,8 @@ from barbu.rules import BarbuError
 
 from arbiter.errors import ReportError
 from arbiter.files import write_text_atomic
-from arbiter.web.report.gather import Gathered, gather
 from arbiter.replay.facts import DealFacts, Facts
+from arbiter.web.report.gather import Gathered, gather
 from arbiter.web.report.logs import read_match_log
 from arbiter.web.report.render import Colours, chart, render_page
 from arbiter.web.report.stats import Analysis, contract_stats, doubling_stats, fault_counts, rating_series

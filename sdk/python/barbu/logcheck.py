@@ -8,8 +8,9 @@ engine; the first line that is malformed or contradicts the rules raises :class:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, NoReturn
+from typing import Any, NoReturn
 
 from .loglines import FAULT_KINDS, FORMAT
 from .rules import (

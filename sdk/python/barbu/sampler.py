@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from math import factorial
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .rules import tricks as _tricks
 from .rules.actions import Phase
@@ -328,7 +329,7 @@ class Sampler:
             return self._template.clone()
         state = self._template.clone()
         state.hands = list(hands)
-        state.dealt = tuple(h | p for h, p in zip(hands, self._played_by))
+        state.dealt = tuple(h | p for h, p in zip(hands, self._played_by, strict=True))
         state._legal = -1
         return state
 
@@ -398,7 +399,7 @@ def replay(view: View, hands: Sequence[int], stop: int | None = None) -> MatchSt
     quota[view.declarer] = current
     state.quota_doubles = quota
     played = _played_by(view)
-    state.deal([h | p for h, p in zip(hands, played)])
+    state.deal([h | p for h, p in zip(hands, played, strict=True)])
     actions: list[tuple[int, Any]] = []
     if view.declaration is not None:
         actions.append((view.declarer, view.declaration))
