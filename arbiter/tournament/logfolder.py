@@ -124,10 +124,9 @@ class LogFolder:
     def _check_strangers(self, recorded: dict[str, str], sha256, mark: dict) -> None:
         """With no marker of this database: every log of the tournament already in the folder
         must be one of this database's records, unchanged."""
-        strangers = []
-        for path in self.logs():
-            if path.name.endswith(".part") or recorded.get(path.name) != sha256(path):
-                strangers.append(path)
+        strangers = [
+            path for path in self.logs() if path.name.endswith(".part") or recorded.get(path.name) != sha256(path)
+        ]
         if not strangers:
             return
         whose = ""

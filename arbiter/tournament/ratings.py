@@ -202,24 +202,29 @@ def standings(entrants: Sequence[str], matches: Sequence[MatchRecord], duplicate
     for row in rows.values():
         row.mean_score, row.ci95 = mean_with_ci(row.scores)
     if duplicate:
-        diffs: dict[str, list[float]] = {e: [] for e in entrants}
-        by_game: dict[int, list[MatchRecord]] = {}
-        for m in matches:
-            by_game.setdefault(m.game, []).append(m)
-        for game in by_game.values():
-            outcome = game_outcome(game)
-            if outcome is None or len(outcome.scores) < 2:
-                continue
-            for e, score in outcome.scores.items():
-                others = [s for o, s in outcome.scores.items() if o != e]
-                if e in diffs:
-                    diffs[e].append(float(score - sum(others, Fraction(0)) / len(others)))
-        for e, values in diffs.items():
+        for e, values in _duplicate_diffs(entrants, matches).items():
             rows[e].duplicate_diff, rows[e].duplicate_ci95 = mean_with_ci(values)
     ordered = sorted(rows.values(), key=lambda r: (-r.rating, -r.mu, r.name))
     for i, row in enumerate(ordered, start=1):
         row.rank = i
     return ordered
+
+
+def _duplicate_diffs(entrants: Sequence[str], matches: Sequence[MatchRecord]) -> dict[str, list[float]]:
+    """Per entrant, each game's score less the mean of the others' on the same deals."""
+    diffs: dict[str, list[float]] = {e: [] for e in entrants}
+    by_game: dict[int, list[MatchRecord]] = {}
+    for m in matches:
+        by_game.setdefault(m.game, []).append(m)
+    for game in by_game.values():
+        outcome = game_outcome(game)
+        if outcome is None or len(outcome.scores) < 2:
+            continue
+        for e, score in outcome.scores.items():
+            others = [s for o, s in outcome.scores.items() if o != e]
+            if e in diffs:
+                diffs[e].append(float(score - sum(others, Fraction(0)) / len(others)))
+    return diffs
 
 
 def mean_with_ci(values: Sequence[float]) -> tuple[float | None, tuple[float, float] | None]:

@@ -173,10 +173,7 @@ def build_schedule(
         for t, seating in enumerate(round_tables(fmt, entrants, r, seed, challenger)):
             for k, seats in enumerate(rotations(seating)):
                 number = len(matches)
-                if fmt == "duplicate":
-                    block = game  # the rotations of a set share its deals
-                else:
-                    block = number
+                block = game if fmt == "duplicate" else number  # the rotations of a set share its deals
                 matches.append(
                     ScheduledMatch(
                         number=number,

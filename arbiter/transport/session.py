@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -30,10 +31,8 @@ class Flag(asyncio.Event):
 
     async def wait_for(self, timeout: float) -> bool:
         """Wait until the flag is set, or ``timeout`` seconds; whether it is set."""
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.wait(), timeout)
-        except TimeoutError:
-            pass
         return self.is_set()
 
 

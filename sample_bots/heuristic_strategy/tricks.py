@@ -108,10 +108,7 @@ def p_win_later(k: Knowledge, c: int) -> float:
     lower = k.lower_unseen(c)
     higher = k.higher_unseen(c)
     mine_below = (k.hand & BELOW[c]).bit_count()
-    if lower + higher == 0:
-        p = 0.5
-    else:
-        p = ((lower + 0.5) / (lower + higher + 1)) ** SHARPNESS
+    p = 0.5 if lower + higher == 0 else ((lower + 0.5) / (lower + higher + 1)) ** SHARPNESS
     return p * COVER**mine_below
 
 

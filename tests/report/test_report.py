@@ -139,6 +139,23 @@ def test_contract_averages_match_the_logs(which, request):
             assert cell == f"{c['all'][name][contract]['mean']:+.1f}".replace("-", "−")
 
 
+class _Doubling(Visitor):
+    """Each deal's final doubling (pair levels, who doubled whom) and its scores."""
+
+    def __init__(self):
+        self.deals: dict[int, dict] = {}
+
+    def visit(self, line, state):
+        obj = line.obj
+        if obj.get("type") == "double":  # the last one of a deal leaves the final doubling
+            self.deals[obj["deal"]] = {"levels": [list(r) for r in state.levels], "doubled": list(state.doubled)}
+        elif obj.get("type") == "deal_end":
+            self.deals[obj["deal"]].update(raw=obj["raw"], scores=obj["scores"])
+
+    def end(self, verification):
+        return verification
+
+
 def doubling_from_engine(league):
     """Doubles, redoubles and the settlement they brought, from the engine's own doubling state
     (the verifier's pass over each log: pair levels, and who doubled whom first)."""
@@ -146,20 +163,9 @@ def doubling_from_engine(league):
     out: dict[str, dict] = defaultdict(lambda: {"doubles": 0, "redoubles": 0, "acted": [], "passive": []})
     for row in rows:
         seats = json.loads(row.seats)
-        deals: dict[int, dict] = {}
-
-        class Doubling(Visitor):
-            def visit(self, line, state):
-                obj = line.obj
-                if obj.get("type") == "double":  # the last one of a deal leaves the final doubling
-                    deals[obj["deal"]] = {"levels": [list(r) for r in state.levels], "doubled": list(state.doubled)}
-                elif obj.get("type") == "deal_end":
-                    deals[obj["deal"]].update(raw=obj["raw"], scores=obj["scores"])
-
-            def end(self, verification):
-                return verification
-
-        v = read_log(read_log_lines(row.log_path), Doubling())
+        doubling = _Doubling()
+        v = read_log(read_log_lines(row.log_path), doubling)
+        deals = doubling.deals
         assert v.valid and v.complete
         m = MULTIPLIERS[ruleset_from_json(v.header["rules"]).double_scoring]
         for st in deals.values():

@@ -134,13 +134,16 @@ def expected_double_targets(rules, state) -> set[int]:
     for t in range(4):
         if t == seat or level[t] >= 2:
             continue
-        if t in doubled_me:  # a redouble, in either round
+        if t in doubled_me or (
+            first_round  # a new double
+            and seat != declarer
+            and (
+                rules.double_targets == "any"
+                or t == declarer
+                or (rules.double_targets == "standard" and not contract.is_positive)
+            )
+        ):  # a redouble, in either round
             out.add(t)
-        elif first_round and seat != declarer:  # a new double
-            if rules.double_targets == "any" or (
-                t == declarer or (rules.double_targets == "standard" and not contract.is_positive)
-            ):
-                out.add(t)
     return out
 
 

@@ -11,6 +11,7 @@ The PostgreSQL fixtures are the tournament suite's (a throwaway server started b
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -217,10 +218,8 @@ def wait_gone(tag: str, seconds: float = 20) -> list[int]:
 
 def kill_tagged(tag: str) -> None:
     for pid in processes_tagged(tag):
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 def wait_for(predicate, seconds: float, what: str) -> None:

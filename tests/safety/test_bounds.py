@@ -105,7 +105,7 @@ def test_endless_and_hostile_inputs(tmp_path):
         (["standings", "--db", str(deep)], "cannot read database"),
         (["report", "--html", str(tmp_path / "r.html"), "--db", "/dev/null"], "is a character device"),
     ]
-    for (args, words), r in zip(cases, arbiter_cases([(args, tmp_path) for args, _ in cases]), strict=True):
+    for (_, words), r in zip(cases, arbiter_cases([(args, tmp_path) for args, _ in cases]), strict=True):
         assert_one_error(r, 2, words)
 
 
@@ -143,7 +143,7 @@ def test_command_line_values(tmp_path):
     ]
     (tmp_path / "taken").write_text("a user's file, not a socket")
     tournament(tmp_path, "")
-    for (args, words), r in zip(cases, arbiter_cases([(args, tmp_path) for args, _ in cases]), strict=True):
+    for (_, words), r in zip(cases, arbiter_cases([(args, tmp_path) for args, _ in cases]), strict=True):
         assert_one_error(r, 2, words)
     assert (tmp_path / "taken").read_text() == "a user's file, not a socket"
     assert not (tmp_path / "logs").exists()  # no match was started by any of them
@@ -163,7 +163,7 @@ def test_every_command_without_its_required_option(tmp_path):
     cases = [([command], words) for command, words in REQUIRED.items()]
     cases += [(["selfplay", "--out", "x.jsonl", "--bogus"], "No such option: --bogus")]
     cases += [(["no-such-command"], "No such command")]
-    for (args, words), r in zip(cases, arbiter_cases([(args, tmp_path) for args, _ in cases]), strict=True):
+    for (_, words), r in zip(cases, arbiter_cases([(args, tmp_path) for args, _ in cases]), strict=True):
         assert_one_error(r, 2, words)
 
 

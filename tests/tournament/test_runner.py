@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+from pathlib import Path
 
 import pytest
 from barbu.matchlog import verify
@@ -137,7 +138,7 @@ def test_duplicate_with_a_deal_file(tmp_path):
     assert deals_of(rows[2]) == deals_of(rows[3]) == [sorted(map(sorted, h)) for h in file_deals[4:8]]
     held = {}
     for row in rows[:2]:
-        for o in map(json.loads, open(row.log_path)):
+        for o in map(json.loads, Path(row.log_path).read_text().splitlines()):
             if o["type"] == "deal":
                 for seat, name in enumerate(json.loads(row.seats)):
                     held.setdefault(name, set()).add((o["deal"], seat))
@@ -239,7 +240,7 @@ def test_ctrl_c_stops_the_workers_and_keeps_what_is_recorded(tmp_path):
     end = time.monotonic() + 10
     while _group_members(proc.pid) and time.monotonic() < end:
         time.sleep(0.05)
-    left = {p: open(f"/proc/{p}/cmdline", "rb").read() for p in _group_members(proc.pid)}
+    left = {p: Path(f"/proc/{p}/cmdline").read_bytes() for p in _group_members(proc.pid)}
     assert left == {}  # the workers are gone too
     assert "of 8 matches are recorded; run the same command again to finish" in err and "Traceback" not in err
     _, rows, *_ = stored(db(tmp_path))

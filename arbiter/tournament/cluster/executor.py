@@ -205,10 +205,8 @@ class DaskExecutor:
 
 def _quietly(action: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """Clean-up that may find a worker or the scheduler gone (their own clean-up then does it)."""
-    try:
+    with suppress(Exception):
         action(*args, **kwargs)
-    except Exception:
-        pass
 
 
 def _connect(address: str) -> Any:

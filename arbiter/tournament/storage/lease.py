@@ -17,6 +17,7 @@ the holder frees the row (``owner`` empty); the row stays, with its ``folder_key
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -76,10 +77,8 @@ class Me:
 def me() -> Me:
     host = socket.gethostname()
     pidns = ""
-    try:
+    with contextlib.suppress(OSError):
         pidns = os.readlink("/proc/self/ns/pid")
-    except OSError:
-        pass
     node = f"{host}/{_read('/proc/sys/kernel/random/boot_id')}/{pidns}"
     return Me(host, os.getpid(), node, process_start(os.getpid()) or 0)
 
