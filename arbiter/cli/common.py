@@ -13,7 +13,7 @@ import os
 import socket
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
@@ -36,7 +36,7 @@ class _SafeConsole(Console):
     """A rich Console that spells out control characters in the text it prints (its own
     styling codes are added after, so they still work)."""
 
-    def _render_buffer(self, buffer):  # rich's one funnel from segments to the terminal
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:  # rich's one funnel from segments to the terminal
         safe = (
             seg if seg.control else Segment(printable(seg.text, newlines=True), seg.style, seg.control)
             for seg in buffer

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from arbiter.cli.common import check_listen, fail, print_json, user_errors
 from arbiter.text import printable
+
+if TYPE_CHECKING:
+    from barbu.rules import Ruleset
 
 MAX_SEED = 2**63 - 1  # seeds are kept as signed 64-bit numbers (the results database's)
 FIRST_DECLARER_HELP = (
@@ -18,7 +21,7 @@ FIRST_DECLARER_HELP = (
 FORCE_HELP = "Replace the files of an earlier match at that path (never in a tournament's log folder)."
 
 
-def rules_of(preset: str, settings: list[str] | None):
+def rules_of(preset: str, settings: list[str] | None) -> Ruleset:
     from barbu.rules import make_ruleset, parse_switch_assignments
 
     return make_ruleset(preset, parse_switch_assignments(settings or []))

@@ -15,6 +15,7 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     ProgressColumn,
+    Task,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
@@ -102,7 +103,7 @@ class StandingsTable:
 class _TimeLeftColumn(ProgressColumn):
     """Time left from this run's own pace (matches played since it started), not a short window."""
 
-    def render(self, task) -> Text:
+    def render(self, task: Task) -> Text:
         base, started = task.fields.get("base", 0), task.fields.get("started")
         played = task.completed - base
         if task.finished:

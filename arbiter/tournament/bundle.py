@@ -36,6 +36,7 @@ import uuid
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arbiter.errors import ConfigError, TournamentError
 from arbiter.files import human_size
@@ -291,10 +292,10 @@ _watches: dict[str, _Watch] = {}
 _watches_lock = threading.Lock()
 
 
-_manifests: dict[str, tuple[int, dict]] = {}  # path -> (its mtime_ns, its content)
+_manifests: dict[str, tuple[int, dict[str, Any]]] = {}  # path -> (its mtime_ns, its content)
 
 
-def _manifest(path: Path) -> dict | None:
+def _manifest(path: Path) -> dict[str, Any] | None:
     try:
         mtime = os.stat(path).st_mtime_ns
         known = _manifests.get(str(path))

@@ -19,6 +19,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import trueskill
 
@@ -123,7 +124,7 @@ class RatingBook:
 
 def replay(
     entrants: Iterable[str], matches: Iterable[MatchRecord]
-) -> tuple[RatingBook, list[tuple[GameOutcome, dict]]]:
+) -> tuple[RatingBook, list[tuple[GameOutcome, dict[str, trueskill.Rating]]]]:
     """Ratings after every complete game of ``matches``, applied in schedule order."""
     book = RatingBook(entrants)
     by_game: dict[int, list[MatchRecord]] = {}
@@ -159,7 +160,7 @@ class Standing:
         """The conservative rating: μ − 3σ."""
         return self.mu - 3 * self.sigma
 
-    def to_json(self, duplicate: bool = False) -> dict:
+    def to_json(self, duplicate: bool = False) -> dict[str, Any]:
         out = {
             "rank": self.rank,
             "name": self.name,

@@ -69,7 +69,7 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
-def _serialize(message: Any) -> bytes:
+def _serialize(message: bytes | pb.ArbiterMessage) -> bytes:
     """Responses go out as given when already encoded (the hot path encodes requests itself)."""
     if isinstance(message, bytes):
         return message

@@ -135,7 +135,7 @@ def test_contract_averages_match_the_logs(which, request):
     (all_table, _declarer_table), _ = tables(w.html, "contracts")
     for row in all_table[1:]:
         name = row[0]
-        for contract, cell in zip(c["order"], row[1:], strict=True):
+        for contract, cell in zip([*c["order"], "all"], row[1:], strict=True):  # then the row's total
             assert cell == f"{c['all'][name][contract]['mean']:+.1f}".replace("-", "−")
 
 

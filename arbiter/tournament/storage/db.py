@@ -16,6 +16,7 @@ import stat
 import time
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
@@ -72,7 +73,7 @@ def open_database(value: str | None = None, *, create: bool = True) -> Engine:
             f"not a database URL: {url!r} (e.g. sqlite:///results.db or postgresql+psycopg://user@host/db)"
         ) from None
     backend = parsed.get_backend_name()
-    kwargs: dict = {}
+    kwargs: dict[str, Any] = {}
     if backend == "sqlite":
         db_path = parsed.database
         if db_path and db_path != ":memory:" and not db_path.startswith("file:"):
@@ -175,7 +176,7 @@ def _open_sqlite_reading(db_path: str) -> Engine:
     return create_engine("sqlite://", creator=lambda: connect(extra))
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
+def _sqlite_pragmas(dbapi_connection: sqlite3.Connection, _record: object) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")  # readers (arbiter standings) never block the writer

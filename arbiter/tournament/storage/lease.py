@@ -26,10 +26,12 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import Float, cast, extract, func, insert, select, update
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Engine, Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.sql import ColumnElement
 from sqlmodel import Session
 
 from arbiter.errors import LeaseHeld, StorageError
@@ -83,7 +85,7 @@ def me() -> Me:
     return Me(host, os.getpid(), node, process_start(os.getpid()) or 0)
 
 
-def clock(engine_or_conn: Engine | Connection):
+def clock(engine_or_conn: Engine | Connection) -> ColumnElement[float]:
     """The database's clock as an SQL expression: seconds since the epoch."""
     if engine_or_conn.dialect.name == "sqlite":
         return (func.julianday("now") - 2440587.5) * 86400.0
@@ -117,7 +119,7 @@ class Holder:
         return not self.owner or self.gone(here) or self.age > stale_after
 
 
-def _holder(row, now: float) -> Holder:
+def _holder(row: Row[Any], now: float) -> Holder:
     return Holder(
         row.owner, row.host, row.pid, row.node, row.process_start, row.taken_at, row.heartbeat, now - row.heartbeat
     )
