@@ -14,6 +14,8 @@ from arbiter.text import printable
 if TYPE_CHECKING:
     from barbu.rules import Ruleset
 
+    from arbiter.match.play import BotMatch
+
 MAX_SEED = 2**63 - 1  # seeds are kept as signed 64-bit numbers (the results database's)
 FIRST_DECLARER_HELP = (
     "The seat that declares the first block of contracts; each later block's declarer sits to its left."
@@ -111,9 +113,6 @@ def match(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Play one match between four bot processes over gRPC and write its log."""
-    import time
-
-    from arbiter.files import output_path
     from arbiter.referee.faults import FaultPolicy
     from arbiter.referee.loop import MatchSetup
     from arbiter.referee.timecontrol import TimeControl
@@ -128,12 +127,7 @@ def match(
         fail(str(e))
     for cmd in bots:  # every program and script is there before anything starts, as in tournament files
         bot_command(cmd)
-    default_log = Path("logs") / f"match-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-    log_path = output_path(log_file if log_file is not None else default_log, "--log")
-    stem = log_path.name.removesuffix(".jsonl")
-    check_new_files(
-        "--log", log_path, [log_path, *(log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4))], force
-    )
+    log_path = _match_log_path(log_file, seed, force)
     listen = check_listen(listen)
     from arbiter.match.blocking import play_bot_match  # (gRPC) once the options are known good
     from arbiter.match.play import BotSpec
@@ -153,6 +147,25 @@ def match(
         if "bind" not in str(e):
             raise
         fail(f"--listen {printable(listen)}: cannot listen there")
+    _print_match(played, as_json)
+
+
+def _match_log_path(log_file: str | None, seed: int, force: bool) -> Path:
+    """Where ``arbiter match`` writes its log, checked with the seats' output files beside it."""
+    import time
+
+    from arbiter.files import output_path
+
+    default_log = Path("logs") / f"match-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    log_path = output_path(log_file if log_file is not None else default_log, "--log")
+    stem = log_path.name.removesuffix(".jsonl")
+    check_new_files(
+        "--log", log_path, [log_path, *(log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4))], force
+    )
+    return log_path
+
+
+def _print_match(played: BotMatch, as_json: bool) -> None:
     r = played.result
     if as_json:
         print_json(
