@@ -15,7 +15,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -57,10 +57,8 @@ def _handler(signum: int, frame: object) -> None:
     if _state.stopping is not None:
         _state.noted += 1
         if _state.noted == 1:
-            try:
+            with suppress(OSError):
                 os.write(2, b"stopping: cleaning up, please wait\n")
-            except OSError:
-                pass
         return
     if _state.deferring:
         if _state.pending is None:

@@ -18,6 +18,7 @@ The overhead per match is the extra slot-time a match takes on the cluster:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import socket
@@ -59,19 +60,19 @@ def start_cluster(folder: Path, workers: int = 2) -> tuple[str, list[subprocess.
     from distributed import Client
 
     address = f"tcp://127.0.0.1:{free_port()}"
-    log = open(folder / "cluster.log", "ab")
-    procs = [
-        subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
-                          "--no-dashboard", "--no-show"], stdout=log, stderr=log, start_new_session=True)
-    ]  # fmt: skip
-    for n in range(workers):
-        (folder / f"scratch{n}").mkdir()
-        env = dict(os.environ, BARBU_BUNDLE_CACHE=str(folder / f"cache{n}"))
-        procs.append(
-            subprocess.Popen([DASK, "worker", address, "--nthreads", "1", "--resources", "arena=1", "--no-dashboard",
-                              "--local-directory", str(folder / f"scratch{n}"), "--host", "127.0.0.1"],
-                             stdout=log, stderr=log, env=env, start_new_session=True)
-        )  # fmt: skip
+    with open(folder / "cluster.log", "ab") as log:  # each child holds its own copy
+        procs = [
+            subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
+                              "--no-dashboard", "--no-show"], stdout=log, stderr=log, start_new_session=True)
+        ]  # fmt: skip
+        for n in range(workers):
+            (folder / f"scratch{n}").mkdir()
+            env = dict(os.environ, BARBU_BUNDLE_CACHE=str(folder / f"cache{n}"))
+            procs.append(
+                subprocess.Popen([DASK, "worker", address, "--nthreads", "1", "--resources", "arena=1",
+                                  "--no-dashboard", "--local-directory", str(folder / f"scratch{n}"),
+                                  "--host", "127.0.0.1"], stdout=log, stderr=log, env=env, start_new_session=True)
+            )  # fmt: skip
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         try:
@@ -90,14 +91,10 @@ def stop_cluster(procs: list[subprocess.Popen]) -> None:
     for p in reversed(procs):
         p.send_signal(signal.SIGTERM)
     for p in reversed(procs):
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             p.wait(20)
-        except subprocess.TimeoutExpired:
-            pass
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         p.wait()
 
 

@@ -17,7 +17,15 @@ import statistics
 import time
 
 from barbu.rules import (
-    PRESETS, Phase, apply, deal, legal_actions, make_ruleset, new_match, random_playout, shuffle_hands,
+    PRESETS,
+    Phase,
+    apply,
+    deal,
+    legal_actions,
+    make_ruleset,
+    new_match,
+    random_playout,
+    shuffle_hands,
 )  # fmt: skip
 
 

@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT / "sample_bots"))
 from barbu.rules import PRESETS, make_ruleset  # noqa: E402
 from heuristic_bot import HeuristicBot  # noqa: E402
 
-from arbiter.referee.players import RandomPlayer, StrategyPlayer  # noqa: E402
 from arbiter.match.blocking import run_blocking  # noqa: E402
 from arbiter.referee.loop import MatchSetup, Referee  # noqa: E402
+from arbiter.referee.players import RandomPlayer, StrategyPlayer  # noqa: E402
 
 # two-sided 95% Student t quantiles by degrees of freedom (normal beyond 30)
 _T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23,
@@ -99,7 +99,7 @@ def main() -> None:
 
     heur = [r[0] for r in rows]
     rand = [r[1] for r in rows]
-    margins = [h - r for h, r in zip(heur, rand)]
+    margins = [h - r for h, r in zip(heur, rand, strict=True)]
     n = len(rows)
     mean_margin = statistics.mean(margins)
     half = t95(n - 1) * statistics.stdev(margins) / n**0.5

@@ -40,9 +40,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from unittest import mock
 
 import grpc
@@ -51,9 +52,9 @@ from barbu.matchlog import MatchLogWriter
 from barbu.rules import Phase, deal, make_ruleset, new_match, observe, shuffle_hands
 from barbu.v1 import arbiter_pb2 as pb
 
+from arbiter.match.blocking import BlockingHost, run_blocking
 from arbiter.match.play import BotSpec, MatchHost
 from arbiter.process.procfs import tree_cpu_seconds
-from arbiter.match.blocking import BlockingHost, run_blocking
 from arbiter.referee.loop import MatchSetup, _BufferedWriter
 from arbiter.transport.server import MAX_MESSAGE_BYTES, SERVICE, ArbiterServer, server_options
 from arbiter.transport.session import GONE, Stream
@@ -306,7 +307,7 @@ def main() -> None:
     bare = statistics.median(measured.floors)
     # Each round's match against the floor measured just before it (the load changes from one
     # minute to the next): the median of those ratios.
-    z = statistics.median(d / f for d, f in zip(measured.per_decision, measured.floors))
+    z = statistics.median(d / f for d, f in zip(measured.per_decision, measured.floors, strict=True))
     print(f"floor: {bare * 1000:.3f} ms per exchange (median of {len(measured.floors)} runs of {args.exchanges}); "
           f"match {statistics.median(measured.per_decision) * 1000:.3f} ms per decision asked "
           f"(median of {len(measured.per_decision)})")  # fmt: skip

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from barbu.rules import make_ruleset
 
-from arbiter.referee.logfile import AtomicLogFile
 from arbiter.match.blocking import run_blocking
+from arbiter.referee.logfile import AtomicLogFile
 from arbiter.referee.loop import MatchSetup, Referee
 from arbiter.referee.players import RandomPlayer
 from arbiter.replay.model import load_replay

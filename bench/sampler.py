@@ -83,9 +83,9 @@ def main() -> None:
         sampler = Sampler(view)
         row = table[point]
         row["count"].append(sampler.count)
-        row["build"].append(rate(lambda: Sampler(view), args.seconds))
-        row["sample"].append(rate(lambda: sampler.sample(rng), args.seconds))
-        row["state"].append(rate(lambda: sampler.determinize(sampler.sample(rng)), args.seconds))
+        row["build"].append(rate(lambda view=view: Sampler(view), args.seconds))
+        row["sample"].append(rate(lambda sampler=sampler: sampler.sample(rng), args.seconds))
+        row["state"].append(rate(lambda sampler=sampler: sampler.determinize(sampler.sample(rng)), args.seconds))
     print(f"{len(found)} positions ({args.deals} random deals of each of the 7 contracts); medians:")
     print(f"{'':8} {'deals consistent':>18} {'builds/s':>10} {'samples/s':>10} {'states/s':>10}")
     for point, row in table.items():

@@ -25,9 +25,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from arbiter.model import MatchOutcome, MatchTask
 from arbiter.process.procfs import tree_cpu_seconds
 from arbiter.tournament.config import load_config, override
-from arbiter.model import MatchOutcome, MatchTask
 from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.worker import play_match
 

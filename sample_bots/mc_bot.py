@@ -75,10 +75,7 @@ class MCBot(Bot):
     def seconds_for(self) -> float:
         """The time this decision may take: the arbiter's free time less a margin, capped."""
         given = self.decision_seconds
-        if given > 0:
-            allowed = given - max(MARGIN_SECONDS, MARGIN_SHARE * given)
-        else:
-            allowed = DEFAULT_SECONDS
+        allowed = given - max(MARGIN_SECONDS, MARGIN_SHARE * given) if given > 0 else DEFAULT_SECONDS
         if self.budget is not None:
             # the budget covers the whole decision: keep back what the bot spends around the search
             allowed = min(allowed, self.budget - max(BUDGET_MARGIN_SECONDS, BUDGET_MARGIN_SHARE * self.budget))

@@ -68,7 +68,7 @@ def browser(tmp_path_factory):
                 str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
                 viewport={"width": 1400, "height": 1000}, device_scale_factor=1,
             )  # fmt: skip
-        except Exception as e:  # noqa: BLE001 - any launch failure means the setup is missing
+        except Exception as e:
             pytest.fail(f"cannot start Chromium ({CHROMIUM}): {e}\n{SETUP}", pytrace=False)
         yield context
         context.close()

@@ -28,7 +28,6 @@ def test_no_tracked_text_refers_outside_the_repository():
 def test_every_relative_link_in_the_docs_resolves():
     broken = []
     for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
-        for target in re.findall(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)", doc.read_text(encoding="utf-8")):
-            if not (doc.parent / target).exists():
-                broken.append(f"{doc.relative_to(ROOT)} -> {target}")
+        targets = re.findall(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)", doc.read_text(encoding="utf-8"))
+        broken += [f"{doc.relative_to(ROOT)} -> {t}" for t in targets if not (doc.parent / t).exists()]
     assert not broken, broken

@@ -6,6 +6,7 @@ non-zero; ``--json`` prints machine-readable results on stdout.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -98,10 +99,8 @@ def main() -> None:
         # lease): exit without waiting on interpreter-exit hooks, so that a process pool whose
         # workers were killed mid-task cannot keep a stopped arbiter alive.
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 stream.flush()
-            except (OSError, ValueError):
-                pass
         logging.shutdown()
         os._exit(code)
     sys.exit(code)

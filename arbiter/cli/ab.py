@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -23,7 +23,6 @@ from arbiter.text import printable
 from arbiter.verdict import DEFAULT_DELTA0, DEFAULT_DELTA1, DEFAULT_MAX_MATCHES, MATCHES_PER_SET
 from arbiter.verdict.sprt import DEFAULT_MIN_SETS, FixedConfig, SprtConfig
 
-
 # The options (type aliases keep the command's signature readable).
 _A = Annotated[
     str,
@@ -31,36 +30,36 @@ _A = Annotated[
 ]
 _B = Annotated[str, typer.Option("--b", metavar="CMD", help="Bot B, the candidate: is it better than A?")]
 _Field = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option(
         "--field", metavar="CMD", help="A field bot (repeat for 2 or 3; default: python sample_bots/heuristic_bot.py)."
     ),
 ]
 _Rules = Annotated[str, typer.Option("--rules", metavar="PRESET", help="Rules preset.")]
 _Settings = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option(
         "--set", metavar="SWITCH=VALUE", help="Override a rules switch, e.g. --set domino_ace=low (repeatable)."
     ),
 ]
 _Delta0 = Annotated[
-    Optional[float],
+    float | None,
     typer.Option("--delta0", metavar="POINTS", help=f"H0: B − A ≤ δ0 points per match (default {DEFAULT_DELTA0:g})."),
 ]
 _Delta1 = Annotated[
-    Optional[float],
+    float | None,
     typer.Option("--delta1", metavar="POINTS", help=f"H1: B − A ≥ δ1 points per match (default {DEFAULT_DELTA1:g})."),
 ]
 _Alpha = Annotated[
-    Optional[float],
+    float | None,
     typer.Option("--alpha", metavar="P", help="False positive rate: H1 accepted when H0 holds (default 0.05)."),
 ]
 _Beta = Annotated[
-    Optional[float],
+    float | None,
     typer.Option("--beta", metavar="P", help="False negative rate: H0 accepted when H1 holds (default 0.05)."),
 ]
 _MaxMatches = Annotated[
-    Optional[int],
+    int | None,
     typer.Option(
         "--max-matches",
         metavar="N",
@@ -70,7 +69,7 @@ _MaxMatches = Annotated[
     ),
 ]
 _Fixed = Annotated[
-    Optional[int],
+    int | None,
     typer.Option(
         "--fixed",
         metavar="N",
@@ -79,7 +78,7 @@ _Fixed = Annotated[
     ),
 ]
 _Jobs = Annotated[
-    Optional[int],
+    int | None,
     typer.Option(
         "--jobs",
         metavar="N",
@@ -89,7 +88,7 @@ _Jobs = Annotated[
     ),
 ]
 _Cluster = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--cluster",
         metavar="tcp://HOST:PORT",
@@ -97,23 +96,23 @@ _Cluster = Annotated[
     ),
 ]
 _Db = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--db", metavar="DATABASE", help="Database URL or SQLite file (default: $BARBU_DB, else logs/arbiter.db)."
     ),
 ]
 _Name = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--name", metavar="NAME", help="The test's name in the database (default: ab-<hash of bots, rules, seed>)."
     ),
 ]
 _Seed = Annotated[int, typer.Option("--seed", metavar="N", min=0, max=2**63 - 1, help="Seed of the deals.")]
 _LogFolder = Annotated[
-    Optional[str], typer.Option("--log-folder", metavar="FOLDER", help="Match logs (default: logs/NAME).")
+    str | None, typer.Option("--log-folder", metavar="FOLDER", help="Match logs (default: logs/NAME).")
 ]
 _Html = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--html", metavar="FILE", help="Also write a self-contained HTML page: LLR path, CI, contracts."),
 ]
 _AsJson = Annotated[bool, typer.Option("--json", help="Print the result as one JSON object, no progress.")]

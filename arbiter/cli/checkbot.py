@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from arbiter.cli.common import check_listen, fail, print_json, user_errors
 from arbiter.files import output_folder
-from arbiter.text import printable
 from arbiter.referee.timecontrol import MAX_SECONDS
+from arbiter.text import printable
 
 
 def check_bot_command(
@@ -39,11 +39,11 @@ def check_bot_command(
         int, typer.Option(metavar="N", min=0, max=2**63 - 1, help="Seed for the deals and the three random opponents.")
     ] = 1,
     logs: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--logs", metavar="FOLDER", help="Keep the match logs and the bot's output in this folder."),
     ] = None,
     listen: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             metavar="HOST:PORT",
             help="Listen on host:port (e.g. 127.0.0.1:0, any free port) instead of a private Unix socket.",

@@ -13,13 +13,12 @@ import os
 import socket
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import typer
 from barbu.rules import BarbuError
-
 from rich.console import Console
 from rich.segment import Segment
 
@@ -37,7 +36,7 @@ class _SafeConsole(Console):
     """A rich Console that spells out control characters in the text it prints (its own
     styling codes are added after, so they still work)."""
 
-    def _render_buffer(self, buffer):  # rich's one funnel from segments to the terminal
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:  # rich's one funnel from segments to the terminal
         safe = (
             seg if seg.control else Segment(printable(seg.text, newlines=True), seg.style, seg.control)
             for seg in buffer
@@ -50,7 +49,7 @@ def warn(message: str) -> None:
     typer.echo(f"warning: {printable(message)}", err=True)
 
 
-def warn_if_unisolated(isolation: str) -> None:
+def warn_if_unisolated(isolation: str | None) -> None:
     """The terminal's one line for bots that run without a sandbox (a match's log says it too)."""
     if isolation == "none":
         warn(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -22,7 +22,7 @@ def new_bot_command(
     ],
     lang: Annotated[str, typer.Option("--lang", metavar="python|node", help="The bot's language.")] = "python",
     parent: Annotated[
-        Optional[str], typer.Option("--dir", metavar="PARENT", help="Write NAME/ in this folder (default: here).")
+        str | None, typer.Option("--dir", metavar="PARENT", help="Write NAME/ in this folder (default: here).")
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help='Print {"name", "language", "folder", "files", "next"} on stdout.')

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from arbiter.cli.common import check_listen, fail, print_json, user_errors
 from arbiter.text import printable
+
+if TYPE_CHECKING:
+    from barbu.rules import Ruleset
+
+    from arbiter.match.play import BotMatch
 
 MAX_SEED = 2**63 - 1  # seeds are kept as signed 64-bit numbers (the results database's)
 FIRST_DECLARER_HELP = (
@@ -18,7 +23,7 @@ FIRST_DECLARER_HELP = (
 FORCE_HELP = "Replace the files of an earlier match at that path (never in a tournament's log folder)."
 
 
-def rules_of(preset: str, settings: list[str] | None):
+def rules_of(preset: str, settings: list[str] | None) -> Ruleset:
     from barbu.rules import make_ruleset, parse_switch_assignments
 
     return make_ruleset(preset, parse_switch_assignments(settings or []))
@@ -33,7 +38,7 @@ def selfplay(
         str, typer.Option("--rules", metavar="PRESET", help="Rules preset: standard, seed_fi, seed_pl, seed_de_fr.")
     ] = "standard",
     settings: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option(
             "--set", metavar="SWITCH=VALUE", help="Override a rules switch: --set domino_ace=low (repeatable)."
         ),
@@ -80,12 +85,12 @@ def match(
     ],
     seed: Annotated[int, typer.Option(metavar="N", min=0, max=MAX_SEED, help="Seed for the deals.")] = 0,
     log_file: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--log", metavar="FILE", help="Match log path (default: logs/match-SEED-TIME.jsonl)."),
     ] = None,
     rules: Annotated[str, typer.Option("--rules", metavar="PRESET", help="Rules preset.")] = "standard",
     settings: Annotated[
-        Optional[list[str]], typer.Option("--set", metavar="SWITCH=VALUE", help="Override a rules switch (repeatable).")
+        list[str] | None, typer.Option("--set", metavar="SWITCH=VALUE", help="Override a rules switch (repeatable).")
     ] = None,
     first_declarer: Annotated[int, typer.Option(metavar="SEAT", min=0, max=3, help=FIRST_DECLARER_HELP)] = 0,
     time_per_decision: Annotated[
@@ -101,16 +106,13 @@ def match(
         int, typer.Option("--max-strikes", metavar="N", min=1, max=1000, help="Faults before a seat forfeits.")
     ] = 3,
     listen: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(metavar="HOST:PORT", help="Listen on host:port (or unix:PATH) instead of a private Unix socket."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Play one match between four bot processes over gRPC and write its log."""
-    import time
-
-    from arbiter.files import output_path
     from arbiter.referee.faults import FaultPolicy
     from arbiter.referee.loop import MatchSetup
     from arbiter.referee.timecontrol import TimeControl
@@ -125,12 +127,7 @@ def match(
         fail(str(e))
     for cmd in bots:  # every program and script is there before anything starts, as in tournament files
         bot_command(cmd)
-    default_log = Path("logs") / f"match-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-    log_path = output_path(log_file if log_file is not None else default_log, "--log")
-    stem = log_path.name.removesuffix(".jsonl")
-    check_new_files(
-        "--log", log_path, [log_path, *(log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4))], force
-    )
+    log_path = _match_log_path(log_file, seed, force)
     listen = check_listen(listen)
     from arbiter.match.blocking import play_bot_match  # (gRPC) once the options are known good
     from arbiter.match.play import BotSpec
@@ -150,6 +147,25 @@ def match(
         if "bind" not in str(e):
             raise
         fail(f"--listen {printable(listen)}: cannot listen there")
+    _print_match(played, as_json)
+
+
+def _match_log_path(log_file: str | None, seed: int, force: bool) -> Path:
+    """Where ``arbiter match`` writes its log, checked with the seats' output files beside it."""
+    import time
+
+    from arbiter.files import output_path
+
+    default_log = Path("logs") / f"match-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    log_path = output_path(log_file if log_file is not None else default_log, "--log")
+    stem = log_path.name.removesuffix(".jsonl")
+    check_new_files(
+        "--log", log_path, [log_path, *(log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4))], force
+    )
+    return log_path
+
+
+def _print_match(played: BotMatch, as_json: bool) -> None:
     r = played.result
     if as_json:
         print_json(

@@ -8,7 +8,8 @@ is :mod:`arbiter.replay.model`; ``--html`` hands it to :mod:`arbiter.web.viewer`
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Callable, Optional
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 from barbu.loglines import DealEnd, Fault, LogLine, Played, TrickDone
@@ -22,7 +23,6 @@ from rich.table import Table
 from rich.text import Text
 
 from arbiter.cli.common import fail, safe_console
-from arbiter.text import printable
 from arbiter.replay.model import (
     REASONS,
     DealRecord,
@@ -37,6 +37,7 @@ from arbiter.replay.model import (
     rank_label,
     seat_label,
 )
+from arbiter.text import printable
 
 RED_SUITS = (1, 2)  # diamonds, hearts
 
@@ -486,10 +487,10 @@ def replay_command(
     verify_only: Annotated[bool, typer.Option("--verify", help="Only verify the log move by move and report.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the verification as one JSON object.")] = False,
     deal: Annotated[
-        Optional[int], typer.Option("--deal", metavar="N", min=0, help="Show only deal N (0-based, as in the log).")
+        int | None, typer.Option("--deal", metavar="N", min=0, help="Show only deal N (0-based, as in the log).")
     ] = None,
     seat_name: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--seat",
             metavar="SEAT",
@@ -497,7 +498,7 @@ def replay_command(
         ),
     ] = None,
     html: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--html", metavar="OUT.html", help="Write a self-contained HTML viewer of the match."),
     ] = None,
 ) -> None:

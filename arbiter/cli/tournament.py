@@ -11,7 +11,7 @@ JSON document on stdout and nothing else there.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -27,7 +27,7 @@ def run_command(
         str, typer.Argument(metavar="CONFIG", help="A tournament file (YAML), e.g. tournaments/league.yaml.")
     ],
     db: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--db",
             metavar="DATABASE",
@@ -35,7 +35,7 @@ def run_command(
         ),
     ] = None,
     jobs: Annotated[
-        Optional[int],
+        int | None,
         typer.Option(
             "--jobs",
             metavar="N",
@@ -48,7 +48,7 @@ def run_command(
         bool, typer.Option("--json", help="Print the result and standings as JSON, no progress.")
     ] = False,
     cluster: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--cluster",
             metavar="tcp://HOST:PORT",
@@ -58,9 +58,9 @@ def run_command(
     ] = None,
 ) -> None:
     """Run (or resume) a tournament: play every match not yet recorded, then print the standings."""
+    from arbiter.cli.tournament_output import RichReporter, standings_table
     from arbiter.errors import ConfigError
     from arbiter.tournament.config import load_config
-    from arbiter.cli.tournament_output import RichReporter, standings_table
     from arbiter.tournament.loop import run_tournament
 
     # Ctrl-C, `kill` and a closed terminal stop alike (arbiter.signals; main() installs it)
@@ -106,7 +106,7 @@ def run_command(
 
 def standings_command(
     config: Annotated[
-        Optional[str],
+        str | None,
         typer.Argument(
             metavar="CONFIG",
             help="A tournament file: its standings, from its 'database' (found as `arbiter run` finds it).",
@@ -114,7 +114,7 @@ def standings_command(
         ),
     ] = None,
     db: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--db",
             metavar="DATABASE",
@@ -128,7 +128,7 @@ def standings_command(
         ),
     ] = False,
     tournament: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--tournament", "-t", metavar="NAME", help="Which tournament (default: CONFIG's, else the latest created)."
         ),

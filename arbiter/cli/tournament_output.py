@@ -8,13 +8,14 @@ from datetime import timedelta
 
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.measure import Measurement
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
     ProgressColumn,
+    Task,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
@@ -23,8 +24,8 @@ from rich.table import Table
 from rich.text import Text
 
 from arbiter.cli.common import warn_if_unisolated
-from arbiter.text import printable
 from arbiter.model import MatchOutcome
+from arbiter.text import printable
 from arbiter.tournament.loop import Run
 from arbiter.tournament.ratings import Standing
 from arbiter.tournament.schedule import ScheduledMatch
@@ -42,7 +43,7 @@ def _pm(mean: float | None, ci: tuple[float, float] | None) -> str:
     return f"{mean:+.1f} ±{(ci[1] - ci[0]) / 2:.1f}"
 
 
-def standings_table(rows: list[Standing], duplicate: bool, title: str | None = None) -> "StandingsTable":
+def standings_table(rows: list[Standing], duplicate: bool, title: str | None = None) -> StandingsTable:
     return StandingsTable(rows, duplicate, title)
 
 
@@ -102,7 +103,7 @@ class StandingsTable:
 class _TimeLeftColumn(ProgressColumn):
     """Time left from this run's own pace (matches played since it started), not a short window."""
 
-    def render(self, task) -> Text:
+    def render(self, task: Task) -> Text:
         base, started = task.fields.get("base", 0), task.fields.get("started")
         played = task.completed - base
         if task.finished:

@@ -122,8 +122,7 @@ class CheckReport:
     def render(self) -> str:
         width = max(len(n) for n in STEP_NAMES)
         lines = [f"check-bot: {self.command}"]
-        for s in self.steps:
-            lines.append(f"  {'PASS' if s.ok else 'FAIL'}  {s.name:<{width}}  {s.detail}")
+        lines += [f"  {'PASS' if s.ok else 'FAIL'}  {s.name:<{width}}  {s.detail}" for s in self.steps]
         if self.ok:
             lines.append(f"ok: all {len(self.steps)} steps passed in {self.seconds:.1f}s")
         else:
@@ -281,12 +280,12 @@ async def _play_sessions(
             sessions.append(s)
             if not s.connected:
                 # Starting again will not help; report the rest as not reached.
-                for later in plans[len(sessions) :]:
-                    sessions.append(
-                        SessionRecord(
-                            later.label, started=s.started, start_error=s.start_error, connect_error=s.connect_error
-                        )
+                sessions += [
+                    SessionRecord(
+                        later.label, started=s.started, start_error=s.start_error, connect_error=s.connect_error
                     )
+                    for later in plans[len(sessions) :]
+                ]
                 break
     return sessions
 
@@ -348,7 +347,7 @@ def check_bot(
         report.steps = _judge(sessions, time_limit, exit_grace)
         report.pids = [s.pid for s in sessions if s.pid]
     finally:
-        for q, level in zip(quiet, levels):
+        for q, level in zip(quiet, levels, strict=True):
             q.setLevel(level)
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)

@@ -10,8 +10,9 @@ matches); :func:`run_blocking` runs one coroutine in a loop of its own.
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
+import contextlib
 from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -48,10 +49,8 @@ class BlockingLoop:
         except BaseException:
             if not task.done():
                 task.cancel()
-                try:
+                with contextlib.suppress(BaseException):
                     self._loop.run_until_complete(task)
-                except BaseException:
-                    pass
             raise
 
     def close(self) -> None:

@@ -94,14 +94,20 @@ _warned_unisolated = False
 EXIT_GRACE = 2.0  # seconds for the four bots together to exit by themselves after MatchEnd
 
 
+ProcessKey = tuple[str, str, str | None, Limits, str]
+"""What a kept process is found by: the entrant's name, command and folder, its limits and isolation."""
+DealKey = tuple[object, ...]
+"""One deal's hands, or ("seed", seed) for every deal shuffled from that seed."""
+
+
 @dataclass
 class _Kept:
     """A bot process kept between matches, idle on its open stream."""
 
-    key: tuple
+    key: ProcessKey
     process: BotProcess
     stream: Stream
-    deals: set = field(default_factory=set)  # every deal it has seen (see _deal_keys)
+    deals: set[DealKey] = field(default_factory=set)  # every deal it has seen (see _deal_keys)
     cpu_mark: float = 0.0
 
     def usable(self) -> bool:
@@ -111,14 +117,14 @@ class _Kept:
 @dataclass
 class _Seat:
     index: int  # the seat number
-    key: tuple  # the entrant and how its process runs: what a kept process is found by
+    key: ProcessKey  # the entrant and how its process runs: what a kept process is found by
     session: Session
     process: BotProcess
     kept: _Kept | None = None  # the kept process this seat reuses
     cpu_start: float = 0.0
 
 
-def _deal_keys(setup: MatchSetup) -> set:
+def _deal_keys(setup: MatchSetup) -> set[DealKey]:
     """What identifies the deals of a match: each deal's hands, or the seed they are shuffled
     from (two matches of one seed deal the same hands)."""
     if setup.deals is not None:
@@ -140,7 +146,7 @@ class MatchHost:
         self.keep_total = keep_total
         self.server: ArbiterServer | None = None
         self.stalls = StallWatch()  # the arbiter's own stalls: never charged to a bot
-        self._server_key: tuple | None = None
+        self._server_key: tuple[float, float] | None = None
         self._socket_dir: str | None = None
         self._kept: list[_Kept] = []
 
@@ -295,7 +301,7 @@ class MatchHost:
             _warned_unisolated = True
 
     def _launch(
-        self, desk: MatchDesk, entrants: Sequence[BotSpec | Player], outputs: list[Path], deals: set,
+        self, desk: MatchDesk, entrants: Sequence[BotSpec | Player], outputs: list[Path], deals: set[DealKey],
         limits: Limits, isolation: str, user: BotUser, env: dict[str, str] | None,
     ) -> list[_Seat]:  # fmt: skip
         """Each bot's seat: a kept process of the entrant's that may play these deals, or a new
@@ -365,7 +371,7 @@ class MatchHost:
             result.append(wrap(i, remote) if wrap is not None else remote)
         return result
 
-    def _take(self, key: tuple, deals: set) -> _Kept | None:
+    def _take(self, key: ProcessKey, deals: set[DealKey]) -> _Kept | None:
         """A kept process of this entrant that never saw any of these deals, or None."""
         for kept in list(self._kept):
             if kept.key != key:
@@ -393,7 +399,7 @@ class MatchHost:
         kept.process.kill()
 
     async def _end_match(
-        self, seats: list[_Seat], deals: set, result: MatchResult | None, reuse: bool, grace: float
+        self, seats: list[_Seat], deals: set[DealKey], result: MatchResult | None, reuse: bool, grace: float
     ) -> tuple[list[int], float, dict[int, SeatExit]]:
         """Keep the bots that may play again; the others get their stream ended, ``grace`` to
         exit by themselves (at most half a second for one that forfeited: it got no MatchEnd),
@@ -429,14 +435,14 @@ class MatchHost:
         forfeits = set(result.forfeits) if result is not None else set()
         graces = [min(grace, 0.5) if s.index in forfeits else grace for s in drop]
         ends = await self._retire([s.process for s in drop], [s.session.stream for s in drop], graces)
-        cpu += sum(max(0.0, used - s.cpu_start) for (used, _), s in zip(ends, drop))
+        cpu += sum(max(0.0, used - s.cpu_start) for (used, _), s in zip(ends, drop, strict=True))
         self._trim()
-        return [s.index for s in keep], cpu, {s.index: end for (_, end), s in zip(ends, drop)}
+        return [s.index for s in keep], cpu, {s.index: end for (_, end), s in zip(ends, drop, strict=True)}
 
     def _trim(self) -> None:
         """At most ``keep_per_entrant`` kept processes per entrant and ``keep_total`` in all:
         the oldest go."""
-        counts: dict[tuple, int] = {}
+        counts: dict[ProcessKey, int] = {}
         for kept in reversed(list(self._kept)):
             counts[kept.key] = counts.get(kept.key, 0) + 1
             if counts[kept.key] > self.keep_per_entrant:

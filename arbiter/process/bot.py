@@ -31,6 +31,7 @@ scratch folder (its ``TMPDIR``) is removed.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
@@ -42,14 +43,15 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from arbiter.errors import ConfigError
 from arbiter.process.command import split_command
 from arbiter.process.limits import CPU_GRACE, Limits, human_bytes, prlimit_argv, prlimit_program, rlimit_values
 from arbiter.process.procfs import processes_of_uid, tree_cpu_seconds, tree_exiting
-from arbiter.process.tree import ProcessTree
 from arbiter.process.sandbox import ISOLATIONS, Isolation, bubblewrap_argv, bubblewrap_problem
+from arbiter.process.tree import ProcessTree
 from arbiter.process.users import BotUser, UidReservation, as_user, make_reachable, path_problem, resolve_user
 from arbiter.text import printable
 
@@ -144,7 +146,7 @@ class BotProcess:
         self._tree = ProcessTree(self.token, None if self._reservation is None else user.uid, own_cgroup=not kw)
         argv = self._tree.wrap(argv)
         self.output.parent.mkdir(parents=True, exist_ok=True)
-        self._out = open(self.output, "wb")
+        self._out = open(self.output, "wb")  # noqa: SIM115 - open while the bot runs; _close_output closes it
         try:
             self.proc = subprocess.Popen(
                 argv,
@@ -266,7 +268,7 @@ class BotProcess:
         """From now on the bot's output goes to ``output``, with a limit of its own: a bot process
         that plays several matches keeps one output file per match."""
         output.parent.mkdir(parents=True, exist_ok=True)
-        new = open(output, "wb")
+        new = open(output, "wb")  # noqa: SIM115 - the bot's next output file; _close_output closes it
         with self._out_lock:
             self._close_output()
             old, self._out, self.output = self._output_file, new, output
@@ -391,10 +393,8 @@ class BotProcess:
 
     def kill(self) -> None:
         """Kill the process group and every other process of the bot (:class:`ProcessTree`)."""
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         assert self._tree is not None  # made before the process started
         self._tree.kill()
         try:
@@ -432,10 +432,10 @@ def _signal_name(sig: int) -> str:
         return f"signal {sig}"
 
 
-def wait_until(predicate, timeout: float, interval: float = 0.01) -> bool:
+def wait_until(predicate: Callable[[], object], timeout: float, interval: float = 0.01) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
             return True
         time.sleep(interval)
-    return predicate()
+    return bool(predicate())

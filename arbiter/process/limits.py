@@ -52,7 +52,7 @@ class Limits:
         if self.user is not None and (not isinstance(self.user, str) or not self.user):
             raise ValueError(f"limit 'user' must be a user name or uid as text, got {self.user!r}")
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return asdict(self)
 
 

@@ -6,6 +6,7 @@ it can be killed; :func:`sweep` kills until nothing is found.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -51,10 +52,8 @@ def sweep(find: Callable[[], list[int]], rounds: int, kill: Callable[[list[int]]
 
 def kill_each(pids: list[int]) -> None:
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def processes_with_token(token: str) -> list[int]:
@@ -115,12 +114,15 @@ def _tree(pid: int) -> Iterator[tuple[int, list[bytes] | None]]:
 
 
 def children_of(pid: int) -> list[int]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and (fields := _stat(entry.name)) is not None:
-            if len(fields) > 1 and int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
+    """The processes whose parent is ``pid``."""
+    return [
+        int(entry.name)
+        for entry in os.scandir("/proc")
+        if entry.name.isdigit()
+        and (fields := _stat(entry.name)) is not None
+        and len(fields) > 1
+        and int(fields[1]) == pid
+    ]
 
 
 def tree_cpu_seconds(pid: int) -> float:

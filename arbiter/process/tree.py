@@ -9,6 +9,7 @@ process that both left the group and cleared its environment escapes only this l
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import logging
@@ -77,10 +78,8 @@ def _remove_stale(parent: str) -> None:
     for entry in os.scandir(parent):
         owner = entry.name.split("-")[1] if entry.name.startswith("barbu-") else ""
         if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
-            try:
-                os.rmdir(entry.path)  # fails while it holds a process
-            except OSError:
-                pass
+            with contextlib.suppress(OSError):  # fails while it holds a process
+                os.rmdir(entry.path)
 
 
 def _remove_cgroup(path: str) -> bool:

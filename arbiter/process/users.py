@@ -8,6 +8,7 @@ file per uid shared by every arbiter process). Also: whether such a user can rea
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
@@ -16,8 +17,8 @@ import re
 import shutil
 import stat
 from dataclasses import dataclass
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from arbiter.errors import ConfigError
 from arbiter.process.procfs import uids_in_use
@@ -131,19 +132,15 @@ class UidReservation:
 
     def release(self) -> None:
         if self._fd is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(self._path)
-            except OSError:
-                pass
             os.close(self._fd)  # drops the flock
             self._fd = None
 
 
 def _lock_dir() -> None:
-    try:
+    with contextlib.suppress(FileExistsError):
         os.mkdir(UID_LOCKS, 0o700)
-    except FileExistsError:
-        pass
     st = os.lstat(UID_LOCKS)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
         raise ConfigError(f"{UID_LOCKS} must be a folder of the arbiter's user that only it may write")

@@ -18,13 +18,14 @@ or a hostile file ends in one clear error, never in unbounded memory or a parser
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from arbiter.errors import LogFileError
 from arbiter.files import human_size, kind_of, lock_exclusive, output_path, read_text
@@ -103,10 +104,8 @@ class AtomicLogFile:
     def discard(self) -> None:
         if not self._file.closed:
             self.partial.unlink(missing_ok=True)  # while still holding the lock
-            try:
+            with contextlib.suppress(OSError):  # what the buffer still held cannot be written either: it is gone
                 self._file.close()
-            except OSError:  # what the buffer still held cannot be written either: it is gone
-                pass
 
 
 def _refuse_odd_partial(partial: Path) -> None:

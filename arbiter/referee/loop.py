@@ -11,8 +11,9 @@ import asyncio
 import logging
 import random
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any
 
 from barbu.matchlog import MatchLogWriter, dumps
 from barbu.rules import (
@@ -247,7 +248,7 @@ class Referee:
         recorded in seat order."""
         seats = [(seat, p) for seat, p in enumerate(self.players) if not self.taken_over[seat]]
         outcomes = await asyncio.gather(*(call(seat, p) for seat, p in seats), return_exceptions=True)
-        for (seat, _), outcome in zip(seats, outcomes):
+        for (seat, _), outcome in zip(seats, outcomes, strict=True):
             if isinstance(outcome, PlayerFault):
                 self._record_silent_fault(seat, outcome)
             elif isinstance(outcome, ArbiterError):

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from barbu.rules import MatchState, View, observe
 
@@ -20,7 +21,7 @@ class Player(ABC):
 
     name: str = "player"
 
-    async def start(self, seat: int, view: View) -> None:
+    async def start(self, seat: int, view: View) -> None:  # noqa: B027 - an optional hook: doing nothing is its default
         """The match begins; ``view`` is the seat's view before the first deal."""
 
     @abstractmethod
@@ -32,13 +33,13 @@ class Player(ABC):
         view), never change it. ``sent``, if given, is called once the request has gone out
         (the referee then does its bookkeeping while the bot thinks)."""
 
-    async def deal_ended(self, state: MatchState, seat: int) -> None:
+    async def deal_ended(self, state: MatchState, seat: int) -> None:  # noqa: B027 - an optional hook: doing nothing is its default
         """A deal of ``state`` has been scored (the seat's view's ``results[-1]``)."""
 
-    async def match_ended(self, view: View) -> None:
+    async def match_ended(self, view: View) -> None:  # noqa: B027 - an optional hook: doing nothing is its default
         """The match is over (complete or aborted)."""
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 - an optional hook: doing nothing is its default
         """Release whatever the player holds (processes, streams)."""
 
 

@@ -11,10 +11,10 @@ plain text, shared by the terminal rendering (:mod:`arbiter.cli.replay`) and the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
-from barbu.loglines import Decision, Dealt, DealEnd, Doubled, Fault, Header, LogLine, MatchEnd, TrickDone
+from barbu.loglines import DealEnd, Dealt, Decision, Doubled, Fault, Header, LogLine, MatchEnd, TrickDone
 from barbu.matchlog import Verification, Visitor, read_log
 from barbu.rules import (
     Contract,

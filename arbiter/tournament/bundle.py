@@ -36,6 +36,7 @@ import uuid
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arbiter.errors import ConfigError, TournamentError
 from arbiter.files import human_size
@@ -64,15 +65,26 @@ def pack(folder: str | os.PathLike[str], entrant: str, *, max_bytes: int = MAX_B
     shown = printable(str(root))
     if not root.is_dir():
         raise ConfigError(f"entrant {entrant!r}: its folder {shown} is not a folder")
-    members: list[tuple[str, Path | None, str | None]] = []  # (name, file to read or None for a folder, link)
+    members, total = _members(root, entrant, max_bytes)
+    raw = _tar(members, entrant, max_bytes)
+    return Bundle(hashlib.sha256(raw).hexdigest(), zlib.compress(raw, 1), total, len(members), str(root))
+
+
+Member = tuple[str, Path | None, str | None]
+"""A bundle's entry: its name, the file to read (None for a folder or a link), the link's text."""
+
+
+def _over(entrant: str, root: Path, max_bytes: int, what: str) -> ConfigError:
+    return ConfigError(
+        f"entrant {entrant!r}: its folder {printable(str(root))} holds {what}; a bundle for the cluster holds at "
+        f"most {human_size(max_bytes)} in {MAX_BUNDLE_FILES} files: keep the bot in a folder of its own"
+    )
+
+
+def _members(root: Path, entrant: str, max_bytes: int) -> tuple[list[Member], int]:
+    """What the folder ships, sorted by name, and the files' total size (over the caps: ConfigError)."""
+    members: list[Member] = []
     total = 0
-
-    def over(what: str) -> ConfigError:
-        return ConfigError(
-            f"entrant {entrant!r}: its folder {shown} holds {what}; a bundle for the cluster holds at most "
-            f"{human_size(max_bytes)} in {MAX_BUNDLE_FILES} files: keep the bot in a folder of its own"
-        )
-
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         here = Path(dirpath)
         rel_dir = here.relative_to(root).as_posix()
@@ -104,11 +116,16 @@ def pack(folder: str | os.PathLike[str], entrant: str, *, max_bytes: int = MAX_B
                 continue  # sockets, pipes, devices: not part of a bot
             total += st.st_size
             if total > max_bytes:
-                raise over(f"more than {human_size(max_bytes)} of files")
+                raise _over(entrant, root, max_bytes, f"more than {human_size(max_bytes)} of files")
             members.append((name, path, None))
             if len(members) > MAX_BUNDLE_FILES:
-                raise over(f"more than {MAX_BUNDLE_FILES} files")
+                raise _over(entrant, root, max_bytes, f"more than {MAX_BUNDLE_FILES} files")
     members.sort(key=lambda m: m[0])
+    return members, total
+
+
+def _tar(members: list[Member], entrant: str, max_bytes: int) -> bytes:
+    """The members as a reproducible tar: no times, owners or modes other than executable or not."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for member_name, source, link_text in members:
@@ -133,8 +150,7 @@ def pack(folder: str | os.PathLike[str], entrant: str, *, max_bytes: int = MAX_B
                     ) from None
                 info.size, info.mode = len(content), 0o755 if executable else 0o644
                 tar.addfile(info, io.BytesIO(content))
-    raw = buffer.getvalue()
-    return Bundle(hashlib.sha256(raw).hexdigest(), zlib.compress(raw, 1), total, len(members), str(root))
+    return buffer.getvalue()
 
 
 def _name(rel_dir: str, name: str) -> str:
@@ -276,10 +292,10 @@ _watches: dict[str, _Watch] = {}
 _watches_lock = threading.Lock()
 
 
-_manifests: dict[str, tuple[int, dict]] = {}  # path -> (its mtime_ns, its content)
+_manifests: dict[str, tuple[int, dict[str, Any]]] = {}  # path -> (its mtime_ns, its content)
 
 
-def _manifest(path: Path) -> dict | None:
+def _manifest(path: Path) -> dict[str, Any] | None:
     try:
         mtime = os.stat(path).st_mtime_ns
         known = _manifests.get(str(path))
@@ -423,7 +439,7 @@ def _scan(files: Path) -> dict[str, list[int]] | None:
 
 
 def _read_only(files: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(files, topdown=False):
+    for dirpath, _, filenames in os.walk(files, topdown=False):
         for name in filenames:
             path = os.path.join(dirpath, name)
             if not os.path.islink(path):
@@ -438,6 +454,6 @@ def _remove(path: Path, root: Path) -> None:
         os.rename(path, aside)
     except FileNotFoundError:
         return
-    for dirpath, dirnames, _ in os.walk(aside):
+    for dirpath, _, _ in os.walk(aside):
         os.chmod(dirpath, 0o755)
     shutil.rmtree(aside, ignore_errors=True)

@@ -11,6 +11,7 @@ match with :func:`arbiter.tournament.worker.play_task`. A future of a match that
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import time
@@ -109,10 +110,8 @@ class LocalExecutor:
         processes = list((getattr(self.pool, "_processes", None) or {}).values())
         self.pool.shutdown(wait=False, cancel_futures=True)
         for p in processes:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 p.terminate()  # SIGTERM: the worker kills its bots and exits (worker._worker_terminated)
-            except (OSError, ValueError):
-                pass
         deadline = time.monotonic() + 10
         for p in processes:
             try:

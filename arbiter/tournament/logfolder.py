@@ -28,8 +28,9 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from arbiter.errors import ConfigError
 from arbiter.files import FileTooLarge, lock_exclusive, output_folder, output_path, read_bounded
@@ -59,7 +60,7 @@ class LogFolder:
         self._fd: int | None = None
 
     # -- the claim
-    def claim(self, recorded: dict[str, str], sha256) -> None:
+    def claim(self, recorded: dict[str, str], sha256: Callable[[Path], str]) -> None:
         """Lock the folder for this run and check it is this database's (``recorded``: the
         database's log file name -> SHA-256 of the tournament's matches; ``sha256(path)`` hashes)."""
         shown = printable(str(self.folder))
@@ -93,7 +94,7 @@ class LogFolder:
             self.release()
             raise
 
-    def _read_marker(self) -> dict:
+    def _read_marker(self) -> dict[str, Any]:
         assert self._fd is not None
         os.lseek(self._fd, 0, os.SEEK_SET)
         data = os.read(self._fd, 1 << 16)
@@ -121,13 +122,12 @@ class LogFolder:
         os.write(self._fd, (text + "\n").encode())
         os.fsync(self._fd)
 
-    def _check_strangers(self, recorded: dict[str, str], sha256, mark: dict) -> None:
+    def _check_strangers(self, recorded: dict[str, str], sha256: Callable[[Path], str], mark: dict[str, Any]) -> None:
         """With no marker of this database: every log of the tournament already in the folder
         must be one of this database's records, unchanged."""
-        strangers = []
-        for path in self.logs():
-            if path.name.endswith(".part") or recorded.get(path.name) != sha256(path):
-                strangers.append(path)
+        strangers = [
+            path for path in self.logs() if path.name.endswith(".part") or recorded.get(path.name) != sha256(path)
+        ]
         if not strangers:
             return
         whose = ""

@@ -16,9 +16,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterable, Sequence
+from typing import Any
 
 import trueskill
 
@@ -100,7 +101,7 @@ class RatingBook:
         self.ratings: dict[str, trueskill.Rating] = {e: ENV.create_rating() for e in entrants}
         self.games: dict[str, int] = {e: 0 for e in self.ratings}
 
-    def copy(self) -> "RatingBook":
+    def copy(self) -> RatingBook:
         other = RatingBook([])
         other.ratings = dict(self.ratings)
         other.games = dict(self.games)
@@ -114,7 +115,7 @@ class RatingBook:
         places = outcome.places()
         groups = [(self.ratings[e],) for e in entrants]
         rated = ENV.rate(groups, ranks=[places[e] - 1 for e in entrants])
-        new = {e: group[0] for e, group in zip(entrants, rated)}
+        new = {e: group[0] for e, group in zip(entrants, rated, strict=True)}
         self.ratings.update(new)
         for e in entrants:
             self.games[e] += 1
@@ -123,7 +124,7 @@ class RatingBook:
 
 def replay(
     entrants: Iterable[str], matches: Iterable[MatchRecord]
-) -> tuple[RatingBook, list[tuple[GameOutcome, dict]]]:
+) -> tuple[RatingBook, list[tuple[GameOutcome, dict[str, trueskill.Rating]]]]:
     """Ratings after every complete game of ``matches``, applied in schedule order."""
     book = RatingBook(entrants)
     by_game: dict[int, list[MatchRecord]] = {}
@@ -159,7 +160,7 @@ class Standing:
         """The conservative rating: μ − 3σ."""
         return self.mu - 3 * self.sigma
 
-    def to_json(self, duplicate: bool = False) -> dict:
+    def to_json(self, duplicate: bool = False) -> dict[str, Any]:
         out = {
             "rank": self.rank,
             "name": self.name,
@@ -202,24 +203,29 @@ def standings(entrants: Sequence[str], matches: Sequence[MatchRecord], duplicate
     for row in rows.values():
         row.mean_score, row.ci95 = mean_with_ci(row.scores)
     if duplicate:
-        diffs: dict[str, list[float]] = {e: [] for e in entrants}
-        by_game: dict[int, list[MatchRecord]] = {}
-        for m in matches:
-            by_game.setdefault(m.game, []).append(m)
-        for game in by_game.values():
-            outcome = game_outcome(game)
-            if outcome is None or len(outcome.scores) < 2:
-                continue
-            for e, score in outcome.scores.items():
-                others = [s for o, s in outcome.scores.items() if o != e]
-                if e in diffs:
-                    diffs[e].append(float(score - sum(others, Fraction(0)) / len(others)))
-        for e, values in diffs.items():
+        for e, values in _duplicate_diffs(entrants, matches).items():
             rows[e].duplicate_diff, rows[e].duplicate_ci95 = mean_with_ci(values)
     ordered = sorted(rows.values(), key=lambda r: (-r.rating, -r.mu, r.name))
     for i, row in enumerate(ordered, start=1):
         row.rank = i
     return ordered
+
+
+def _duplicate_diffs(entrants: Sequence[str], matches: Sequence[MatchRecord]) -> dict[str, list[float]]:
+    """Per entrant, each game's score less the mean of the others' on the same deals."""
+    diffs: dict[str, list[float]] = {e: [] for e in entrants}
+    by_game: dict[int, list[MatchRecord]] = {}
+    for m in matches:
+        by_game.setdefault(m.game, []).append(m)
+    for game in by_game.values():
+        outcome = game_outcome(game)
+        if outcome is None or len(outcome.scores) < 2:
+            continue
+        for e, score in outcome.scores.items():
+            others = [s for o, s in outcome.scores.items() if o != e]
+            if e in diffs:
+                diffs[e].append(float(score - sum(others, Fraction(0)) / len(others)))
+    return diffs
 
 
 def mean_with_ci(values: Sequence[float]) -> tuple[float | None, tuple[float, float] | None]:

@@ -26,9 +26,8 @@ import hashlib
 import itertools
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
-
 
 MATCH_KEY = r"r\d+-t\d{3,}-\d+|s\d+-[ab]\d+"
 """Every match key a schedule makes: round, table, rotation (``r1-t003-2``), or an A/B test's
@@ -174,10 +173,7 @@ def build_schedule(
         for t, seating in enumerate(round_tables(fmt, entrants, r, seed, challenger)):
             for k, seats in enumerate(rotations(seating)):
                 number = len(matches)
-                if fmt == "duplicate":
-                    block = game  # the rotations of a set share its deals
-                else:
-                    block = number
+                block = game if fmt == "duplicate" else number  # the rotations of a set share its deals
                 matches.append(
                     ScheduledMatch(
                         number=number,

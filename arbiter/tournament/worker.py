@@ -11,6 +11,7 @@ Imports nothing of the storage or the loop: workers start faster without them.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import logging
@@ -168,10 +169,10 @@ def worker_init(parent_pid: int, log_file: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     signal.signal(signal.SIGTERM, _worker_terminated)
     signal.signal(signal.SIGHUP, _worker_terminated)  # the terminal closed under the whole group
-    try:  # Linux: SIGTERM us when the parent dies (kill -9, power cut of the parent alone)
+    with contextlib.suppress(
+        OSError, AttributeError
+    ):  # Linux: SIGTERM us when the parent dies (kill -9, power cut of the parent alone)
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
     if os.getppid() != parent_pid:  # the parent died before the watch was set
         os._exit(1)
     logging.basicConfig(
@@ -184,10 +185,8 @@ def _worker_terminated(signum: int, frame: object) -> None:  # pragma: no cover 
     me = os.getpid()
     for pid in children_of(me):
         for kill in (os.killpg, os.kill):
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
     if _worker_tmp:
         shutil.rmtree(_worker_tmp, ignore_errors=True)
     os._exit(1)

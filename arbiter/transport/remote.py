@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from barbu import wire
 from barbu.rules import MatchState, Phase, View
@@ -105,10 +106,9 @@ class RemotePlayer(Player):
                 return PlayerFault(FaultKind.CRASH, self.process.exit_description() or f"exit code {code}")
         if session.violation:
             return PlayerFault(FaultKind.PROTOCOL, session.violation, fatal=True)
-        if self.process is not None:
-            # give a dying process a moment to be reaped so we can tell a crash from a hang-up
-            if await self._exit_code(CRASH_GRACE) is not None:
-                return PlayerFault(FaultKind.CRASH, self.process.exit_description() or "the bot process ended")
+        # give a dying process a moment to be reaped so we can tell a crash from a hang-up
+        if self.process is not None and await self._exit_code(CRASH_GRACE) is not None:
+            return PlayerFault(FaultKind.CRASH, self.process.exit_description() or "the bot process ended")
         return PlayerFault(FaultKind.DISCONNECT, "the bot closed its stream, or its connection was lost")
 
     async def _exit_code(self, wait: float) -> int | None:

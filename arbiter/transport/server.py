@@ -69,7 +69,7 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
-def _serialize(message: Any) -> bytes:
+def _serialize(message: bytes | pb.ArbiterMessage) -> bytes:
     """Responses go out as given when already encoded (the hot path encodes requests itself)."""
     if isinstance(message, bytes):
         return message
@@ -224,7 +224,7 @@ class ArbiterServer:
         # A stream that says nothing costs a coroutine, not a thread; it is cut all the same.
         try:
             first = await asyncio.wait_for(context.read(), self.hello_seconds)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.refuse("", f"a connection sent no hello within {self.hello_seconds:g}s")
             await context.abort(grpc.StatusCode.CANCELLED, f"no hello within {self.hello_seconds:g}s")
         if first is grpc.aio.EOF:

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import secrets
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from barbu.v1 import arbiter_pb2 as pb
@@ -29,10 +31,8 @@ class Flag(asyncio.Event):
 
     async def wait_for(self, timeout: float) -> bool:
         """Wait until the flag is set, or ``timeout`` seconds; whether it is set."""
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.wait(), timeout)
-        except asyncio.TimeoutError:
-            pass
         return self.is_set()
 
 

@@ -134,7 +134,7 @@ def _entrants(spec: AbSpec) -> tuple[EntrantConfig, ...]:
         EntrantConfig("B", spec.b, launch(spec.b, base, "--b"), str(base)),
     ]
     if spec.field:
-        for name, command in zip(field_names(len(spec.field)), spec.field):
+        for name, command in zip(field_names(len(spec.field)), spec.field, strict=True):
             out.append(EntrantConfig(name, command, launch(command, base, "--field"), str(base)))
     else:
         command, root = default_field()

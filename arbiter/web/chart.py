@@ -5,8 +5,8 @@ plot area, its scales and its ticks. The templates draw them with the ``axes`` m
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 
 def nice_step(span: float, target: int = 6) -> float:
@@ -14,7 +14,7 @@ def nice_step(span: float, target: int = 6) -> float:
     if span <= 0:
         return 1.0
     raw = span / target
-    mag = 10 ** math.floor(math.log10(raw))
+    mag: float = 10 ** math.floor(math.log10(raw))  # an int from 1 up: ticks print without '.0'
     for m in (1, 2, 2.5, 5, 10):
         if raw <= m * mag:
             return m * mag

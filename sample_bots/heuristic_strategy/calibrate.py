@@ -24,7 +24,15 @@ from pathlib import Path
 from types import ModuleType
 
 from barbu.rules import (
-    STANDARD_CONTRACTS, Contract, Declaration, Phase, Ruleset, make_ruleset, new_match, observe, shuffle_hands,
+    STANDARD_CONTRACTS,
+    Contract,
+    Declaration,
+    Phase,
+    Ruleset,
+    make_ruleset,
+    new_match,
+    observe,
+    shuffle_hands,
 )  # fmt: skip
 
 from arbiter.referee.loop import MatchSetup, Referee
@@ -41,7 +49,7 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
         for r in range(n):
             if r != col and m[col][col]:
                 f = m[r][col] / m[col][col]
-                m[r] = [x - f * y for x, y in zip(m[r], m[col])]
+                m[r] = [x - f * y for x, y in zip(m[r], m[col], strict=True)]
     return [m[i][n] / m[i][i] if m[i][i] else 0.0 for i in range(n)]
 
 
@@ -50,7 +58,7 @@ def ridge(xs: list[list[float]], ys: list[float], lam: float = 5.0) -> list[floa
     k = len(xs[0])
     a = [[0.0] * k for _ in range(k)]
     b = [0.0] * k
-    for x, y in zip(xs, ys):
+    for x, y in zip(xs, ys, strict=True):
         for i in range(k):
             b[i] += x[i] * y
             for j in range(k):
@@ -104,7 +112,7 @@ def fit_models(ev: ModuleType, bot, rules: Ruleset, deals: int, seed: int) -> di
         keys = sorted(rows[0][0])
         xs = [[1.0, float(d)] + [f[k] for k in keys] for f, d, _ in rows]
         coef = ridge(xs, [float(y) for _, _, y in rows])
-        models[c] = dict(zip(["const", "decl", *keys], coef))
+        models[c] = dict(zip(["const", "decl", *keys], coef, strict=True))
     return models
 
 
@@ -164,6 +172,7 @@ def main() -> None:
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the bot and its strategy package
     from heuristic_bot import HeuristicBot
+
     from heuristic_strategy import evaluate as ev
 
     rules = make_ruleset("standard")

@@ -28,10 +28,7 @@ def _suit_ordinals(mask: int, suit: int, ace: str) -> list[int]:
 
 
 def _card_at(suit: int, o: int, ace: str) -> int:
-    if ace == "low":
-        rank = 12 if o == 0 else o - 1
-    else:
-        rank = o
+    rank = (12 if o == 0 else o - 1) if ace == "low" else o
     return suit * 13 + rank
 
 
@@ -77,10 +74,7 @@ def domino_play(view):
         suit = c // 13
         o = ordinal(c % 13, ace)
         mine = _suit_ordinals(hand & ~(1 << c), suit, ace)
-        if o == so:
-            directions = (1, -1)
-        else:
-            directions = (1,) if o > so else (-1,)
+        directions = (1, -1) if o == so else (1,) if o > so else (-1,)
         beyond = 0
         exposes_mine = 0
         exposes_other = 0

@@ -49,7 +49,7 @@ def trick_features(hand: int) -> dict[str, float]:
         "voids": sum(1 for n in lengths if n == 0),
         "singletons": sum(1 for n in lengths if n == 1),
         "low": sum(1 for rs in suits for r in rs if r <= 3),
-        "long": sum(max(0, n - 4) * (max(rs) >= 8) for n, rs in zip(lengths, suits) if rs),
+        "long": sum(max(0, n - 4) * (max(rs) >= 8) for n, rs in zip(lengths, suits, strict=True) if rs),
     }
     hearts = suits[HEART]
     f["hearts"] = len(hearts)

@@ -37,7 +37,13 @@ class Penalties:
     __slots__ = ("card", "dump", "dump_w", "penalty_mask", "trick")
 
     def __init__(self, rules, contract: Contract):
-        v = dict(zip(("trick", "heart", "heart_ace", "queen", "king", "t12", "t13", "trump"), rules.score_values))
+        v = dict(
+            zip(
+                ("trick", "heart", "heart_ace", "queen", "king", "t12", "t13", "trump"),
+                rules.score_values,
+                strict=True,
+            )
+        )
         salad = contract is Contract.SALAD
         card = [0.0] * 52
         if contract is Contract.NO_HEARTS or salad:
@@ -102,10 +108,7 @@ def p_win_later(k: Knowledge, c: int) -> float:
     lower = k.lower_unseen(c)
     higher = k.higher_unseen(c)
     mine_below = (k.hand & BELOW[c]).bit_count()
-    if lower + higher == 0:
-        p = 0.5
-    else:
-        p = ((lower + 0.5) / (lower + higher + 1)) ** SHARPNESS
+    p = 0.5 if lower + higher == 0 else ((lower + 0.5) / (lower + higher + 1)) ** SHARPNESS
     return p * COVER**mine_below
 
 

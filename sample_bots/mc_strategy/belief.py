@@ -62,7 +62,7 @@ class Belief:
     def weight(self, hands: list[int]) -> float:
         if self.declarer < 0 and not self.checks:
             return 1.0
-        dealt = [h | p for h, p in zip(hands, self.played_by)]
+        dealt = [h | p for h, p in zip(hands, self.played_by, strict=True)]
         w = 1.0
         if self.declarer >= 0:
             values = self.est.declaration_values(dealt[self.declarer], self.menu, self.remaining)

@@ -30,8 +30,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from barbu.rules import Contract, Declaration, View
-from barbu.rules import scoring
+from barbu.rules import Contract, Declaration, View, scoring
 from barbu.sampler import Sampler
 
 from .belief import Belief
@@ -97,7 +96,11 @@ def simulate_double(view: View, rng: random.Random, deadline: float, min_samples
                     p = s.clone()
                     DOUBLE_POLICY(p, rng.getrandbits(2))
                     played = p.results[-1].raw
-                    raw = list(played) if RAW_MODE == "playout" else [(a + b) / 2 for a, b in zip(raw, played)]
+                    raw = (
+                        list(played)
+                        if RAW_MODE == "playout"
+                        else [(a + b) / 2 for a, b in zip(raw, played, strict=True)]
+                    )
             values[i] = scoring.settle(rules, raw, s.levels)[me]
         stats.add(w, values)
     return stats

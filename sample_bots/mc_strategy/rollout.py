@@ -109,50 +109,71 @@ def negative_card(st: MatchState, legal: int, offset: int) -> int:
 
 
 def trumps_card(st: MatchState, legal: int, offset: int) -> int:
+    if not st.trick:
+        return _trumps_lead(st, legal, offset)
+    return _trumps_follow(st, legal, offset)
+
+
+def _trumps_lead(st: MatchState, legal: int, offset: int) -> int:
+    trump = st.trump
+    tm = SUIT_MASKS[trump]
+    me = st.turn
+    hands = st.hands
+    others = 0
+    for s in range(4):
+        if s != me:
+            others |= hands[s]
+    mine_t = legal & tm
+    out_t = others & tm
+    if mine_t and out_t and mine_t.bit_length() > out_t.bit_length():
+        return mine_t.bit_length() - 1  # the master trump draws trumps
+    master = _safe_master(legal, offset, trump, me, hands, others, out_t)
+    if master >= 0:
+        return master
+    side = legal & ~tm
+    if side:
+        if mine_t:  # a low card of the shortest side suit, to ruff it later
+            best, best_len = -1, 99
+            for i in range(4):
+                s = (i + offset) & 3
+                m = side & SUIT_MASKS[s]
+                if m:
+                    n = (hands[me] & SUIT_MASKS[s]).bit_count()
+                    if n < best_len:
+                        best, best_len = (m & -m).bit_length() - 1, n
+            return best
+        return _lowest_rank(side, offset)
+    return (legal & -legal).bit_length() - 1
+
+
+def _safe_master(legal: int, offset: int, trump: int, me: int, hands, others: int, out_t: int) -> int:
+    """A side-suit master no opponent void in the suit can ruff, or -1."""
+    tm = SUIT_MASKS[trump]
+    for i in range(4):
+        s = (i + offset) & 3
+        if s == trump:
+            continue
+        sm = SUIT_MASKS[s]
+        m = legal & sm
+        if m and m.bit_length() > (others & sm).bit_length():
+            # a master: safe unless an opponent void in the suit can ruff
+            safe = True
+            if out_t:
+                for o in range(4):
+                    if o != me and not hands[o] & sm and hands[o] & tm:
+                        safe = False
+                        break
+            if safe:
+                return m.bit_length() - 1
+    return -1
+
+
+def _trumps_follow(st: MatchState, legal: int, offset: int) -> int:
     trump = st.trump
     tm = SUIT_MASKS[trump]
     me = st.turn
     hands = st.hands
     trick = st.trick
-    if not trick:
-        others = 0
-        for s in range(4):
-            if s != me:
-                others |= hands[s]
-        mine_t = legal & tm
-        out_t = others & tm
-        if mine_t and out_t and mine_t.bit_length() > out_t.bit_length():
-            return mine_t.bit_length() - 1  # the master trump draws trumps
-        for i in range(4):
-            s = (i + offset) & 3
-            if s == trump:
-                continue
-            sm = SUIT_MASKS[s]
-            m = legal & sm
-            if m and m.bit_length() > (others & sm).bit_length():
-                # a master: safe unless an opponent void in the suit can ruff
-                safe = True
-                if out_t:
-                    for o in range(4):
-                        if o != me and not hands[o] & sm and hands[o] & tm:
-                            safe = False
-                            break
-                if safe:
-                    return m.bit_length() - 1
-        side = legal & ~tm
-        if side:
-            if mine_t:  # a low card of the shortest side suit, to ruff it later
-                best, best_len = -1, 99
-                for i in range(4):
-                    s = (i + offset) & 3
-                    m = side & SUIT_MASKS[s]
-                    if m:
-                        n = (hands[me] & SUIT_MASKS[s]).bit_count()
-                        if n < best_len:
-                            best, best_len = (m & -m).bit_length() - 1, n
-                return best
-            return _lowest_rank(side, offset)
-        return (legal & -legal).bit_length() - 1
     best = st.best
     led = trick[0] // 13
     n_after = 3 - len(trick)

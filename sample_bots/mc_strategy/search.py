@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 import random
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from barbu.rules import Contract, View
 from barbu.rules.state import MatchState

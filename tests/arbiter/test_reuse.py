@@ -13,11 +13,10 @@ import pytest
 from barbu.matchlog import verify
 from barbu.rules import make_ruleset
 
-from arbiter.match.blocking import BlockingHost
+from arbiter.match.blocking import BlockingHost, run_blocking
 from arbiter.match.play import BotSpec
 from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.logfile import read_log_lines
-from arbiter.match.blocking import run_blocking
 from arbiter.referee.loop import MatchSetup
 from arbiter.referee.timecontrol import TimeControl
 

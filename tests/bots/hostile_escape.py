@@ -5,6 +5,7 @@ It sleeps for BARBU_ESCAPE_SECONDS (an odd number, so a test can find it by its 
 import os
 import random
 import time
+from pathlib import Path
 
 from barbu.bot import Bot
 from barbu.runner import run
@@ -33,7 +34,7 @@ def escape() -> None:
             try:
                 if (
                     entry.name.isdigit()
-                    and open(f"/proc/{entry.name}/cmdline", "rb").read() == f"sleep\0{seconds}\0".encode()
+                    and Path(f"/proc/{entry.name}/cmdline").read_bytes() == f"sleep\0{seconds}\0".encode()
                 ):
                     print(f"escape: a process escaped (pid {entry.name} here)", flush=True)
                     return

@@ -143,78 +143,98 @@ def thief() -> None:
     play(stream, steal)
 
 
+def impostor() -> None:
+    other = (SEAT + 1) % 4
+    print(f"impostor: connecting as seat {other}: {attempt(f'{other}.{SECRET}')}", flush=True)
+
+
+def nohello() -> None:
+    stream = Stream(None)  # the stream opens; no hello ever comes
+    try:
+        for _ in stream.call:
+            pass
+    except grpc.RpcError as e:
+        print(f"nohello: the arbiter ended the stream: {e.code().name}", flush=True)
+    time.sleep(60)
+
+
+def silent() -> None:
+    stream = Stream(hello())
+    try:
+        for _ in stream.call:  # never answers
+            pass
+    except grpc.RpcError:
+        pass
+
+
+def bigmsg() -> None:
+    stream = Stream(hello())
+
+    def big(n, message):
+        if n == 3:
+            print("bigmsg: sending 100 MB", flush=True)
+            stream.send(pb.BotMessage(hello=pb.Hello(protocol_version=1, token="x" * 100_000_000)))
+
+    play(stream, big)
+
+
+def trickle() -> None:
+    stream = Stream(hello())
+    stop = threading.Event()
+
+    def spam():
+        i = 0
+        while not stop.is_set():
+            stream.send(pb.BotMessage(reply=pb.Reply(request_id=1)))  # an old id: "late", unsolicited
+            i += 1
+            if i % 50 == 0:
+                time.sleep(0.01)  # ~5000 a second
+
+    def start(n, message):
+        if n == 2:
+            threading.Thread(target=spam, daemon=True).start()
+
+    play(stream, start)
+    stop.set()
+
+
+def reconnect() -> None:
+    stream = Stream(hello())
+
+    def drop(n, message):
+        if n == 4:
+            return False
+
+    play(stream, drop)
+    stream.close()
+    time.sleep(0.2)
+    again = Stream(hello())
+    try:
+        for message in again.call:
+            print("reconnect: accepted again (must never happen)", flush=True)
+            if message.WhichOneof("msg") == "request":
+                answer(again, message)
+    except grpc.RpcError as e:
+        print(f"reconnect: refused: {e.code().name}", flush=True)
+    time.sleep(60)  # stays around; the arbiter kills it at the end
+
+
+MODES = {
+    "thief": thief,
+    "impostor": impostor,
+    "nohello": nohello,
+    "silent": silent,
+    "bigmsg": bigmsg,
+    "trickle": trickle,
+    "reconnect": reconnect,
+}
+
+
 def main() -> None:
     mode = os.environ.get("BARBU_MODE", "silent")
-    if mode == "thief":
-        return thief()
-    if mode == "impostor":
-        other = (SEAT + 1) % 4
-        print(f"impostor: connecting as seat {other}: {attempt(f'{other}.{SECRET}')}", flush=True)
-        return
-    if mode == "nohello":
-        stream = Stream(None)  # the stream opens; no hello ever comes
-        try:
-            for _ in stream.call:
-                pass
-        except grpc.RpcError as e:
-            print(f"nohello: the arbiter ended the stream: {e.code().name}", flush=True)
-        time.sleep(60)
-        return
-    stream = Stream(hello())
-    if mode == "silent":
-        try:
-            for _ in stream.call:  # never answers
-                pass
-        except grpc.RpcError:
-            pass
-        return
-    if mode == "bigmsg":
-
-        def big(n, message):
-            if n == 3:
-                print("bigmsg: sending 100 MB", flush=True)
-                stream.send(pb.BotMessage(hello=pb.Hello(protocol_version=1, token="x" * 100_000_000)))
-                return
-
-        return play(stream, big)
-    if mode == "trickle":
-        stop = threading.Event()
-
-        def spam():
-            i = 0
-            while not stop.is_set():
-                stream.send(pb.BotMessage(reply=pb.Reply(request_id=1)))  # an old id: "late", unsolicited
-                i += 1
-                if i % 50 == 0:
-                    time.sleep(0.01)  # ~5000 a second
-
-        def start(n, message):
-            if n == 2:
-                threading.Thread(target=spam, daemon=True).start()
-
-        play(stream, start)
-        stop.set()
-        return
-    if mode == "reconnect":
-
-        def drop(n, message):
-            if n == 4:
-                return False
-
-        play(stream, drop)
-        stream.close()
-        time.sleep(0.2)
-        again = Stream(hello())
-        try:
-            for message in again.call:
-                print("reconnect: accepted again (must never happen)", flush=True)
-                if message.WhichOneof("msg") == "request":
-                    answer(again, message)
-        except grpc.RpcError as e:
-            print(f"reconnect: refused: {e.code().name}", flush=True)
-        time.sleep(60)  # stays around; the arbiter kills it at the end
-        return
-    raise SystemExit(f"unknown BARBU_MODE {mode!r}")
+    if mode not in MODES:
+        raise SystemExit(f"unknown BARBU_MODE {mode!r}")
+    MODES[mode]()
 
 
 if __name__ == "__main__":

@@ -30,10 +30,14 @@ class MultiBot(Bot):
             os._exit(0)
 
     def decide(self, view):
-        if os.environ.get("BARBU_MODE") == "illegal_first" and self.matches == 1 and not self.fouled:
-            if view.phase is Phase.PLAY:
-                self.fouled = True
-                return next(c for c in range(52) if c not in view.legal)
+        if (
+            os.environ.get("BARBU_MODE") == "illegal_first"
+            and self.matches == 1
+            and not self.fouled
+            and view.phase is Phase.PLAY
+        ):
+            self.fouled = True
+            return next(c for c in range(52) if c not in view.legal)
         return self.rng.choice(view.legal)
 
 

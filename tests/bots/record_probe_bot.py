@@ -10,7 +10,6 @@ import random
 from barbu.bot import Bot
 from barbu.runner import run
 
-
 MARKER = "planted-by-record-probe"
 
 

@@ -5,6 +5,7 @@ fixtures are the tournament tests' own."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -68,13 +69,10 @@ class DaskCluster:
         self.caches: list[Path] = []
 
     def _spawn(self, argv: list[str], name: str, env: dict[str, str] | None = None) -> subprocess.Popen:
-        log = open(self.root / f"{name}.log", "ab")
-        try:
+        with open(self.root / f"{name}.log", "ab") as log:  # the child holds its own copy
             return subprocess.Popen(
                 argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, cwd=self.root, env=env, start_new_session=True
             )
-        finally:
-            log.close()
 
     def start_scheduler(self) -> None:
         self.scheduler = self._spawn(
@@ -141,10 +139,8 @@ class DaskCluster:
         the worker alone)."""
         nanny = self.workers[n]
         for pid in [nanny.pid, *children(nanny.pid)]:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         nanny.wait(10)
 
     def kill_scheduler(self) -> None:
@@ -159,15 +155,11 @@ class DaskCluster:
                 p.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 20
         for p in procs:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
         for p in procs:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(p.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
             if p.poll() is None:
                 p.kill()
                 p.wait(10)

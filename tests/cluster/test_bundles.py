@@ -22,7 +22,6 @@ from arbiter.tournament import bundle
 from arbiter.tournament.cluster import executor, shipping
 from arbiter.tournament.cluster.plugin import check_program
 from arbiter.tournament.config import load_config, parse_config
-
 from tests.tournament.conftest import SMOKE, cli_app
 
 

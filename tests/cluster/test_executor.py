@@ -17,7 +17,6 @@ from arbiter.tournament.cluster.plugin import IDLE_SECONDS
 from arbiter.tournament.config import load_config, override
 from arbiter.tournament.loop import make_task
 from arbiter.tournament.schedule import build_schedule
-
 from tests.tournament.conftest import SMOKE
 
 from .conftest import processes_in

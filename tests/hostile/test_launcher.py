@@ -89,7 +89,7 @@ def test_limits_are_set_without_prlimit_too(folder, monkeypatch):
     monkeypatch.setattr(launcher, "prlimit_program", lambda: None)
     p = run(folder, "sleep 5", Limits(memory=256 << 20, open_files=64, cpu=30), wait=0.3)
     try:
-        limits = open(f"/proc/{p.pid}/limits").read()
+        limits = Path(f"/proc/{p.pid}/limits").read_text()
         rows = {
             " ".join(line.split()[:-1]) if line.split()[-1] in ("bytes", "files", "seconds") else line
             for line in limits.splitlines()
@@ -109,14 +109,14 @@ def test_a_bot_of_a_uid_range_runs_as_a_uid_of_its_own(folder, monkeypatch, setp
     p = run(folder, "sleep 5", Limits(user=UIDS, processes=40), wait=0.3)
     q = run(folder, "sleep 5", Limits(user=UIDS, processes=40), wait=0.3)
     try:
-        status = open(f"/proc/{p.pid}/status").read()
+        status = Path(f"/proc/{p.pid}/status").read_text()
         uid = p.user.uid
         assert f"Uid:\t{uid}\t{uid}\t{uid}\t{uid}" in status and f"Gid:\t{uid}\t{uid}\t{uid}\t{uid}" in status
         assert [line.split() for line in status.splitlines() if line.startswith("Groups:")] == [
             ["Groups:"]
         ]  # no supplementary group
         assert q.user.uid != uid  # another bot, another uid
-        assert "Max processes 40 40 processes" in " ".join(open(f"/proc/{p.pid}/limits").read().split())
+        assert "Max processes 40 40 processes" in " ".join(Path(f"/proc/{p.pid}/limits").read_text().split())
         assert os.stat(p.scratch).st_uid == uid  # its TMPDIR is its own
     finally:
         p.kill()
@@ -127,7 +127,7 @@ def test_a_bot_of_a_uid_range_runs_as_a_uid_of_its_own(folder, monkeypatch, setp
 def test_the_process_limit_is_not_applied_to_the_arbiters_own_user(folder):
     p = run(folder, "sleep 5", Limits(processes=40), wait=0.3)
     try:
-        assert "Max processes 40" not in " ".join(open(f"/proc/{p.pid}/limits").read().split())
+        assert "Max processes 40" not in " ".join(Path(f"/proc/{p.pid}/limits").read_text().split())
     finally:
         p.kill()
 

@@ -115,7 +115,7 @@ def test_changed_but_legal_double_target_is_caught_by_the_scores(base):
         declarer = objs[find(objs, "deal", deal=deal)]["declarer"]
         raw = objs[end]["raw"]
         doubles = [i for i in range(find(objs, "double", deal=deal), end) if objs[i]["type"] == "double"]
-        for k, i in enumerate(doubles):
+        for i in doubles:
             seat = objs[i]["seat"]
             for t in objs[i]["targets"]:
                 answered = any(objs[j]["seat"] == t and seat in objs[j]["targets"] for j in doubles if j != i)

@@ -8,8 +8,8 @@ from pathlib import Path
 from barbu.loglines import (
     DealEnd,
     Dealt,
-    Declared,
     Decision,
+    Declared,
     Doubled,
     Fault,
     FaultKind,
@@ -52,7 +52,7 @@ def test_every_line_typed_as_written():
     assert kinds == {Header, Dealt, Declared, Doubled, Played, TrickDone, DealEnd, MatchEnd, Fault}
     for t in typed:
         o = t.obj
-        assert t.TYPE == o["type"]
+        assert o["type"] == t.TYPE
         if isinstance(t, Header):
             assert t.entrants == tuple(s["entrant"] for s in o["seats"]) and t.match_id == o["match_id"]
             assert t.rules.to_json() == o["rules"] and t.first_declarer == o["first_declarer"] and t.seed == o["seed"]

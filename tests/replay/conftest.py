@@ -68,8 +68,8 @@ def full_log(tmp_path_factory) -> Path:
     """A full standard 28-deal match log, played in-process by random players (seed 3)."""
     from barbu.rules import make_ruleset
 
-    from arbiter.referee.logfile import AtomicLogFile
     from arbiter.match.blocking import run_blocking
+    from arbiter.referee.logfile import AtomicLogFile
     from arbiter.referee.loop import MatchSetup, Referee
     from arbiter.referee.players import RandomPlayer
 

@@ -118,8 +118,8 @@ def test_seed_de_fr_and_extra_round_logs_replay(tmp_path):
     """Other rules (7♦ Domino start, left-of-declarer lead, extra redouble round) replay too."""
     from barbu.rules import make_ruleset
 
-    from arbiter.referee.logfile import AtomicLogFile
     from arbiter.match.blocking import run_blocking
+    from arbiter.referee.logfile import AtomicLogFile
     from arbiter.referee.loop import MatchSetup, Referee
     from arbiter.referee.players import RandomPlayer
 

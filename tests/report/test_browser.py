@@ -95,7 +95,7 @@ def test_wide_tables_are_not_cut_off(browser, tmp_path):
 
     names = ["heuristic-bot-version-two", "random-player-number-one", "first-legal-player", "another-random-one"]
     contracts = "no_tricks, no_hearts, no_queens, barbu, no_last_two, trumps, domino, salad"
-    league = play_league(tmp_path / "wide", dict(zip(names, ["random", "first", "first", "random"])),
+    league = play_league(tmp_path / "wide", dict(zip(names, ["random", "first", "first", "random"], strict=True)),
                          name="wide", contracts=contracts)  # fmt: skip
     w = write_report(league, tmp_path / "wide.html", "--no-replays")
     o = OpenedPage(browser, w.out, "() => window.barbuReport !== undefined")

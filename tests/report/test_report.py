@@ -53,7 +53,7 @@ def test_standings_are_those_of_arbiter_standings(which, request):
     assert header[:7] == ["#", "entrant", "μ", "σ", "μ−3σ", "matches", "score ±95%"]
     assert ("vs field ±95%" in header) == duplicate
     assert len(rows) == len(expected)
-    for row, s in zip(rows, expected):
+    for row, s in zip(rows, expected, strict=True):
         assert row[:6] == [str(s.rank), s.name, f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.rating:.2f}", str(s.matches)]
         mean = f"{s.mean_score:+.1f}".replace("-", "−")
         assert row[6] == f"{mean} ±{(s.ci95[1] - s.ci95[0]) / 2:.1f}"
@@ -135,8 +135,25 @@ def test_contract_averages_match_the_logs(which, request):
     (all_table, _declarer_table), _ = tables(w.html, "contracts")
     for row in all_table[1:]:
         name = row[0]
-        for contract, cell in zip(c["order"], row[1:]):
+        for contract, cell in zip([*c["order"], "all"], row[1:], strict=True):  # then the row's total
             assert cell == f"{c['all'][name][contract]['mean']:+.1f}".replace("-", "−")
+
+
+class _Doubling(Visitor):
+    """Each deal's final doubling (pair levels, who doubled whom) and its scores."""
+
+    def __init__(self):
+        self.deals: dict[int, dict] = {}
+
+    def visit(self, line, state):
+        obj = line.obj
+        if obj.get("type") == "double":  # the last one of a deal leaves the final doubling
+            self.deals[obj["deal"]] = {"levels": [list(r) for r in state.levels], "doubled": list(state.doubled)}
+        elif obj.get("type") == "deal_end":
+            self.deals[obj["deal"]].update(raw=obj["raw"], scores=obj["scores"])
+
+    def end(self, verification):
+        return verification
 
 
 def doubling_from_engine(league):
@@ -146,20 +163,9 @@ def doubling_from_engine(league):
     out: dict[str, dict] = defaultdict(lambda: {"doubles": 0, "redoubles": 0, "acted": [], "passive": []})
     for row in rows:
         seats = json.loads(row.seats)
-        deals: dict[int, dict] = {}
-
-        class Doubling(Visitor):
-            def visit(self, line, state):
-                obj = line.obj
-                if obj.get("type") == "double":  # the last one of a deal leaves the final doubling
-                    deals[obj["deal"]] = {"levels": [list(r) for r in state.levels], "doubled": list(state.doubled)}
-                elif obj.get("type") == "deal_end":
-                    deals[obj["deal"]].update(raw=obj["raw"], scores=obj["scores"])
-
-            def end(self, verification):
-                return verification
-
-        v = read_log(read_log_lines(row.log_path), Doubling())
+        doubling = _Doubling()
+        v = read_log(read_log_lines(row.log_path), doubling)
+        deals = doubling.deals
         assert v.valid and v.complete
         m = MULTIPLIERS[ruleset_from_json(v.header["rules"]).double_scoring]
         for st in deals.values():
@@ -226,7 +232,7 @@ def test_every_match_is_listed_and_linked(report, league):
     (table,), links = tables(report.html, "matches")
     listed = table[1:]
     assert len(listed) == len(rows) == len(report.data["matches"])
-    for row, m, cells, hrefs in zip(rows, report.data["matches"], listed, links[1:]):
+    for row, m, cells, hrefs in zip(rows, report.data["matches"], listed, links[1:], strict=True):
         assert m["key"] == row.key and m["seats"] == json.loads(row.seats) and m["totals"] == json.loads(row.totals)
         assert m["status"] == "complete" and m["log"] == "ok"
         assert cells[1] == row.key

@@ -134,13 +134,16 @@ def expected_double_targets(rules, state) -> set[int]:
     for t in range(4):
         if t == seat or level[t] >= 2:
             continue
-        if t in doubled_me:  # a redouble, in either round
+        if t in doubled_me or (
+            first_round  # a new double
+            and seat != declarer
+            and (
+                rules.double_targets == "any"
+                or t == declarer
+                or (rules.double_targets == "standard" and not contract.is_positive)
+            )
+        ):  # a redouble, in either round
             out.add(t)
-        elif first_round and seat != declarer:  # a new double
-            if rules.double_targets == "any" or (
-                t == declarer or (rules.double_targets == "standard" and not contract.is_positive)
-            ):
-                out.add(t)
     return out
 
 
@@ -317,13 +320,13 @@ def test_settlement_is_a_pairwise_transfer(raw, levels, scoring):
     rules = make_ruleset("standard", {"double_scoring": scoring})
     pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
     matrix = [[0] * 4 for _ in range(4)]
-    for (i, j), level in zip(pairs, levels):
+    for (i, j), level in zip(pairs, levels, strict=True):
         matrix[i][j] = matrix[j][i] = level
     scores = settle(rules, raw, matrix)
     assert sum(scores) == sum(raw)
     m = {"pagat": (0, 1, 2), "multiplier": (0, 2, 4)}[scoring]
     expected = list(raw)
-    for (i, j), level in zip(pairs, levels):  # S2: independent pairs, on raw differences
+    for (i, j), level in zip(pairs, levels, strict=True):  # S2: independent pairs, on raw differences
         expected[i] += m[level] * (raw[i] - raw[j])
         expected[j] -= m[level] * (raw[i] - raw[j])
     assert scores == expected

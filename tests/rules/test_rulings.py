@@ -107,7 +107,7 @@ def test_domino_ace_replay_turns(variant):
 def test_domino_row_ends(case):
     rules = rules_of(case["rules"])
     state = new_match(rules)
-    one_suit_each = {letter: " ".join(r + s for r in "23456789TJQKA") for letter, s in zip("ABCD", SUITS)}
+    one_suit_each = {letter: " ".join(r + s for r in "23456789TJQKA") for letter, s in zip("ABCD", SUITS, strict=True)}
     deal(state, hands_of(one_suit_each))
     apply(state, declaration({"contract": "domino", "start_rank": case["start_rank"]}))
     while state.phase is Phase.DOUBLE:

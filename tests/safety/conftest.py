@@ -11,6 +11,7 @@ The PostgreSQL fixtures are the tournament suite's (a throwaway server started b
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -102,7 +103,7 @@ def arbiter_cases(
     )
     assert driver.returncode == 0, driver.stderr.decode()[-3000:]
     out = []
-    for (argv, _), r in zip(cases, json.loads(driver.stdout)):
+    for (argv, _), r in zip(cases, json.loads(driver.stdout), strict=True):
         stdout, stderr = base64.b64decode(r["stdout"]), base64.b64decode(r["stderr"])
         result = subprocess.CompletedProcess(
             argv, r["code"], stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace")
@@ -217,10 +218,8 @@ def wait_gone(tag: str, seconds: float = 20) -> list[int]:
 
 def kill_tagged(tag: str) -> None:
     for pid in processes_tagged(tag):
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 def wait_for(predicate, seconds: float, what: str) -> None:

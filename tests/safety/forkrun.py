@@ -23,12 +23,13 @@ import time
 def main() -> None:
     cases = json.load(sys.stdin)
     # What the commands need, imported before any fork (the children share it).
-    import arbiter.cli  # noqa: F401
-    import arbiter.cli.replay  # noqa: F401
-    import arbiter.tournament.config  # noqa: F401
-    import arbiter.tournament.loop  # noqa: F401
-    import arbiter.tournament.storage  # noqa: F401
     import barbu.matchlog  # noqa: F401
+
+    import arbiter.cli
+    import arbiter.cli.replay
+    import arbiter.tournament.config
+    import arbiter.tournament.loop
+    import arbiter.tournament.storage  # noqa: F401
 
     results = []
     for case in cases:

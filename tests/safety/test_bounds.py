@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 
-
 from .conftest import RANDOM_BOT, arbiter, arbiter_cases, assert_one_error
 
 BOT = f"python {RANDOM_BOT}"
@@ -90,7 +89,9 @@ def test_huge_numbers_nested_anywhere(tmp_path):
         folder = tmp_path / f"case{i}"
         folder.mkdir()
         cases.append((["run", tournament(folder, extra)], folder))
-    for (name, (_, words)), (_, folder), r in zip(NESTED_CASES.items(), cases, arbiter_cases(cases, timeout=60)):
+    for (name, (_, words)), (_, folder), r in zip(
+        NESTED_CASES.items(), cases, arbiter_cases(cases, timeout=60), strict=False
+    ):
         line = assert_one_error(r, 2, words)
         assert len(line) < 400 and "b.yaml:" in line, (name, line)
         assert not (folder / "logs" / "b").exists(), name
@@ -113,7 +114,7 @@ def test_tournament_file_values(tmp_path):
             config = tournament(folder, extra)
         cases.append((["run", config], folder))
     results = arbiter_cases(cases, timeout=60)
-    for (name, (_, words)), (_, folder), r in zip(FILE_CASES.items(), cases, results):
+    for (name, (_, words)), (_, folder), r in zip(FILE_CASES.items(), cases, results, strict=True):
         assert_one_error(r, 2, words.format(t=folder))
         assert not (folder / "logs" / "b").exists(), name  # nothing was started (logs/b: its log folder)
 
@@ -141,7 +142,7 @@ def test_endless_and_hostile_inputs(tmp_path):
         (["standings", "--db", str(deep)], "cannot read database"),
         (["report", "--html", str(tmp_path / "r.html"), "--db", "/dev/null"], "is a character device"),
     ]
-    for (args, words), r in zip(cases, arbiter_cases([(args, tmp_path) for args, _ in cases])):
+    for (_, words), r in zip(cases, arbiter_cases([(args, tmp_path) for args, _ in cases]), strict=True):
         assert_one_error(r, 2, words)
 
 
@@ -179,7 +180,7 @@ def test_command_line_values(tmp_path):
     ]
     (tmp_path / "taken").write_text("a user's file, not a socket")
     tournament(tmp_path, "")
-    for (args, words), r in zip(cases, arbiter_cases([(args, tmp_path) for args, _ in cases])):
+    for (_, words), r in zip(cases, arbiter_cases([(args, tmp_path) for args, _ in cases]), strict=True):
         assert_one_error(r, 2, words)
     assert (tmp_path / "taken").read_text() == "a user's file, not a socket"
     assert not (tmp_path / "logs").exists()  # no match was started by any of them
@@ -199,7 +200,7 @@ def test_every_command_without_its_required_option(tmp_path):
     cases = [([command], words) for command, words in REQUIRED.items()]
     cases += [(["selfplay", "--out", "x.jsonl", "--bogus"], "No such option: --bogus")]
     cases += [(["no-such-command"], "No such command")]
-    for (args, words), r in zip(cases, arbiter_cases([(args, tmp_path) for args, _ in cases])):
+    for (_, words), r in zip(cases, arbiter_cases([(args, tmp_path) for args, _ in cases]), strict=True):
         assert_one_error(r, 2, words)
 
 

@@ -110,7 +110,7 @@ def test_another_database_never_writes_over_the_logs(tmp_path):
         ("", ("the database name is empty",)),
     )
     results = arbiter_cases([(["run", str(config), "--db", option], tmp_path) for option, _ in refusals])
-    for (_, words), r in zip(refusals, results):
+    for (_, words), r in zip(refusals, results, strict=True):
         assert_one_error(r, 2, *words)
     assert {p: sha256(p) for p in before} == before
     assert recorded(tmp_path / "other.db") == {}

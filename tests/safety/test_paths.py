@@ -7,9 +7,9 @@ import os
 import signal
 import stat
 import subprocess
+import tempfile
 import time
 import uuid
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -71,7 +71,7 @@ def test_output_only_to_a_regular_file_or_a_new_path(places):
     t = str(places)
     before = {p: os.stat(p) for p in ("/dev/full", "/dev/null")}
     results = arbiter_cases([([a.format(t=t) for a in args], places) for args, _ in CASES])
-    for (args, words), r in zip(CASES, results):
+    for (_, words), r in zip(CASES, results, strict=True):
         assert_one_error(r, 2, *[w.format(t=t) for w in words])
     for p, st in before.items():  # the devices are still the devices
         now = os.stat(p)

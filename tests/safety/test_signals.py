@@ -9,9 +9,9 @@ import os
 import re
 import signal
 import subprocess
+import tempfile
 import time
 import uuid
-import tempfile
 from pathlib import Path
 
 import pytest

@@ -109,7 +109,7 @@ def test_a_log_s_entrant_names_are_escaped(tmp_path):
         ["replay", "evil.jsonl", "--verify"],
     ]
     results = arbiter_cases([(args, tmp_path) for args in cases])
-    for args, r in zip(cases, results):
+    for args, r in zip(cases, results, strict=True):
         assert r.returncode == 0, (args, r.stderr)
         assert "\x1b" not in r.stdout + r.stderr and "\x07" not in r.stdout and "\u202e" not in r.stdout, args
     assert "evil0\\x1b]0;pwned" in results[0].stdout  # spelled out (rich itself drops the BEL)

@@ -23,7 +23,6 @@ from barbu.rules import make_ruleset  # noqa: E402
 from heuristic_bot import HeuristicBot  # noqa: E402
 
 from arbiter.match.blocking import run_blocking  # noqa: E402
-
 from arbiter.referee.loop import MatchSetup, Referee  # noqa: E402
 from arbiter.referee.players import RandomPlayer, StrategyPlayer  # noqa: E402
 

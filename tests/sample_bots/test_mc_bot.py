@@ -21,7 +21,8 @@ sys.path.insert(0, str(ROOT / "sample_bots"))
 from barbu.bot import Bot  # noqa: E402
 from barbu.rules import PRESETS, Phase, apply, deal, make_ruleset, new_match, observe, shuffle_hands  # noqa: E402
 from heuristic_bot import HeuristicBot  # noqa: E402
-from mc_bot import MCBot, main as mc_main  # noqa: E402
+from mc_bot import MCBot  # noqa: E402
+from mc_bot import main as mc_main  # noqa: E402
 from mc_strategy.search import Clock, Stats  # noqa: E402
 
 ARBITER = [str(Path(sys.executable).with_name("arbiter"))]

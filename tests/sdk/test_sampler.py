@@ -20,13 +20,24 @@ import random
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from barbu.rules import PRESETS, BarbuError, Contract, Phase, apply, deal, legal_actions, make_ruleset, new_match
-from barbu.rules import observe, random_playout, shuffle_hands
+from barbu.rules import (
+    PRESETS,
+    BarbuError,
+    Contract,
+    Phase,
+    apply,
+    deal,
+    legal_actions,
+    make_ruleset,
+    new_match,
+    observe,
+    random_playout,
+    shuffle_hands,
+)
 from barbu.rules.cards import FULL_DECK, SEVEN_OF_DIAMONDS, cards_of
 from barbu.sampler import InconsistentView, Sampler, hand_constraints, replay
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 # Switches that add inferences the presets do not exercise (trump, K♥ and Domino rules).
 EXTRA_RULES = [
@@ -62,7 +73,7 @@ def enumerate_deals(view) -> list[tuple[int, ...]]:
             third = [c for c in rest if c not in second]
             hands = [0, 0, 0, 0]
             hands[me] = view.hand
-            for s, part in zip(others, (first, second, third)):
+            for s, part in zip(others, (first, second, third), strict=True):
                 hands[s] = sum(1 << c for c in part)
             try:
                 state = replay(view, hands)

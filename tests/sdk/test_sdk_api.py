@@ -11,12 +11,23 @@ import typing
 
 import grimp
 import pytest
-
 from barbu.rules import (
-    PRESETS, Action, Contract, Declaration, IllegalActionError, Phase, apply, deal, legal_actions, make_ruleset,
-    new_match, shuffle_hands,
+    PRESETS,
+    Action,
+    Contract,
+    Declaration,
+    IllegalActionError,
+    Phase,
+    apply,
+    cards,
+    deal,
+    legal_actions,
+    make_ruleset,
+    new_match,
+    shuffle_hands,
+    tricks,
 )  # fmt: skip
-from barbu.rules import cards, state as state_module, tricks
+from barbu.rules import state as state_module
 
 
 def test_action_is_the_union_of_the_action_values():

@@ -13,20 +13,16 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-import pytest
-
 import barbu
+import pytest
 
 SDK = Path(barbu.__file__).resolve().parent
 GENERATED = ("barbu.v1",)
 
 
 def _modules() -> list[str]:
-    names = ["barbu"]
-    for info in pkgutil.walk_packages([str(SDK)], prefix="barbu."):
-        if not info.name.startswith(GENERATED):
-            names.append(info.name)
-    return sorted(names)
+    found = pkgutil.walk_packages([str(SDK)], prefix="barbu.")
+    return sorted(["barbu", *(info.name for info in found if not info.name.startswith(GENERATED))])
 
 
 MODULES = _modules()

@@ -13,12 +13,12 @@ import os
 import time
 from pathlib import Path
 
+from arbiter.match.blocking import run_blocking
+from arbiter.model import MatchOutcome, MatchTask
 from arbiter.referee.faults import FaultKind, PlayerFault
 from arbiter.referee.logfile import AtomicLogFile
-from arbiter.match.blocking import run_blocking
 from arbiter.referee.loop import Referee
 from arbiter.referee.players import Player, RandomPlayer, StrategyPlayer
-from arbiter.model import MatchOutcome, MatchTask
 from arbiter.tournament.worker import outcome_from_result, task_setup
 
 

@@ -18,7 +18,7 @@ def match(number, seats, totals, game=None, forfeits=(), status="complete", faul
         number,
         number if game is None else game,
         status,
-        tuple(SeatRecord(e, t, s in forfeits, faults[s]) for s, (e, t) in enumerate(zip(seats, totals))),
+        tuple(SeatRecord(e, t, s in forfeits, faults[s]) for s, (e, t) in enumerate(zip(seats, totals, strict=True))),
     )
 
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from barbu.matchlog import verify
 
+from arbiter.model import MatchOutcome, MatchTask
 from arbiter.referee.logfile import read_log_lines
 from arbiter.tournament.config import load_config, override
-from arbiter.model import MatchOutcome, MatchTask
 from arbiter.tournament.loop import run_tournament
-from arbiter.tournament.worker import play_match
 from arbiter.tournament.storage import Repo, open_database
+from arbiter.tournament.worker import play_match
 
 from ..conftest import command_line, descendants
 from .conftest import SMOKE
@@ -57,7 +57,7 @@ def test_a_worker_keeps_multi_match_bots_and_the_results_do_not_change(tmp_path)
         assert sorted(r["seat"] for r in h["reused"]) == [0, 1, 2, 3], h.get("reused")
     assert [r.totals for r in kept_rows] == [r.totals for r in fresh_rows]
     # Each match has its own output files (a kept bot's output follows it to its next match).
-    for r, h in zip(kept_rows, kept_headers):
+    for r, h in zip(kept_rows, kept_headers, strict=True):
         stem = Path(r.log_path).name.removesuffix(".jsonl")
         for seat in range(4):
             out = Path(r.log_path).with_name(f"{stem}.seat{seat}.stderr").read_text()

@@ -5,18 +5,18 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+from pathlib import Path
 
 import pytest
 from barbu.matchlog import verify
 
-from arbiter.errors import ConfigError
+from arbiter.errors import ConfigError, TournamentInterrupted
 from arbiter.referee.logfile import read_log_lines
 from arbiter.tournament.config import override, parse_config
-from arbiter.errors import TournamentInterrupted
 from arbiter.tournament.loop import run_tournament
-from arbiter.tournament.worker import file_sha256
 from arbiter.tournament.schedule import build_schedule
 from arbiter.tournament.storage import Repo, open_database
+from arbiter.tournament.worker import file_sha256
 
 from . import inproc
 from .conftest import ROOT
@@ -60,7 +60,7 @@ def test_a_whole_tournament_in_process(tmp_path):
     t, rows, final, history, faults = stored(db(tmp_path))
     assert t.finished_at is not None and t.total_matches == 20
     assert [r.number for r in rows] == list(range(20))
-    for r, m in zip(rows, schedule):
+    for r, m in zip(rows, schedule, strict=True):
         assert json.loads(r.seats) == list(m.seats) and r.key == m.key and r.seed == m.seed
         assert r.log_sha256 == file_sha256(r.log_path)
         report = verify(read_log_lines(r.log_path))
@@ -138,7 +138,7 @@ def test_duplicate_with_a_deal_file(tmp_path):
     assert deals_of(rows[2]) == deals_of(rows[3]) == [sorted(map(sorted, h)) for h in file_deals[4:8]]
     held = {}
     for row in rows[:2]:
-        for o in map(json.loads, open(row.log_path)):
+        for o in map(json.loads, Path(row.log_path).read_text().splitlines()):
             if o["type"] == "deal":
                 for seat, name in enumerate(json.loads(row.seats)):
                     held.setdefault(name, set()).add((o["deal"], seat))
@@ -240,7 +240,7 @@ def test_ctrl_c_stops_the_workers_and_keeps_what_is_recorded(tmp_path):
     end = time.monotonic() + 10
     while _group_members(proc.pid) and time.monotonic() < end:
         time.sleep(0.05)
-    left = {p: open(f"/proc/{p}/cmdline", "rb").read() for p in _group_members(proc.pid)}
+    left = {p: Path(f"/proc/{p}/cmdline").read_bytes() for p in _group_members(proc.pid)}
     assert left == {}  # the workers are gone too
     assert "of 8 matches are recorded; run the same command again to finish" in err and "Traceback" not in err
     _, rows, *_ = stored(db(tmp_path))

@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 
 from arbiter.referee.logfile import read_log_lines
 from arbiter.tournament.config import load_config
-from arbiter.tournament.worker import file_sha256
 from arbiter.tournament.schedule import build_schedule
 from arbiter.tournament.storage import Repo, open_database
+from arbiter.tournament.worker import file_sha256
 
 from ..conftest import alive, descendants
 from .conftest import SMOKE, cli_app, cli_command
@@ -89,7 +89,7 @@ def check_league(url: str, summary: dict) -> None:
         assert r.bots_cpu > 0 and r.arbiter_cpu > 0
     by_game = {}
     for r in rows:
-        deals = [o["hands"] for o in map(json.loads, open(r.log_path)) if o["type"] == "deal"]
+        deals = [o["hands"] for o in map(json.loads, Path(r.log_path).read_text().splitlines()) if o["type"] == "deal"]
         by_game.setdefault(r.game, []).append(deals)
     for deals in by_game.values():
         assert len(deals) == 2 and deals[0] == deals[1]

@@ -8,9 +8,8 @@ import pytest
 from sqlalchemy import inspect
 from typer.testing import CliRunner
 
-from arbiter.errors import ConfigError
+from arbiter.errors import ConfigError, TournamentInterrupted
 from arbiter.tournament.config import override
-from arbiter.errors import TournamentInterrupted
 from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.storage import database_url, open_database
 

@@ -26,14 +26,14 @@ from typer.testing import CliRunner
 
 from arbiter.cli import app
 from arbiter.errors import ConfigError, TournamentError
-from arbiter.referee.logfile import AtomicLogFile
 from arbiter.match.blocking import run_blocking
+from arbiter.model import MatchOutcome, MatchTask
+from arbiter.referee.logfile import AtomicLogFile
 from arbiter.referee.loop import Referee
 from arbiter.referee.players import Player, RandomPlayer, StrategyPlayer
-from arbiter.model import MatchOutcome, MatchTask
 from arbiter.tournament.worker import outcome_from_result, task_setup
-from arbiter.verdict.sprt import UNATTRIBUTED, FixedConfig, SprtConfig, Verdict
 from arbiter.verdict.ab import MATCHES_PER_SET, AbSpec, ab_config, default_field, run_ab
+from arbiter.verdict.sprt import UNATTRIBUTED, FixedConfig, SprtConfig, Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "sample_bots"))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from arbiter.verdict.sprt import Verdict
 from arbiter.verdict.ab import run_ab
+from arbiter.verdict.sprt import Verdict
 from arbiter.web.ab import render_ab_page, write_ab_page
 
 from ..conftest import OpenedPage
@@ -67,7 +67,7 @@ def test_the_page_in_a_browser(browser, result, page_file):
         band = points(page.locator("#ci-chart polygon.band").get_attribute("points"))
         half = len(band) // 2
         top, bottom = band[:half], list(reversed(band[half:]))
-        widths = [b[1] - t[1] for t, b in zip(top, bottom)]
+        widths = [b[1] - t[1] for t, b in zip(top, bottom, strict=True)]
         assert len(widths) == data["sets"] - 1 and widths[-1] < widths[0]
         assert page.locator("#ci-chart line.rule.delta1").count() == 1
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.errors import ArbiterError, TournamentError
+from arbiter.model import MatchOutcome, MatchTask
 from arbiter.text import printable
 from arbiter.tournament.cluster.plugin import PLUGIN, ArenaPlugin, play_on_worker, retire_idle_matches
 from arbiter.tournament.cluster.shipping import (
@@ -36,7 +37,6 @@ from arbiter.tournament.cluster.shipping import (
     variable_name,
 )
 from arbiter.tournament.config import TournamentConfig
-from arbiter.model import MatchOutcome, MatchTask
 from arbiter.tournament.worker import play_match
 
 CONNECT_SECONDS = 10.0  # to reach the scheduler
@@ -205,10 +205,8 @@ class DaskExecutor:
 
 def _quietly(action: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """Clean-up that may find a worker or the scheduler gone (their own clean-up then does it)."""
-    try:
+    with suppress(Exception):
         action(*args, **kwargs)
-    except Exception:
-        pass
 
 
 def _connect(address: str) -> Any:

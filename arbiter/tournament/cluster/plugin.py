@@ -36,6 +36,7 @@ from distributed import WorkerPlugin
 from tornado.ioloop import PeriodicCallback
 
 from arbiter.errors import ConfigError, TournamentError
+from arbiter.model import BotSpec, MatchOutcome, MatchTask
 from arbiter.text import printable
 from arbiter.tournament import bundle as bundles
 from arbiter.tournament.cluster.shipping import (
@@ -47,7 +48,6 @@ from arbiter.tournament.cluster.shipping import (
     project_identity,
     variable_name,
 )
-from arbiter.model import BotSpec, MatchOutcome, MatchTask
 
 PLUGIN = "barbu-arena"  # the plugin's name on every worker
 BUNDLE_SECONDS = 300.0  # for a worker to fetch a bundle from the scheduler

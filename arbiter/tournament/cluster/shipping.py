@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arbiter.errors import ConfigError
+from arbiter.model import MatchOutcome, MatchTask
 from arbiter.text import printable
 from arbiter.tournament import bundle as bundles
 from arbiter.tournament.config import INTERPRETERS, TournamentConfig, _scripts
-from arbiter.model import MatchOutcome, MatchTask
 
 RESOURCE = "arena"  # the Dask worker resource a match takes one unit of
 VERSION_SECONDS = 10.0

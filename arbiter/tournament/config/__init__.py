@@ -30,10 +30,18 @@ from arbiter.text import printable, without_password
 from arbiter.tournament.config.checks import NAME_RE, cluster_address_problem
 from arbiter.tournament.config.deals import read_deals
 from arbiter.tournament.config.environment import (
-    INTERPRETERS, _scripts, bot_command, launch_command, resolve_environment,
+    INTERPRETERS,
+    _scripts,
+    bot_command,
+    launch_command,
+    resolve_environment,
 )  # fmt: skip
 from arbiter.tournament.config.model import (
-    DEFAULT_LOG_ROOT, FORMATS, EntrantConfig, TournamentConfig, TournamentFormat,
+    DEFAULT_LOG_ROOT,
+    FORMATS,
+    EntrantConfig,
+    TournamentConfig,
+    TournamentFormat,
 )  # fmt: skip
 from arbiter.tournament.config.schema import UNLIMITED, LimitsFile, TournamentFile, validate
 from arbiter.tournament.config.yamltree import Lines, dotted, read_tree

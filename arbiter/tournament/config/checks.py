@@ -41,7 +41,7 @@ def text(value: Any) -> str:
 def name(value: Any) -> str:
     if not NAME_RE.match(text(value)):
         raise problem(f"{value!r}: use letters, digits, '_', '-', '.', '+' (at most 64)")
-    return value
+    return str(value)
 
 
 def flag(value: Any) -> bool:

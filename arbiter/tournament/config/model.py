@@ -10,7 +10,8 @@ from pathlib import Path
 
 from barbu.rules import Ruleset
 
-from arbiter.model import TimeControl, TournamentFormat
+from arbiter.model import TimeControl
+from arbiter.model import TournamentFormat as TournamentFormat
 from arbiter.process.limits import Limits
 from arbiter.process.sandbox import Isolation
 from arbiter.referee.faults import FaultPolicy

@@ -13,18 +13,25 @@ import shlex
 from typing import Annotated, Any, ClassVar
 
 from barbu.rules import SWITCHES, BarbuError, Ruleset, make_ruleset
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo, field_validator
-from pydantic import model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from arbiter.errors import ConfigError
-from arbiter.process.sandbox import Isolation
 from arbiter.model import seconds_problem
+from arbiter.process.sandbox import Isolation
+from arbiter.text import printable
 from arbiter.tournament.config import checks
 from arbiter.tournament.config.checks import MAX_INT, problem
 from arbiter.tournament.config.model import FORMATS, TournamentFormat
 from arbiter.tournament.config.yamltree import Lines, Loc, LongNumber, describe
 from arbiter.tournament.schedule import MAX_MATCHES, schedule_size
-from arbiter.text import printable
 
 MAX_PARALLELISM = 1024
 MAX_STRIKES = 1000
@@ -247,7 +254,7 @@ def _not_empty(what: str) -> BeforeValidator:
     def check(value: Any) -> str:
         if not checks.text(value).strip():
             raise problem(what)
-        return value
+        return str(value)
 
     return BeforeValidator(check)
 

@@ -16,6 +16,7 @@ import stat
 import time
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
@@ -24,7 +25,7 @@ from sqlmodel import create_engine
 
 from arbiter.errors import ConfigError, StorageError
 from arbiter.files import kind_of
-from arbiter.text import printable
+from arbiter.text import printable, without_password
 from arbiter.tournament.storage import schema
 
 DEFAULT_DATABASE = "logs/arbiter.db"  # relative to the current directory
@@ -64,7 +65,7 @@ def open_database(value: str | None = None, *, create: bool = True) -> Engine:
             f"not a database URL: {url!r} (e.g. sqlite:///results.db or postgresql+psycopg://user@host/db)"
         ) from None
     backend = parsed.get_backend_name()
-    kwargs: dict = {}
+    kwargs: dict[str, Any] = {}
     if backend == "sqlite":
         db_path = parsed.database
         if db_path and db_path != ":memory:" and not db_path.startswith("file:"):
@@ -83,25 +84,27 @@ def open_database(value: str | None = None, *, create: bool = True) -> Engine:
         kwargs["connect_args"] = {"connect_timeout": 10}
         kwargs["pool_pre_ping"] = True
     else:
-        raise ConfigError(f"unsupported database {shown(url)}: use an SQLite file or a postgresql+psycopg:// URL")
+        raise ConfigError(
+            f"unsupported database {without_password(url)}: use an SQLite file or a postgresql+psycopg:// URL"
+        )
     try:
         engine = create_engine(url, **kwargs)
     except (NoSuchModuleError, ImportError) as e:
-        raise ConfigError(f"cannot use database {shown(url)}: missing driver ({e})") from None
+        raise ConfigError(f"cannot use database {without_password(url)}: missing driver ({e})") from None
     except (ArgumentError, SQLAlchemyError) as e:
-        raise ConfigError(f"cannot use database {shown(url)}: {first_line(e)}") from None
+        raise ConfigError(f"cannot use database {without_password(url)}: {first_line(e)}") from None
     if backend == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
     try:
         with engine.connect():
             pass
         if create:
-            _upgrade_schema(engine, shown(url))
+            _upgrade_schema(engine, without_password(url))
         else:
-            schema.check_readable(engine, shown(url))
+            schema.check_readable(engine, without_password(url))
     except (DBAPIError, SQLAlchemyError, OSError) as e:
         engine.dispose()
-        raise ConfigError(f"cannot reach database {shown(url)}: {first_line(e)}") from None
+        raise ConfigError(f"cannot reach database {without_password(url)}: {first_line(e)}") from None
     except StorageError:
         engine.dispose()
         raise
@@ -167,7 +170,7 @@ def _open_sqlite_reading(db_path: str) -> Engine:
     return create_engine("sqlite://", creator=lambda: connect(extra))
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
+def _sqlite_pragmas(dbapi_connection: sqlite3.Connection, _record: object) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")  # readers (arbiter standings) never block the writer

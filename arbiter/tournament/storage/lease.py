@@ -17,6 +17,7 @@ the holder frees the row (``owner`` empty); the row stays, with its ``folder_key
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -24,11 +25,13 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import Float, cast, extract, func, insert, select, update
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Engine, Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.sql import ColumnElement
 from sqlmodel import Session
 
 from arbiter.errors import LeaseHeld, StorageError
@@ -76,15 +79,13 @@ class Me:
 def me() -> Me:
     host = socket.gethostname()
     pidns = ""
-    try:
+    with contextlib.suppress(OSError):
         pidns = os.readlink("/proc/self/ns/pid")
-    except OSError:
-        pass
     node = f"{host}/{_read('/proc/sys/kernel/random/boot_id')}/{pidns}"
     return Me(host, os.getpid(), node, process_start(os.getpid()) or 0)
 
 
-def clock(engine_or_conn: Engine | Connection):
+def clock(engine_or_conn: Engine | Connection) -> ColumnElement[float]:
     """The database's clock as an SQL expression: seconds since the epoch."""
     if engine_or_conn.dialect.name == "sqlite":
         return (func.julianday("now") - 2440587.5) * 86400.0
@@ -104,7 +105,7 @@ class Holder:
     age: float  # seconds since its last heartbeat, by the database's clock
 
     def describe(self) -> str:
-        since = datetime.fromtimestamp(self.taken_at, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        since = datetime.fromtimestamp(self.taken_at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
         return f"pid {self.pid} on host {self.host} (since {since}, last heartbeat {max(0.0, self.age):.0f}s ago)"
 
     def gone(self, here: Me) -> bool:
@@ -118,7 +119,7 @@ class Holder:
         return not self.owner or self.gone(here) or self.age > stale_after
 
 
-def _holder(row, now: float) -> Holder:
+def _holder(row: Row[Any], now: float) -> Holder:
     return Holder(
         row.owner, row.host, row.pid, row.node, row.process_start, row.taken_at, row.heartbeat, now - row.heartbeat
     )

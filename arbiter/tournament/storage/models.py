@@ -8,19 +8,19 @@ PostgreSQL.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Optional, Protocol
+from datetime import UTC, datetime
+from typing import Protocol
 
 from sqlalchemy import Column, Table, Text, UniqueConstraint, inspect
 from sqlmodel import Field, SQLModel
 
 
 def now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class _Row(Protocol):
-    id: Optional[int]
+    id: int | None
 
 
 def row_id(row: _Row) -> int:
@@ -39,7 +39,7 @@ def table_of(model: type[SQLModel]) -> Table:
 class Tournament(SQLModel, table=True):
     __tablename__ = "tournaments"
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     name: str = Field(index=True, unique=True)
     format: str
     fingerprint: str  # what fixes the games; a resumed run must match it
@@ -50,17 +50,17 @@ class Tournament(SQLModel, table=True):
     config_path: str = ""
     config_text: str = Field(default="", sa_column=Column(Text))
     created_at: datetime = Field(default_factory=now)
-    finished_at: Optional[datetime] = None
+    finished_at: datetime | None = None
 
 
 class Entrant(SQLModel, table=True):
     __tablename__ = "entrants"
     __table_args__ = (UniqueConstraint("tournament_id", "name"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     tournament_id: int = Field(foreign_key="tournaments.id", index=True)
     name: str
-    command: Optional[str] = None
+    command: str | None = None
     remote: bool = False
 
 
@@ -68,7 +68,7 @@ class Match(SQLModel, table=True):
     __tablename__ = "matches"
     __table_args__ = (UniqueConstraint("tournament_id", "number"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     tournament_id: int = Field(foreign_key="tournaments.id", index=True)
     number: int  # position in the schedule
     key: str
@@ -79,7 +79,7 @@ class Match(SQLModel, table=True):
     seed: int
     seats: str  # JSON list of the 4 entrant names in seat order
     status: str  # complete | aborted
-    reason: Optional[str] = None
+    reason: str | None = None
     deals: int = 0
     totals: str = "[]"  # JSON
     places: str = "[]"  # JSON
@@ -95,7 +95,7 @@ class SeatResult(SQLModel, table=True):
     __tablename__ = "seat_results"
     __table_args__ = (UniqueConstraint("match_id", "seat"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     match_id: int = Field(foreign_key="matches.id", index=True)
     entrant_id: int = Field(foreign_key="entrants.id", index=True)
     seat: int
@@ -109,7 +109,7 @@ class SeatResult(SQLModel, table=True):
 class Fault(SQLModel, table=True):
     __tablename__ = "faults"
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     match_id: int = Field(foreign_key="matches.id", index=True)
     entrant_id: int = Field(foreign_key="entrants.id", index=True)
     seat: int
@@ -123,7 +123,7 @@ class RatingHistory(SQLModel, table=True):
     __tablename__ = "rating_history"
     __table_args__ = (UniqueConstraint("tournament_id", "game", "entrant_id"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     tournament_id: int = Field(foreign_key="tournaments.id", index=True)
     game: int  # the rated game, in schedule order
     match_number: int  # the last match of that game

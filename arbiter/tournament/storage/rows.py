@@ -99,9 +99,9 @@ def _find_unloadable(session: Session, query: Any, error: Exception) -> StorageE
     if table is None:
         return StorageError(f"cannot read the results database: {error}")
     dates = [c.name for c in table.columns if _python_type(c.type) is datetime]
-    raw = session.connection().execute(text(f"SELECT id, {', '.join(dates)} FROM {table.name}"))  # noqa: S608
+    raw = session.connection().execute(text(f"SELECT id, {', '.join(dates)} FROM {table.name}"))
     for row in raw:
-        for name, value in zip(dates, row[1:]):
+        for name, value in zip(dates, row[1:], strict=True):
             if value is None or isinstance(value, datetime):
                 continue
             try:

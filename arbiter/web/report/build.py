@@ -20,8 +20,8 @@ from barbu.rules import BarbuError
 
 from arbiter.errors import ReportError
 from arbiter.files import write_text_atomic
-from arbiter.web.report.gather import Gathered, gather
 from arbiter.replay.facts import DealFacts, Facts
+from arbiter.web.report.gather import Gathered, gather
 from arbiter.web.report.logs import read_match_log
 from arbiter.web.report.render import Colours, chart, render_page
 from arbiter.web.report.stats import Analysis, contract_stats, doubling_stats, fault_counts, rating_series
@@ -213,8 +213,8 @@ def _report_data(
     from barbu.rules.scoring import MULTIPLIERS
 
     from arbiter.replay.model import CONTRACT_NAMES
-    from arbiter.tournament.ratings import MU
     from arbiter.text import without_password
+    from arbiter.tournament.ratings import MU
 
     t = g.tournament
     contracts = [c.value for c in rules.contracts]

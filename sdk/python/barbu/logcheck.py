@@ -8,8 +8,9 @@ engine; the first line that is malformed or contradicts the rules raises :class:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, NoReturn
+from typing import Any, NoReturn
 
 from .loglines import FAULT_KINDS, FORMAT
 from .rules import (
@@ -341,9 +342,8 @@ class LogChecker:
         totals = list(state.totals)
         if not _same(obj.get("totals"), totals):
             self.fail(f"match_end totals are {obj.get('totals')!r}, but the deals add up to {totals}")
-        if "places" in obj or status == "complete":
-            if not _same(obj.get("places"), places(totals)):
-                self.fail(f"match_end places are {obj.get('places')!r}, but the totals give {places(totals)}")
+        if ("places" in obj or status == "complete") and not _same(obj.get("places"), places(totals)):
+            self.fail(f"match_end places are {obj.get('places')!r}, but the totals give {places(totals)}")
         self.status = status
 
     def result(self) -> Verification:

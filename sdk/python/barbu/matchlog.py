@@ -51,8 +51,9 @@ True
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Generic, Iterable, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from .logcheck import LogChecker, LogError, Verification, hands_from_deal_line, read_lines
 from .loglines import (

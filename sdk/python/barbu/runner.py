@@ -180,7 +180,7 @@ class _Session:
                 if extra is grpc.aio.EOF:
                     return
                 log.warning("ignoring a message after the match end: %s", extra.WhichOneof("msg"))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             call.cancel()
         except grpc.aio.AioRpcError as e:
             log.debug("after the match end: %s", self._describe(e.code(), e.details()))

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from math import factorial
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .rules import tricks as _tricks
 from .rules.actions import Phase
@@ -107,7 +108,7 @@ def hand_constraints(view: View) -> Constraints:
     """Read every hard fact about the hidden hands off a view."""
     if view.phase in (Phase.DEAL, Phase.OVER):
         raise ValueError("there are no hidden hands between deals")
-    me, rules = view.seat, view.rules
+    me = view.seat
     played = 0
     for _, c in view.plays:
         if c is not None:
@@ -118,57 +119,63 @@ def hand_constraints(view: View) -> Constraints:
     contract = view.contract
     decl = view.declaration
     if contract is Contract.DOMINO and view.phase is Phase.DOMINO and decl is not None and decl.start_rank is not None:
-        start = decl.start_rank
-        steps = frontier_steps(start, rules.domino_ace)
-        frontier = start_cards(start)
-        left = [13, 13, 13, 13]
-        passes = finished = 0
-        for seat, c in view.plays:
-            if c is None:
-                if seat != me and (rules.domino_must_play or passes >= 4 - finished):
-                    forbidden[seat] |= frontier & unknown  # no playable card at that moment
-                passes += 1
-                continue
-            frontier = (frontier ^ _BIT[c]) | steps[c]
-            passes = 0
-            left[seat] -= 1
-            if not left[seat]:
-                finished += 1
-        if (
-            rules.domino_start == "seven_of_diamonds"
-            and not played >> SEVEN_OF_DIAMONDS & 1
-            and view.turn not in (me, -1)
-        ):
-            forced[view.turn] |= _BIT[SEVEN_OF_DIAMONDS]  # the 7♦ holder moves first
+        _domino_facts(view, decl.start_rank, played, unknown, forbidden, forced)
     elif view.phase is Phase.PLAY and contract is not None and decl is not None:
-        trump = decl.trump
-        broken = False
-        tricks = [(t.leader, t.cards) for t in view.tricks]
-        if view.trick:
-            tricks.append((view.trick_leader, view.trick))
-        for leader, cards in tricks:
-            led = cards[0] // 13
-            best = cards[0]
-            mask = 0
-            for i, c in enumerate(cards):
-                seat = (leader + i) % 4
-                if seat != me:
-                    forbidden[seat] |= _forbidden_by_play(
-                        _lead_rule(rules, contract, broken) if i == 0
-                        else _follow_rule(rules, contract, trump, led, best, mask),
-                        c, unknown & ~forbidden[seat],
-                    )  # fmt: skip
-                if i:  # the engine's P3 update of the winning card
-                    if c // 13 == best // 13:
-                        if c > best:
-                            best = c
-                    elif c // 13 == trump:
-                        best = c
-                mask |= _BIT[c]
-            if len(cards) == 4 and mask & _HEARTS:
-                broken = True
+        _play_facts(view, contract, decl.trump, unknown, forbidden)
     sizes = [0 if s == me else view.hand_sizes[s] for s in range(4)]
     return Constraints(me, view.hand, unknown, sizes, forbidden, forced)
+
+
+def _domino_facts(view: View, start: int, played: int, unknown: int, forbidden: list[int], forced: list[int]) -> None:
+    """Domino: a seat that passed holds no card it could have played; the 7♦ holder moves first."""
+    me, rules = view.seat, view.rules
+    steps = frontier_steps(start, rules.domino_ace)
+    frontier = start_cards(start)
+    left = [13, 13, 13, 13]
+    passes = finished = 0
+    for seat, c in view.plays:
+        if c is None:
+            if seat != me and (rules.domino_must_play or passes >= 4 - finished):
+                forbidden[seat] |= frontier & unknown  # no playable card at that moment
+            passes += 1
+            continue
+        frontier = (frontier ^ _BIT[c]) | steps[c]
+        passes = 0
+        left[seat] -= 1
+        if not left[seat]:
+            finished += 1
+    if rules.domino_start == "seven_of_diamonds" and not played >> SEVEN_OF_DIAMONDS & 1 and view.turn not in (me, -1):
+        forced[view.turn] |= _BIT[SEVEN_OF_DIAMONDS]  # the 7♦ holder moves first
+
+
+def _play_facts(view: View, contract: Contract, trump: int | None, unknown: int, forbidden: list[int]) -> None:
+    """Trick contracts: a seat holds no card it would have had to play instead of the one it played."""
+    me, rules = view.seat, view.rules
+    broken = False
+    tricks = [(t.leader, t.cards) for t in view.tricks]
+    if view.trick:
+        tricks.append((view.trick_leader, view.trick))
+    for leader, cards in tricks:
+        led = cards[0] // 13
+        best = cards[0]
+        mask = 0
+        for i, c in enumerate(cards):
+            seat = (leader + i) % 4
+            if seat != me:
+                forbidden[seat] |= _forbidden_by_play(
+                    _lead_rule(rules, contract, broken) if i == 0
+                    else _follow_rule(rules, contract, trump, led, best, mask),
+                    c, unknown & ~forbidden[seat],
+                )  # fmt: skip
+            if i:  # the engine's P3 update of the winning card
+                if c // 13 == best // 13:
+                    if c > best:
+                        best = c
+                elif c // 13 == trump:
+                    best = c
+            mask |= _BIT[c]
+        if len(cards) == 4 and mask & _HEARTS:
+            broken = True
 
 
 _HEARTS = ((1 << 13) - 1) << 26
@@ -232,7 +239,7 @@ class Sampler:
             prev = layers[-1]
             nxt: dict[tuple[int, int], int] = {}
             for (a, b), ways in prev.items():
-                for x0, x1, x2, w in splits:
+                for x0, x1, _, w in splits:
                     a2, b2 = a + x0, b + x1
                     if a2 > n[0] or b2 > n[1] or total + m - a2 - b2 > n[2]:
                         continue
@@ -328,7 +335,7 @@ class Sampler:
             return self._template.clone()
         state = self._template.clone()
         state.hands = list(hands)
-        state.dealt = tuple(h | p for h, p in zip(hands, self._played_by))
+        state.dealt = tuple(h | p for h, p in zip(hands, self._played_by, strict=True))
         state._legal = -1
         return state
 
@@ -398,7 +405,7 @@ def replay(view: View, hands: Sequence[int], stop: int | None = None) -> MatchSt
     quota[view.declarer] = current
     state.quota_doubles = quota
     played = _played_by(view)
-    state.deal([h | p for h, p in zip(hands, played)])
+    state.deal([h | p for h, p in zip(hands, played, strict=True)])
     actions: list[tuple[int, Any]] = []
     if view.declaration is not None:
         actions.append((view.declarer, view.declaration))

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Any, Callable, Hashable, Iterable, Sequence, TypeVar, cast
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, TypeVar, cast
 
 from .rules.actions import Action, Declaration, Phase
 from .rules.cards import CARD_NAMES, RANKS, SUITS, cards_of

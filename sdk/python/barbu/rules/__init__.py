@@ -20,12 +20,12 @@ The same seed gives the same match: the RNG is the only source of chance. A Mont
 plays its simulations with :func:`random_playout`, several times faster than the loop above.
 """
 
+from .actions import PASS, Action, Declaration, Phase
 from .cards import card_name, cards_of, hand_names, parse_card, parse_hand, parse_rank, parse_suit
 from .contracts import ALL_CONTRACTS, STANDARD_CONTRACTS, Contract
 from .errors import BarbuError, IllegalActionError, NotationError, RulesError
-from .ruleset import PRESETS, SWITCHES, Ruleset, make_ruleset, parse_switch_assignments, ruleset_from_json
-from .actions import PASS, Action, Declaration, Phase
 from .playout import random_playout, shuffle_hands
+from .ruleset import PRESETS, SWITCHES, Ruleset, make_ruleset, parse_switch_assignments, ruleset_from_json
 from .scoring import DealResult
 from .state import MatchState, apply, deal, legal_actions, new_match
 from .tricks import Trick

@@ -18,7 +18,8 @@ operations, which is what makes random playouts fast enough for Monte-Carlo bots
 from __future__ import annotations
 
 import gc
-from typing import Iterable, Sequence, cast
+from collections.abc import Iterable, Sequence
+from typing import cast
 
 from .errors import NotationError
 

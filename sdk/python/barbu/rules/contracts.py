@@ -41,4 +41,4 @@ STANDARD_CONTRACTS = ALL_CONTRACTS[:7]
 """The seven contracts of the standard menu (no salad); the ``contracts`` switch's default."""
 CONTRACT_BITS = {c: 1 << i for i, c in enumerate(ALL_CONTRACTS)}
 """Each contract's bit in a mask of contracts (a seat's declared contracts, ``MatchState.declared``)."""
-_SHORT = dict(zip(ALL_CONTRACTS, ("NT", "NH", "NQ", "KH", "L2", "TR", "DO", "SA")))
+_SHORT = dict(zip(ALL_CONTRACTS, ("NT", "NH", "NQ", "KH", "L2", "TR", "DO", "SA"), strict=True))

@@ -22,8 +22,9 @@ barbu.rules.errors.RulesError: rules switch 'domino_ace': 'middle' is not one of
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Mapping
+from typing import Any
 
 from .cards import RANKS
 from .contracts import ALL_CONTRACTS, STANDARD_CONTRACTS, Contract
@@ -151,7 +152,7 @@ class Ruleset:
 
     def contract_total(self, contract: Contract) -> int:
         """The sum of the four raw scores of a played deal of ``contract`` (e.g. -26 for No Tricks)."""
-        s = dict(zip(SCORE_KEYS, self.score_values))
+        s = dict(zip(SCORE_KEYS, self.score_values, strict=True))
         totals = {
             Contract.NO_TRICKS: 13 * s["trick"],
             Contract.NO_HEARTS: 12 * s["heart"] + s["heart_ace"],
@@ -303,7 +304,7 @@ def _parse_domino_start(value: Any) -> str:
 def _parse_score_values(value: Any) -> tuple[int, ...]:
     if not isinstance(value, Mapping):
         raise RulesError(f"rules switch 'score_values': expected an object, got {value!r}")
-    scores = dict(zip(SCORE_KEYS, STANDARD_SCORES))
+    scores = dict(zip(SCORE_KEYS, STANDARD_SCORES, strict=True))
     for key, v in value.items():
         if key not in scores:
             raise RulesError(f"rules switch 'score_values': unknown key {key!r}; known keys: {', '.join(SCORE_KEYS)}")
@@ -369,7 +370,7 @@ def _from_text(name: str, text: str) -> Any:
 
 def _to_json(name: str, value: Any) -> Any:
     if name == "score_values":
-        return dict(zip(SCORE_KEYS, value))
+        return dict(zip(SCORE_KEYS, value, strict=True))
     if name in ("domino_payouts", "contracts"):
         return [str(v) for v in value] if name == "contracts" else list(value)
     return value

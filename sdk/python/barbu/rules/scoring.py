@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .cards import ACE_OF_HEARTS, HEARTS_MASK, KING_OF_HEARTS, QUEENS
 from .actions import Declaration
+from .cards import ACE_OF_HEARTS, HEARTS_MASK, KING_OF_HEARTS, QUEENS
 from .contracts import Contract
 from .ruleset import Ruleset
 
@@ -53,7 +53,9 @@ def trick_raw_scores(
     ``won[s]`` is the mask of cards seat s captured, ``tricks_won[s]`` its trick count and
     ``last_two`` the winners of tricks 12 and 13 (None when the hand ended early).
     """
-    v = dict(zip(("trick", "heart", "heart_ace", "queen", "king", "t12", "t13", "trump"), rules.score_values))
+    v = dict(
+        zip(("trick", "heart", "heart_ace", "queen", "king", "t12", "t13", "trump"), rules.score_values, strict=True)
+    )
     raw = [0, 0, 0, 0]
     nt = contract in (Contract.NO_TRICKS, Contract.SALAD)
     nh = contract in (Contract.NO_HEARTS, Contract.SALAD)

@@ -36,9 +36,9 @@ barbu.rules.errors.IllegalActionError: expected a card, got 99
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
-from . import doubling, domino, scoring, tricks
+from . import domino, doubling, scoring, tricks
 from .actions import PASS, Action, Declaration, Phase
 from .cards import FULL_DECK, HEARTS_MASK, KING_OF_HEARTS, QUEENS, SEVEN_OF_DIAMONDS, SUIT_MASKS, cards_of
 from .contracts import CONTRACT_BITS, Contract
@@ -124,7 +124,7 @@ class MatchState:
         self._legal = -1
         self._plain_follow = False
 
-    def clone(self) -> "MatchState":
+    def clone(self) -> MatchState:
         """An independent copy, cheap enough to make one per simulation."""
         other = MatchState.__new__(MatchState)
         for name in MatchState.__slots__:

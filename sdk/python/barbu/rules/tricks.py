@@ -18,9 +18,10 @@ This module also defines :class:`Trick`, the record of a completed trick.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
-from .cards import HEARTS, HEARTS_MASK, KING_OF_HEARTS, ACE_OF_HEARTS, SUIT_MASKS
+from .cards import ACE_OF_HEARTS, HEARTS, HEARTS_MASK, KING_OF_HEARTS, SUIT_MASKS
 from .contracts import Contract
 from .ruleset import Ruleset
 

@@ -20,8 +20,8 @@ A bot receives a view with every decision (``Bot.decide(view)``); the arbiter bu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .actions import Action, Declaration, Phase
 from .contracts import Contract

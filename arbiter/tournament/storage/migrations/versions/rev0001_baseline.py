@@ -5,6 +5,8 @@ own. ``create_all`` only adds the tables that are missing, so a database made be
 migrations existed (``schema.upgrade`` checks its columns first) is taken over as it is.
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -16,27 +18,27 @@ depends_on = None
 TABLES = sa.MetaData()
 
 
-def _id() -> sa.Column:
+def _id() -> sa.Column[Any]:
     return sa.Column("id", sa.Integer(), primary_key=True)
 
 
-def _ref(name: str, target: str, *, index: bool = True) -> sa.Column:
+def _ref(name: str, target: str, *, index: bool = True) -> sa.Column[Any]:
     return sa.Column(name, sa.Integer(), sa.ForeignKey(f"{target}.id"), nullable=False, index=index)
 
 
-def _required(name: str, type_: sa.types.TypeEngine) -> sa.Column:
+def _required(name: str, type_: sa.types.TypeEngine[Any]) -> sa.Column[Any]:
     return sa.Column(name, type_, nullable=False)
 
 
-def _text(*names: str) -> list[sa.Column]:
+def _text(*names: str) -> list[sa.Column[Any]]:
     return [_required(name, sa.String()) for name in names]
 
 
-def _ints(*names: str) -> list[sa.Column]:
+def _ints(*names: str) -> list[sa.Column[Any]]:
     return [_required(name, sa.Integer()) for name in names]
 
 
-def _floats(*names: str) -> list[sa.Column]:
+def _floats(*names: str) -> list[sa.Column[Any]]:
     return [_required(name, sa.Float()) for name in names]
 
 
