@@ -40,8 +40,7 @@ def test_slots_and_capacity_are_respected():
             for i in range(rng.randrange(2, 12))
         ]
         field = [
-            Contender(c.name, c.mu, c.sigma, c.matches, c.capacity, busy=rng.choice([0, 4, c.capacity]))
-            for c in field
+            Contender(c.name, c.mu, c.sigma, c.matches, c.capacity, busy=rng.choice([0, 4, c.capacity])) for c in field
         ]
         slots = rng.randrange(0, 30)
         sets = next_sets(field, slots, rng, arena_seed=3, next_number=0)
@@ -96,9 +95,7 @@ def test_opponents_near_in_level_meet_more_often_than_far():
     field = field_of(12)
     rank = {c.name: i for i, c in enumerate(field)}
     sets = ladder(field, 3000, slots=12)
-    meetings = Counter(
-        frozenset(pair) for s in sets for pair in itertools.combinations(sorted(s.entrants()), 2)
-    )
+    meetings = Counter(frozenset(pair) for s in sets for pair in itertools.combinations(sorted(s.entrants()), 2))
     by_distance: dict[int, list[int]] = {}
     for a, b in itertools.combinations(rank, 2):
         by_distance.setdefault(abs(rank[a] - rank[b]), []).append(meetings[frozenset((a, b))])
