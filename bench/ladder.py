@@ -24,7 +24,7 @@ conservative rating μ − 3σ, as ``arbiter standings`` orders it) is compared 
 by Kendall's τ; each repetition has its own seeds, and the median τ per budget is reported. The
 last line is ``ladder: tau T_arena vs T_roundrobin after N matches`` (N the largest budget).
 
-    .venv/bin/python bench/ladder.py [--repetitions 5] [--budgets 8,16,24,40,80] [--jobs 2] [--seed 1]
+    .venv/bin/python bench/ladder.py [--repetitions 20] [--budgets 8,16,24,40,80] [--jobs 2] [--seed 1]
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ def first_reaching(budgets: Sequence[int], taus: Sequence[float], target: float)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repetitions", type=int, default=5, help="independent runs of each way (default 5)")
+    parser.add_argument("--repetitions", type=int, default=20, help="independent runs of each way (default 20)")
     parser.add_argument(
         "--budgets", default="8,16,24,40,80", help="match budgets, multiples of 4 (default 8,16,24,40,80)"
     )

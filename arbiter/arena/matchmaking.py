@@ -20,6 +20,7 @@ are in docs/arena.md ("Matchmaking"). In short:
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from typing import Sequence
@@ -46,8 +47,9 @@ class Contender:
 class Matchmaking:
     """The policy's settings (docs/arena.md, "Matchmaking")."""
 
-    provisional: int = 16  # an entrant with fewer matches is new: it seeds tables before anyone else
-    window: float = 1.0  # the rank window's smallest half-width, in ranks
+    provisional: int = 8  # an entrant with fewer matches is new: it seeds tables before anyone else
+    min_share: float = 0.25  # an entrant below this share of the mean matches seeds before the draw
+    window: float = 25 / 6  # the μ window's smallest half-width: TrueSkill's β in the tournament's scale
     tail: float = 1.0  # the window's tail: P(half-width ≥ x) = (window / x) ** (1 / tail)
 
 
@@ -96,15 +98,15 @@ def next_sets(
         return []
     size = min(4, len(field))  # distinct entrants at a table
     per_set = len(rotations(_seating(names[:size], rng=None)))  # matches of one set
-    ranks = _ranks(field, rng)
+    stakes = _stakes(field)
     load = {c.name: c.busy for c in field}
     sets: list[DuplicateSet] = []
     while slots >= per_set:
         free = [c for c in field if c.capacity - load[c.name] >= per_set]
         if len(free) < size:
             break
-        seed_player = _seed_player(free, load, policy, rng)
-        group = [seed_player.name, *_opponents(seed_player, free, ranks, size - 1, policy, rng)]
+        seed_player = _seed_player(free, field, load, stakes, policy, rng)
+        group = [seed_player.name, *_opponents(seed_player, free, size - 1, policy, rng)]
         number = next_number + len(sets)
         sets.append(DuplicateSet(number, _seating(group, rng), set_seed(arena_seed, number)))
         slots -= per_set
@@ -113,44 +115,63 @@ def next_sets(
     return sets
 
 
-def _ranks(field: Sequence[Contender], rng: random.Random) -> dict[str, int]:
-    """Each entrant's rank by μ (0 = best); equal μ (new entrants) in random order."""
-    order = list(field)
-    rng.shuffle(order)
-    order.sort(key=lambda c: -c.mu)  # stable: the shuffle breaks ties
-    return {c.name: r for r, c in enumerate(order)}
+def _stakes(field: Sequence[Contender]) -> dict[str, float]:
+    """How much a game of each entrant can still change the leaderboard: its σ times the
+    probability that it stands in the wrong order with a neighbour (the entrants just above and
+    below it by μ). Large for an uncertain entrant among close ones; near zero for one whose
+    place is plain, however large its σ."""
+    order = sorted(field, key=lambda c: -c.mu)
+    swap = [
+        0.5 * math.erfc(abs(a.mu - b.mu) / math.sqrt(2 * (a.sigma**2 + b.sigma**2) + 1e-18))
+        for a, b in zip(order, order[1:])
+    ]
+    stakes = {}
+    for i, c in enumerate(order):
+        near = (swap[i - 1] if i > 0 else 0.0) + (swap[i] if i < len(swap) else 0.0)
+        stakes[c.name] = c.sigma * near
+    return stakes
 
 
-def _seed_player(free: list[Contender], load: dict[str, int], policy: Matchmaking, rng: random.Random) -> Contender:
-    """The entrant a table is built around: the least played new entrant, else drawn by σ."""
-    played = {c.name: c.matches + load[c.name] for c in free}  # in flight counts: it will be rated
+def _seed_player(
+    free: list[Contender],
+    field: Sequence[Contender],
+    load: dict[str, int],
+    stakes: dict[str, float],
+    policy: Matchmaking,
+    rng: random.Random,
+) -> Contender:
+    """The entrant a table is built around: the least played new entrant; else the least played
+    of those below their minimum share; else drawn by stake."""
+    played = {c.name: c.matches + load[c.name] for c in field}  # in flight counts: it will be rated
     pool = [c for c in free if played[c.name] < policy.provisional]
+    if not pool:
+        floor = policy.min_share * sum(played.values()) / len(field)
+        pool = [c for c in free if played[c.name] < floor]
     if pool:
         least = min(played[c.name] for c in pool)
-        pool = [c for c in pool if played[c.name] == least]
-    else:
-        pool = free
-    return rng.choices(pool, weights=[max(c.sigma, 1e-9) for c in pool])[0]
+        return rng.choice([c for c in pool if played[c.name] == least])
+    weights = [stakes[c.name] for c in free]
+    if sum(weights) <= 0:
+        weights = [1.0] * len(free)
+    return rng.choices(free, weights=weights)[0]
 
 
 def _opponents(
     seed_player: Contender,
     free: list[Contender],
-    ranks: dict[str, int],
     count: int,
     policy: Matchmaking,
     rng: random.Random,
 ) -> list[str]:
-    """``count`` opponents drawn evenly from a heavy-tailed rank window around the seed player
+    """``count`` opponents drawn evenly from a heavy-tailed window of μ around the seed player
     (widened to the nearest free entrants when too few are inside)."""
     half_width = policy.window / (1.0 - rng.random()) ** policy.tail
-    home = ranks[seed_player.name]
-    others = [c.name for c in free if c.name != seed_player.name]
+    others = [c for c in free if c.name != seed_player.name]
     rng.shuffle(others)  # entrants as near as each other in random order
-    others.sort(key=lambda name: abs(ranks[name] - home))
-    inside = [name for name in others if abs(ranks[name] - home) <= half_width]
+    others.sort(key=lambda c: abs(c.mu - seed_player.mu))
+    inside = [c.name for c in others if abs(c.mu - seed_player.mu) <= half_width]
     if len(inside) < count:
-        inside = others[:count]
+        inside = [c.name for c in others[:count]]
     return rng.sample(inside, count)
 
 

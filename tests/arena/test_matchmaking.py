@@ -17,13 +17,15 @@ def field_of(count: int, *, capacity: int = 4, spread: float = 2.0, matches: int
     return [Contender(f"e{i:02d}", 40.0 - spread * i, 1.0, matches, capacity) for i in range(count)]
 
 
-def ladder(field: list[Contender], tables: int, seed: int = 7, slots: int = 4) -> list[DuplicateSet]:
+def ladder(
+    field: list[Contender], tables: int, seed: int = 7, slots: int = 4, policy: Matchmaking = Matchmaking()
+) -> list[DuplicateSet]:
     """``tables`` sets chosen one batch after another, each batch finished before the next (ratings
     fixed; the matches played are counted)."""
     rng, played, chosen = random.Random(seed), {c.name: c.matches for c in field}, []
     while len(chosen) < tables:
         now = [Contender(c.name, c.mu, c.sigma, played[c.name], c.capacity) for c in field]
-        batch = next_sets(now, slots, rng, arena_seed=seed, next_number=len(chosen))
+        batch = next_sets(now, slots, rng, arena_seed=seed, next_number=len(chosen), policy=policy)
         assert batch, "an idle field always gets a table"
         for s in batch:
             for name in s.entrants():
@@ -80,7 +82,7 @@ def test_new_entrants_play_most_until_they_are_established():
     count = Counter(name for s in sets for name in s.entrants())
     policy = Matchmaking()
     assert count["new-a"] * 4 >= policy.provisional and count["new-b"] * 4 >= policy.provisional
-    established = [v for k, v in count.items() if not k.startswith("new")]
+    established = [count[c.name] for c in field if not c.name.startswith("new")]
     assert min(count["new-a"], count["new-b"]) > 2 * sum(established) / len(established)
 
 
@@ -164,3 +166,38 @@ def test_ratings_keep_moving_tau_above_zero():
         assert outcome is not None
         book.rate(outcome)
     assert min(r.sigma for r in book.ratings.values()) > 0.5
+
+
+def test_an_entrant_whose_place_is_plain_seeds_rarely_however_large_its_sigma():
+    """The seed player is drawn by stake: σ times the chance of being out of order with a
+    neighbour. An entrant far below a close field has the largest σ and nearly no stake (its
+    minimum share, which would seat it now and then, is off here)."""
+    field = field_of(4) + [Contender("far", 0.0, 3.0, 100)]
+    seeds = Counter(s.seating[0] for s in ladder(field, 800, policy=Matchmaking(min_share=0.0)))
+    assert seeds["far"] < 0.05 * 800
+    assert min(seeds[c.name] for c in field[:4]) > 0.1 * 800
+
+
+def test_a_table_leaves_out_the_entrant_whose_place_is_plain():
+    """Four close entrants and one far below: most tables are the four close ones, where every
+    game still decides something."""
+    field = field_of(4) + [Contender("far", 0.0, 3.0, 100)]
+    sets = ladder(field, 800)
+    assert sum("far" not in s.entrants() for s in sets) > 0.6 * len(sets)
+
+
+@pytest.mark.parametrize("min_share", [0.25, 0.5])
+def test_every_entrant_keeps_its_minimum_share_of_matches(min_share):
+    """However plain its place, an entrant keeps playing at least ``min_share`` of the field's
+    mean rate (counting from a common start), so its rating still follows a changing field."""
+    field = [Contender(c.name, c.mu, c.sigma, 0) for c in field_of(8)] + [Contender("far", -50.0, 3.0, 0)]
+    policy = Matchmaking(provisional=0, min_share=min_share)
+    rng, played = random.Random(3), {c.name: 0 for c in field}
+    for number in range(600):
+        now = [Contender(c.name, c.mu, c.sigma, played[c.name]) for c in field]
+        (table,) = next_sets(now, 4, rng, arena_seed=3, next_number=number, policy=policy)
+        for name in table.entrants():
+            played[name] += 4
+        mean = sum(played.values()) / len(played)
+        assert played["far"] >= min_share * mean - 4  # at most one set behind its floor
+    assert played["far"] < 0.75 * mean  # the floor is what seats it, not the draw
