@@ -205,15 +205,16 @@ def main() -> None:
             f"{b:>8} {median['arena'][i]:>8.2f} {median['rr'][i]:>8.2f}"
             f"   ({mean['arena'][i]:.2f} vs {mean['rr'][i]:.2f}){verdict}"
         )
-    reach = {way: first_reaching(budgets, median[way], 0.9) for way in median}
-    if reach["arena"] and reach["rr"]:
-        print(f"τ ≥ 0.9: arena after {reach['arena']} matches, round robin after {reach['rr']}: "
-              f"budget ratio {reach['rr'] / reach['arena']:.2f}")  # fmt: skip
-    else:
-        print(
-            f"τ ≥ 0.9: arena after {reach['arena'] or f'more than {budgets[-1]}'} matches, "
-            f"round robin after {reach['rr'] or f'more than {budgets[-1]}'}"
-        )
+    for label, taus_by in (("median", median), ("mean", mean)):
+        reach = {way: first_reaching(budgets, taus_by[way], 0.9) for way in taus_by}
+        if reach["arena"] and reach["rr"]:
+            print(f"{label} τ ≥ 0.9: arena after {reach['arena']} matches, round robin after {reach['rr']}: "
+                  f"budget ratio {reach['rr'] / reach['arena']:.2f}")  # fmt: skip
+        else:
+            print(
+                f"{label} τ ≥ 0.9: arena after {reach['arena'] or f'more than {budgets[-1]}'} matches, "
+                f"round robin after {reach['rr'] or f'more than {budgets[-1]}'}"
+            )
     print(f"wall time {time.perf_counter() - started:.0f}s")
     print(f"ladder: tau {median['arena'][-1]:.2f} vs {median['rr'][-1]:.2f} after {budgets[-1]} matches")
 

@@ -9,10 +9,12 @@ are in docs/arena.md ("Matchmaking"). In short:
   (:func:`arbiter.tournament.ratings.game_outcome`); every set deals afresh, from a seed made of
   the arena's set counter (:func:`set_seed`), so no kept bot ever sees a deal twice;
 * a table starts from its *seed player*, the entrant that needs games most: a new entrant
-  (fewer than ``provisional`` matches, counting those in flight), the least played first;
-  otherwise anyone, drawn with weight σ;
-* its opponents come from a *rank window* around the seed player (ranks by μ) whose half-width
-  is drawn heavy-tailed: mostly its neighbours, now and then anyone, so everyone meets everyone;
+  (fewer than ``provisional`` matches, counting those in flight), the least played first; then
+  one that fell below its minimum share of matches (``min_share`` of the field's mean);
+  otherwise anyone, drawn with weight *stake*: σ times the chance of standing in the wrong order
+  with a neighbour (:func:`_stakes`), the uncertainty that matters to the leaderboard;
+* its opponents come from a window of μ around the seed player whose half-width is drawn
+  heavy-tailed: mostly entrants near its level, now and then anyone, so everyone meets everyone;
 * a set's rotations may play at once: a set takes one of the arena's slots, and one unit of
   each of its entrants' capacity, per rotation;
 * with fewer than 4 entrants copies fill the table, as the tournament schedule fills them.
