@@ -31,14 +31,3 @@ def printable(text: object, *, newlines: bool = False) -> str:
     if newlines:
         return "\n".join(_UNSAFE.sub(_spell, part) for part in s.split("\n"))
     return _UNSAFE.sub(_spell, s)
-
-
-def without_password(url: str) -> str:
-    """A database URL with its password hidden, for messages and for what is kept of a file."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except (ArgumentError, ValueError):
-        return url

@@ -25,7 +25,8 @@ from sqlmodel import create_engine
 
 from arbiter.errors import ConfigError, StorageError
 from arbiter.files import kind_of
-from arbiter.text import printable, without_password
+from arbiter.text import printable
+from arbiter.tournament.dburl import without_password
 from arbiter.tournament.storage import schema
 
 DEFAULT_DATABASE = "logs/arbiter.db"  # relative to the current directory

@@ -213,7 +213,7 @@ def _report_data(
     from barbu.rules.scoring import MULTIPLIERS
 
     from arbiter.replay.model import CONTRACT_NAMES
-    from arbiter.text import without_password
+    from arbiter.tournament.dburl import without_password
     from arbiter.tournament.ratings import MU
 
     t = g.tournament

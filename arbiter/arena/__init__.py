@@ -1,0 +1,1 @@
+"""The standing arena: a ladder that keeps playing while entrants come and go (docs/arena.md)."""

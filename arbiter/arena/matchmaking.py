@@ -1,0 +1,190 @@
+"""The arena's matchmaking: which duplicate sets a continuous ladder plays next, from its ratings.
+
+Plain values in, plain values out, no I/O; every random choice comes from the ``random.Random``
+the caller passes, so the same state and seed choose the same sets. The policy and its reasons
+are in docs/arena.md ("Matchmaking"). In short:
+
+* a table plays a *duplicate set*: its seat rotations on the same deals
+  (:func:`arbiter.tournament.schedule.rotations`), rated as one game
+  (:func:`arbiter.tournament.ratings.game_outcome`); every set deals afresh, from a seed made of
+  the arena's set counter (:func:`set_seed`), so no kept bot ever sees a deal twice;
+* a table starts from its *seed player*, the entrant that needs games most: a new entrant
+  (fewer than ``provisional`` matches, counting those in flight), the least played first; then
+  one that fell below its minimum share of matches (``min_share`` of the field's mean);
+  otherwise anyone, drawn with weight *stake*: σ times the chance of standing in the wrong order
+  with a neighbour (:func:`_stakes`), the uncertainty that matters to the leaderboard;
+* its opponents come from a window of μ around the seed player whose half-width is drawn
+  heavy-tailed: mostly entrants near its level, now and then anyone, so everyone meets everyone;
+* a set's rotations may play at once: a set takes one of the arena's slots, and one unit of
+  each of its entrants' capacity, per rotation;
+* with fewer than 4 entrants copies fill the table, as the tournament schedule fills them.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arbiter.tournament.schedule import derive_seed, rotations, round_tables
+
+SET_NUMBERS = 2**32
+"""Sets an arena can number: the counter is the low 32 bits of a set's seed (:func:`set_seed`)."""
+
+
+@dataclass(frozen=True)
+class Contender:
+    """An active entrant as matchmaking sees it: its TrueSkill rating and how busy it is."""
+
+    name: str
+    mu: float
+    sigma: float
+    matches: int = 0  # matches played (rated)
+    capacity: int = 4  # matches it may be in at once
+    busy: int = 0  # matches in flight
+
+
+@dataclass(frozen=True)
+class Matchmaking:
+    """The policy's settings (docs/arena.md, "Matchmaking")."""
+
+    provisional: int = 8  # an entrant with fewer matches is new: it seeds tables before anyone else
+    min_share: float = 0.25  # an entrant below this share of the mean matches seeds before the draw
+    window: float = 25 / 6  # the μ window's smallest half-width: TrueSkill's β in the tournament's scale
+    tail: float = 1.0  # the window's tail: P(half-width ≥ x) = (window / x) ** (1 / tail)
+
+
+@dataclass(frozen=True)
+class DuplicateSet:
+    """One table of the ladder: its seating plays in every seat rotation on the deals of ``seed``."""
+
+    number: int  # the arena's set counter; also the set's rated game
+    seating: tuple[str, ...]  # the four seats of the first rotation
+    seed: int  # seeds the deals of every rotation (:func:`set_seed`)
+
+    def seatings(self) -> list[tuple[str, ...]]:
+        """The seats of each match of the set, one per distinct rotation."""
+        return rotations(self.seating)
+
+    def entrants(self) -> frozenset[str]:
+        return frozenset(self.seating)
+
+
+def set_seed(arena_seed: int, number: int) -> int:
+    """The deals' seed of set ``number``: the arena's own prefix above the counter, so two sets of
+    one arena never share a seed (and so never their deals)."""
+    if not 0 <= number < SET_NUMBERS:
+        raise ValueError(f"set number {number} is outside 0..{SET_NUMBERS - 1}")
+    return derive_seed(arena_seed, "arena-deals") * SET_NUMBERS + number
+
+
+def next_sets(
+    field: Sequence[Contender],
+    slots: int,
+    rng: random.Random,
+    *,
+    arena_seed: int,
+    next_number: int,
+    policy: Matchmaking = Matchmaking(),
+) -> list[DuplicateSet]:
+    """The sets to start now, numbered from ``next_number``, filling at most ``slots`` matches.
+
+    ``field`` is every active entrant, busy or not (ranks are over the whole field). Tables are
+    chosen one after the other until the slots or the free entrants run out; an empty list
+    means nothing can start until a match ends."""
+    names = [c.name for c in field]
+    if len(set(names)) != len(names):
+        raise ValueError("entrant names must be unique")
+    if len(field) < 2:
+        return []
+    size = min(4, len(field))  # distinct entrants at a table
+    per_set = len(rotations(_seating(names[:size], rng=None)))  # matches of one set
+    stakes = _stakes(field)
+    load = {c.name: c.busy for c in field}
+    sets: list[DuplicateSet] = []
+    while slots >= per_set:
+        free = [c for c in field if c.capacity - load[c.name] >= per_set]
+        if len(free) < size:
+            break
+        seed_player = _seed_player(free, field, load, stakes, policy, rng)
+        group = [seed_player.name, *_opponents(seed_player, free, size - 1, policy, rng)]
+        number = next_number + len(sets)
+        sets.append(DuplicateSet(number, _seating(group, rng), set_seed(arena_seed, number)))
+        slots -= per_set
+        for name in group:
+            load[name] += per_set
+    return sets
+
+
+def _stakes(field: Sequence[Contender]) -> dict[str, float]:
+    """How much a game of each entrant can still change the leaderboard: its σ times the
+    probability that it stands in the wrong order with a neighbour (the entrants just above and
+    below it by μ). Large for an uncertain entrant among close ones; near zero for one whose
+    place is plain, however large its σ."""
+    order = sorted(field, key=lambda c: -c.mu)
+    swap = [
+        0.5 * math.erfc(abs(a.mu - b.mu) / math.sqrt(2 * (a.sigma**2 + b.sigma**2) + 1e-18))
+        for a, b in zip(order, order[1:], strict=False)
+    ]
+    stakes = {}
+    for i, c in enumerate(order):
+        near = (swap[i - 1] if i > 0 else 0.0) + (swap[i] if i < len(swap) else 0.0)
+        stakes[c.name] = c.sigma * near
+    return stakes
+
+
+def _seed_player(
+    free: list[Contender],
+    field: Sequence[Contender],
+    load: dict[str, int],
+    stakes: dict[str, float],
+    policy: Matchmaking,
+    rng: random.Random,
+) -> Contender:
+    """The entrant a table is built around: the least played new entrant; else the least played
+    of those below their minimum share; else drawn by stake."""
+    played = {c.name: c.matches + load[c.name] for c in field}  # in flight counts: it will be rated
+    pool = [c for c in free if played[c.name] < policy.provisional]
+    if not pool:
+        floor = policy.min_share * sum(played.values()) / len(field)
+        pool = [c for c in free if played[c.name] < floor]
+    if pool:
+        least = min(played[c.name] for c in pool)
+        return rng.choice([c for c in pool if played[c.name] == least])
+    weights = [stakes[c.name] for c in free]
+    if sum(weights) <= 0:
+        weights = [1.0] * len(free)
+    return rng.choices(free, weights=weights)[0]
+
+
+def _opponents(
+    seed_player: Contender,
+    free: list[Contender],
+    count: int,
+    policy: Matchmaking,
+    rng: random.Random,
+) -> list[str]:
+    """``count`` opponents drawn evenly from a heavy-tailed window of μ around the seed player
+    (widened to the nearest free entrants when too few are inside)."""
+    half_width = policy.window / (1.0 - rng.random()) ** policy.tail
+    others = [c for c in free if c.name != seed_player.name]
+    rng.shuffle(others)  # entrants as near as each other in random order
+    others.sort(key=lambda c: abs(c.mu - seed_player.mu))
+    inside = [c.name for c in others if abs(c.mu - seed_player.mu) <= half_width]
+    if len(inside) < count:
+        inside = [c.name for c in others[:count]]
+    return rng.sample(inside, count)
+
+
+def _seating(group: Sequence[str], rng: random.Random | None) -> tuple[str, ...]:
+    """The four seats of a table of ``group`` (its first member is the seed player): four
+    entrants in a random circular order; fewer filled with copies as the tournament's
+    duplicate schedule fills them, the seed player holding the doubled seat."""
+    if len(group) >= 4:
+        seat_order = list(group[1:])
+        if rng is not None:
+            rng.shuffle(seat_order)
+        return (group[0], *seat_order)
+    tables = round_tables("duplicate", group, 0, 0)
+    return next(t for t in tables if t[0] == group[0])
