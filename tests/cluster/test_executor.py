@@ -11,7 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from barbu.rules import make_ruleset
 
+from arbiter.process.sandbox import Isolation
 from arbiter.tournament.cluster import DaskExecutor
 from arbiter.tournament.cluster.plugin import IDLE_SECONDS
 from arbiter.tournament.config import load_config, override
@@ -25,7 +27,11 @@ TIMEOUT = 600
 
 
 def smoke_tasks(cluster, folder: Path):
-    config = override(load_config(SMOKE), cluster=cluster.address, log_folder=folder)
+    # isolation none: the test finds a match's bots by their folder in /proc, which a sandbox may hide
+    # whole matches (28 deals), long enough to be caught in play
+    config = override(
+        load_config(SMOKE), cluster=cluster.address, log_folder=folder, isolation=Isolation.NONE, rules=make_ruleset()
+    )
     schedule = build_schedule(config.format, config.entrant_names, config.rounds, config.seed, config.challenger)
     return config, [make_task(config, m, folder) for m in schedule]
 
@@ -52,7 +58,7 @@ def test_the_executor_settles_futures_with_checked_outcomes_and_a_cancel_stops_t
     try:
         futures = [executor.submit(t) for t in tasks[1:3]]
         deadline = time.monotonic() + TIMEOUT
-        while not all(processes_in(c) for c in dask_cluster.caches):  # a match in play on each worker
+        while not any(processes_in(c) for c in dask_cluster.caches):  # a match in play
             assert time.monotonic() < deadline and not any(f.done() for f in futures)
             time.sleep(0.05)
     finally:
