@@ -109,6 +109,15 @@ def match(
         str | None,
         typer.Option(metavar="HOST:PORT", help="Listen on host:port (or unix:PATH) instead of a private Unix socket."),
     ] = None,
+    isolation: Annotated[
+        str | None,
+        typer.Option(
+            "--isolation",
+            metavar="none|bubblewrap",
+            help="How the bots are kept from this machine (default: bubblewrap where the host has it, else none, "
+            "with a warning); none is for your own bots.",
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
@@ -127,6 +136,7 @@ def match(
         fail(str(e))
     for cmd in bots:  # every program and script is there before anything starts, as in tournament files
         bot_command(cmd)
+    sandbox = _isolation(isolation)
     log_path = _match_log_path(log_file, seed, force)
     listen = check_listen(listen)
     from arbiter.match.blocking import play_bot_match  # (gRPC) once the options are known good
@@ -138,7 +148,7 @@ def match(
         with user_errors():  # e.g. a log or a bot's output that cannot be written (a full disk)
             played = play_bot_match(
                 specs, setup, log_path, time_control=control, fault_policy=FaultPolicy(max_strikes), listen=listen,
-                replace=force,
+                replace=force, isolation=sandbox,
             )  # fmt: skip
     except INTERRUPTS as e:  # Ctrl-C, SIGTERM: the bots are killed and the socket removed by now
         typer.echo("interrupted: the match was stopped; no log was written", err=True)
@@ -148,6 +158,19 @@ def match(
             raise
         fail(f"--listen {printable(listen)}: cannot listen there")
     _print_match(played, as_json)
+
+
+def _isolation(chosen: str | None) -> str:
+    """The match's isolation: the one asked for, or the strongest this host supports."""
+    from arbiter.process.sandbox import ISOLATIONS, bubblewrap_problem, strongest_isolation
+
+    if chosen is None:
+        return strongest_isolation()
+    if chosen not in ISOLATIONS:
+        fail(f"--isolation {printable(chosen)}: choose one of {', '.join(ISOLATIONS)}")
+    if chosen == "bubblewrap" and (problem := bubblewrap_problem()) is not None:
+        fail(f"--isolation bubblewrap: {problem}")
+    return chosen
 
 
 def _match_log_path(log_file: str | None, seed: int, force: bool) -> Path:

@@ -152,7 +152,7 @@ def _replied(d: Decision) -> bool:
 
 
 # ---- the judges: one per step, or per family of steps -------------------------------------------
-Verdict = tuple[bool, str]  # passed, and the detail shown beside the step
+StepVerdict = tuple[bool, str]  # passed, and the detail shown beside the step
 
 
 @dataclass
@@ -186,16 +186,16 @@ class Evidence:
         return [d for d in self.decisions if _replied(d)]
 
 
-Judge = Callable[[str, Evidence], Verdict]
+Judge = Callable[[str, Evidence], StepVerdict]
 
 
-def _start(_name: str, ev: Evidence) -> Verdict:
+def _start(_name: str, ev: Evidence) -> StepVerdict:
     if all(s.started for s in ev.sessions):
         return True, "started (pid " + ", ".join(str(s.pid) for s in ev.sessions if s.pid) + ")"
     return False, next(s.start_error for s in ev.sessions if not s.started)
 
 
-def _hello(_name: str, ev: Evidence) -> Verdict:
+def _hello(_name: str, ev: Evidence) -> StepVerdict:
     failed = [s for s in ev.sessions if s.started and not s.connected]
     if not all(s.started for s in ev.sessions):
         return False, "not reached: the bot did not start (see start)"
@@ -205,7 +205,7 @@ def _hello(_name: str, ev: Evidence) -> Verdict:
     return True, f"connected {ev.sessions[0].hello} (protocol v1) within {took:.2f}s"
 
 
-def _declare_contracts(_name: str, ev: Evidence) -> Verdict:
+def _declare_contracts(_name: str, ev: Evidence) -> StepVerdict:
     """The standard match's declarations, in which the bot must name each contract once."""
     standard = [d for d in ev.declarations if d.session == ev.sessions[0].label and d.legal_answer]
     covered = {d.action.contract for d in standard}
@@ -220,7 +220,7 @@ def _declare_contracts(_name: str, ev: Evidence) -> Verdict:
 def _declared_option(contract: Contract, show: Callable[[Declaration], str]) -> Judge:
     """The judge of a contract's option (the trump suit, the Domino start rank)."""
 
-    def judge(_name: str, ev: Evidence) -> Verdict:
+    def judge(_name: str, ev: Evidence) -> StepVerdict:
         named = [d.action for d in ev.declarations if d.legal_answer and isinstance(d.action, Declaration)]
         chosen = [a for a in named if a.contract is contract]
         if ev.bad_declaration:
@@ -238,7 +238,7 @@ def _named(option: int | None) -> int:
     return option
 
 
-def _situation(name: str, ev: Evidence, extra: str = "") -> Verdict:
+def _situation(name: str, ev: Evidence, extra: str = "") -> StepVerdict:
     """The requests tagged with the step's name: asked at least once, each answered well."""
     mine = [d for d in ev.decisions if name in d.tags]
     bad = [(d, why) for d in mine if (why := _bad(d)) is not None]
@@ -251,7 +251,7 @@ def _situation(name: str, ev: Evidence, extra: str = "") -> Verdict:
     return True, f"answered {len(mine)} request(s)" + (f"; {extra}" if extra else "")
 
 
-def _redouble_chance(name: str, ev: Evidence) -> Verdict:
+def _redouble_chance(name: str, ev: Evidence) -> StepVerdict:
     redoubled = sum(1 for d in ev.decisions if name in d.tags and d.legal_answer and _is_redouble(d))
     return _situation(name, ev, f"redoubled in {redoubled}")
 
@@ -261,7 +261,7 @@ def _is_redouble(d: Decision) -> bool:
     return isinstance(d.action, tuple) and any(t in d.doubled_by for t in d.action)
 
 
-def _domino_pass(name: str, ev: Evidence) -> Verdict:
+def _domino_pass(name: str, ev: Evidence) -> StepVerdict:
     """Being offered a pass is not enough: the bot must take one when it has no other action."""
     offered = [d for d in ev.decisions if name in d.tags]
     passed = sum(1 for d in offered if d.legal_answer and d.action is None)
@@ -271,7 +271,7 @@ def _domino_pass(name: str, ev: Evidence) -> Verdict:
     return ok, detail
 
 
-def _legal_actions(_name: str, ev: Evidence) -> Verdict:
+def _legal_actions(_name: str, ev: Evidence) -> StepVerdict:
     wrong = [d for d in ev.replied if _bad(d) is not None]
     if wrong:
         d = wrong[0]
@@ -281,7 +281,7 @@ def _legal_actions(_name: str, ev: Evidence) -> Verdict:
     return True, f"{len(ev.replied)} answers, all legal"
 
 
-def _request_ids(_name: str, ev: Evidence) -> Verdict:
+def _request_ids(_name: str, ev: Evidence) -> StepVerdict:
     protocol = [(s, f) for s in ev.sessions for f in s.faults if f.kind is FaultKind.PROTOCOL]
     if protocol:
         s, f = protocol[0]
@@ -291,7 +291,7 @@ def _request_ids(_name: str, ev: Evidence) -> Verdict:
     return True, f"{len(ev.replied)} replies, each to its request"
 
 
-def _time_limit(_name: str, ev: Evidence) -> Verdict:
+def _time_limit(_name: str, ev: Evidence) -> StepVerdict:
     limit = ev.time_limit
     slow = [d for d in ev.decisions if (d.fault is not None and d.fault.kind is FaultKind.TIMEOUT) or d.elapsed > limit]
     timeouts = [(s, f) for s in ev.sessions for f in s.faults if f.kind is FaultKind.TIMEOUT]
@@ -311,7 +311,7 @@ def _time_limit(_name: str, ev: Evidence) -> Verdict:
     return True, f"slowest {timed[-1] * 1000:.1f} ms, median {median * 1000:.1f} ms (limit {limit:g}s)"
 
 
-def _informational_messages(_name: str, ev: Evidence) -> Verdict:
+def _informational_messages(_name: str, ev: Evidence) -> StepVerdict:
     """The session as a whole: the bot stayed until MatchEnd in every match."""
     problems = []
     for s in ev.sessions:
@@ -332,7 +332,7 @@ def _informational_messages(_name: str, ev: Evidence) -> Verdict:
     return True, f"received MatchStart, {ends} and MatchEnd, answering throughout"
 
 
-def _multi_match(_name: str, ev: Evidence) -> Verdict:
+def _multi_match(_name: str, ev: Evidence) -> StepVerdict:
     """An optional capability: not declaring it passes; declaring it must hold."""
     first = ev.sessions[0]
     if not first.connected:
@@ -354,7 +354,7 @@ def _multi_match(_name: str, ev: Evidence) -> Verdict:
     return True, f"declared: played the {', '.join(s.label for s in later)} match on the same process and stream"
 
 
-def _clean_exit(_name: str, ev: Evidence) -> Verdict:
+def _clean_exit(_name: str, ev: Evidence) -> StepVerdict:
     exits = []
     for s in ev.sessions:
         if s.handed_on:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import PY, RANDOM, ROOT
+from tests.arbiter.conftest import PY, RANDOM, ROOT
 
 ARBITER = str(ROOT / ".venv" / "bin" / "arbiter")
 
