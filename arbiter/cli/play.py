@@ -74,6 +74,17 @@ def selfplay(
         )
 
 
+IsolationOption = Annotated[
+    str | None,
+    typer.Option(
+        "--isolation",
+        metavar="none|bubblewrap",
+        help="How the bots are kept from this machine (default: bubblewrap where the host has it, else none, "
+        "with a warning); none is for your own bots.",
+    ),
+]
+
+
 def match(
     bots: Annotated[
         list[str],
@@ -109,15 +120,7 @@ def match(
         str | None,
         typer.Option(metavar="HOST:PORT", help="Listen on host:port (or unix:PATH) instead of a private Unix socket."),
     ] = None,
-    isolation: Annotated[
-        str | None,
-        typer.Option(
-            "--isolation",
-            metavar="none|bubblewrap",
-            help="How the bots are kept from this machine (default: bubblewrap where the host has it, else none, "
-            "with a warning); none is for your own bots.",
-        ),
-    ] = None,
+    isolation: IsolationOption = None,
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:

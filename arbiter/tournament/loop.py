@@ -287,12 +287,12 @@ def run_tournament(
     schedule = schedule or Schedule(config)
     url = database if database is not None else config.database  # --db "" is an error, not the default
     with stop_on_signals():
-        counted: list[int] = []  # the matches the database holds, once read
+        counted: list[Callable[[], int]] = []  # how many matches the database holds, once known
         try:
             return _run(schedule, url, jobs, play, observers, in_process, started, counted)
         except INTERRUPTS as e:
             begin_stop(signal_of(e))
-            recorded = counted[0] if counted else 0
+            recorded = counted[0]() if counted else 0
             raise TournamentInterrupted(recorded, len(schedule.matches), signal_of(e)) from None
 
 
@@ -304,7 +304,7 @@ def _run(
     observers: Sequence[Observer],
     in_process: bool,
     started: float,
-    counted: list[int],
+    counted: list[Callable[[], int]],
 ) -> RunSummary:
     from arbiter.tournament.storage import Repo, open_database
     from arbiter.tournament.storage.lease import Lease
@@ -313,7 +313,8 @@ def _run(
     try:
         repo = Repo(engine)
         known = repo.tournament(schedule.config.name)
-        counted.append(repo.count_matches(known.id) if known is not None and known.id is not None else 0)
+        stored = repo.count_matches(known.id) if known is not None and known.id is not None else 0
+        counted.append(lambda: stored)
         schedule.resume(known.rounds if known else None, known.format if known else None)
         lease = Lease.take(engine, schedule.config.name).keep_alive()
         try:
@@ -339,7 +340,7 @@ def _run_holding_lease(
     play: PlayFunction,
     observers: Sequence[Observer],
     in_process: bool,
-    counted: list[int],
+    counted: list[Callable[[], int]],
 ) -> RunSummary:
     from arbiter.tournament.logfolder import LogFolder
 
@@ -355,7 +356,7 @@ def _run_holding_lease(
         workers = max(1, min(jobs or config.parallelism or default_jobs(), len(pending) or 1))
         run = Run(config, schedule.matches, shown_db, repo, tournament_id, 0 if in_process else workers, records)
         run.recorded_before = len(records)
-        counted[:] = [len(records)]
+        counted[:] = [lambda: len(records)]  # a committed match counts, even when a stop comes right after
         everyone: list[Observer] = [recorder, *observers]
 
         def executor() -> Executor:
@@ -370,7 +371,7 @@ def _run_holding_lease(
         for o in everyone:
             o.started(run)
         try:
-            loop = _Loop(run, schedule, recorder, everyone, log_folder, counted)
+            loop = _Loop(run, schedule, recorder, everyone, log_folder)
             loop.queue_matches(pending)
             loop.play(executor)
         finally:
@@ -409,11 +410,9 @@ class _Loop:
         recorder: Recorder,
         observers: Sequence[Observer],
         log_folder: Path,
-        counted: list[int],
     ):
         self.run, self.schedule, self.recorder, self.observers = run, schedule, recorder, observers
         self.log_folder = log_folder
-        self.counted = counted
         self.queue: list[MatchTask] = []
 
     def queue_matches(self, matches: Sequence[ScheduledMatch]) -> None:
@@ -429,7 +428,6 @@ class _Loop:
     def finished(self, m: ScheduledMatch, outcome: MatchOutcome, *, from_log: bool = False) -> None:
         run = self.run
         self.observers[0].match_done(run, m, outcome)  # the recorder: nothing else sees an unrecorded match
-        self.counted[:] = [len(run.records)]
         if from_log:
             run.reconciled += 1
         else:

@@ -91,7 +91,7 @@ def test_a_stopped_match_leaves_no_socket_folder_or_bot(tmp_path, second=signal.
     (tmp_path / "sleepy.py").write_text(_SLEEPY)
     proc = subprocess.Popen(
         [PY, "-m", "arbiter", "match", "--log", str(tmp_path / "m.jsonl"), "--time-per-decision", "60",
-         *["--bot", bot] * 4],
+         "--isolation", "none", *["--bot", bot] * 4],  # none: the bots mark this folder when they sleep
         cwd=tmp_path, env=env_for(scratch), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
