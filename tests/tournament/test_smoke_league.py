@@ -86,7 +86,10 @@ def check_league(url: str, summary: dict) -> None:
         assert r.status == "complete" and r.log_sha256 == file_sha256(r.log_path)
         report = verify(read_log_lines(r.log_path))
         assert report.valid and report.complete and report.totals == json.loads(r.totals)
-        assert r.bots_cpu > 0 and r.arbiter_cpu > 0
+    # CPU is measured where a match is played; a match recorded from its log (a run killed between
+    # the log's rename and its commit) has none to give
+    measured = [r for r in rows if r.bots_cpu > 0 and r.arbiter_cpu > 0]
+    assert len(measured) >= len(rows) - summary.get("reconciled", 0)
     by_game = {}
     for r in rows:
         deals = [o["hands"] for o in map(json.loads, Path(r.log_path).read_text().splitlines()) if o["type"] == "deal"]
