@@ -137,3 +137,16 @@ class Sleepy(Bot):
 if __name__ == "__main__":
     raise SystemExit(run(Sleepy()))
 '''
+
+
+def test_a_deep_temporary_folder_still_gives_a_socket(tmp_path):
+    """A Unix socket's path has at most 107 bytes: under a $TMPDIR deeper than that, the match's
+    socket goes in /tmp instead of failing to bind."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    r = subprocess.run(
+        [PY, "-m", "arbiter", "match", "--isolation", "none", "--log", str(tmp_path / "m.jsonl"), *["--bot", BOT] * 4],
+        cwd=tmp_path, env={**os.environ, "TMPDIR": str(deep)}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "m.jsonl").is_file() and not any(deep.iterdir())
