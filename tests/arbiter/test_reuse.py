@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 
 import pytest
 from barbu.matchlog import verify
@@ -93,6 +94,9 @@ def test_a_fault_a_death_or_no_capability_means_a_fresh_process(host, tmp_path):
     assert {f.seat for f in first.result.faults} == {1, 2}
     assert first.kept == [0, 3]  # seat 1 faulted, seat 2's bot cannot play twice
     os.kill(first.pids[3], signal.SIGKILL)  # a kept bot dies between matches: charged to nobody
+    deadline = time.monotonic() + 10
+    while live([first.pids[3]]) and time.monotonic() < deadline:  # dead, not just signalled (a loaded machine)
+        time.sleep(0.01)
     second = play(host, tmp_path, "f2", bots, seed=2)
     assert second.reused == [0]
     # Seat 1 has a fresh process, in its own first match again: it fouls again; seats 0, 3 do not.
