@@ -95,10 +95,12 @@ def stop_on_signals() -> Iterator[None]:
         yield
     finally:
         _state.installed -= 1
-        if _state.installed == 0:
+        if _state.installed == 0 and _state.stopping is None:
             for s, handler in previous.items():
                 signal.signal(s, handler)
-            _state.stopping = _state.pending = None
+            _state.pending = None
+        # A stop keeps the handler that only notes signals: the process is on its way out, and a
+        # second Ctrl-C during what remains (printing, exit clean-up) must not end in a traceback.
 
 
 @contextmanager
