@@ -22,10 +22,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_ROOT = ROOT / "proto"
-PROTOS = ("barbu/v1/arbiter.proto",)
+PROTOS = ("barbu/v1/arbiter.proto", "barbu/v1/lobby.proto")
 OUT_ROOT = ROOT / "sdk" / "python"
 OUT_PACKAGE = "barbu/v1"
-GENERATED = ("arbiter_pb2.py", "arbiter_pb2.pyi", "arbiter_pb2_grpc.py")
+GENERATED = tuple(f"{stem}{suffix}" for stem in ("arbiter", "lobby") for suffix in ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py"))
 
 
 def generate(out_root: Path) -> None:
