@@ -92,11 +92,13 @@ class FaultRecord:
 
 @dataclass(frozen=True)
 class BotSpec:
-    """A bot to launch for one seat: the entrant's name, its command line, the folder it runs in."""
+    """A bot for one seat: the entrant's name, its command line, the folder it runs in; or, with
+    ``remote``, an entrant that plays from elsewhere through the lobby (no command)."""
 
     name: str
     command: str
     cwd: str | None = None
+    remote: bool = False
 
 
 @dataclass(frozen=True)
