@@ -33,7 +33,7 @@ from barbu.v1 import arbiter_pb2 as pb
 from barbu.v1 import lobby_pb2 as lpb
 
 from arbiter.errors import ArbiterError
-from arbiter.lobby.ratelimit import FailureLimiter
+from arbiter.lobby.ratelimit import FailureLimiter, address_of
 from arbiter.match.invited import Invitation
 from arbiter.text import printable
 from arbiter.transport.server import MAX_MESSAGE_BYTES, SERVICE, ArbiterServer, serialize_response, server_options
@@ -81,7 +81,7 @@ class _Stream:
     capacity: int
     version: str
     peer: str
-    outbox: asyncio.Queue[lpb.LobbyMessage] = field(default_factory=asyncio.Queue)
+    outbox: asyncio.Queue[lpb.LobbyMessage | None] = field(default_factory=asyncio.Queue)  # None: the end
     in_use: int = 0
     bots: dict[tuple[str, int], _RemoteBot] = field(default_factory=dict)  # by match and seat
     alive: bool = True
@@ -172,7 +172,7 @@ class Lobby:
         self.name = name
         self.keepalive_seconds = keepalive_seconds
         self.hello_seconds = hello_seconds
-        self.limiter = limiter or FailureLimiter()
+        self.limiter = limiter if limiter is not None else FailureLimiter()
         self.max_pending = max_pending
         self.max_streams = max_streams
         self.max_capacity = max_capacity
@@ -219,6 +219,8 @@ class Lobby:
         for streams in self._streams.values():
             for s in streams:
                 s.alive = False
+                s.outbox.put_nowait(None)  # its handler returns: the stream ends with status OK
+        await asyncio.sleep(0.05)
         if self._grpc is not None:
             await self._grpc.stop(grace)
             self._grpc = None
@@ -267,7 +269,7 @@ class Lobby:
 
     # ---- one entrant's stream ----------------------------------------------------------------
     async def _connect(self, request_iterator: Any, context: Any) -> None:
-        peer = _address(context.peer())
+        peer = address_of(context.peer())
         stream = await self._admit(peer, context)
         if stream is None:
             return
@@ -343,7 +345,7 @@ class Lobby:
             self.limiter.failed(peer)
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
-                f"this key is {entrant!r}'s, not {printable(hello.name[:64])!r}'s",
+                f"this key belongs to {entrant!r}, not to {printable(hello.name[:64])!r}",
             )
         if entrant not in self.entrants:
             await context.abort(
@@ -364,7 +366,10 @@ class Lobby:
             get = asyncio.ensure_future(stream.outbox.get())
             done, _ = await asyncio.wait((get, reader), timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
             if get in done:
-                await context.write(get.result())
+                message = get.result()
+                if message is None:
+                    return None
+                await context.write(message)
                 continue
             get.cancel()
             if reader in done:
@@ -407,7 +412,7 @@ class Lobby:
 
     # ---- invited seats' Play calls -------------------------------------------------------------
     async def _play(self, request_iterator: Any, context: Any) -> None:
-        peer = _address(context.peer())
+        peer = address_of(context.peer())
         server = self.play()
         if server is None:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "no match is waiting for a seat here")
@@ -418,12 +423,3 @@ class Lobby:
             )
         await server.play_call(request_iterator, context)
 
-
-def _address(peer: str) -> str:
-    """The client's address without its port: ``ipv4:1.2.3.4:5678`` -> ``1.2.3.4``."""
-    kind, _, rest = peer.partition(":")
-    if kind == "ipv6":
-        return rest.rsplit(":", 1)[0].strip("[]").removeprefix("%5B").removesuffix("%5D")
-    if kind == "ipv4":
-        return rest.rsplit(":", 1)[0]
-    return peer
