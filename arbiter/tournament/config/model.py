@@ -35,7 +35,7 @@ class EntrantConfig:
 
 @dataclass(frozen=True)
 class LobbySettings:
-    """Where the lobby that remote entrants connect to listens (docs/remote.md).
+    """Where the lobby that remote entrants connect to listens (docs/tournaments.md).
 
     ``listen`` is ``HOST:PORT`` as written (port 0: a free port is picked); ``cert`` and ``key``
     are the TLS certificate and private key (PEM files, resolved against the tournament file's
