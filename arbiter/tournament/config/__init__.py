@@ -80,7 +80,7 @@ def _build(file: TournamentFile, lines: Lines, text: str, base: Path) -> Tournam
     name = file.name if file.name is not None else Path(lines.display).stem
     rules = file.rules if file.rules is not None else make_ruleset("standard")
     kept = (
-        "log_folder", "isolation", "limits.user", "lobby.tls.cert", "lobby.tls.key",
+        "log_folder", "isolation", "limits.user", "lobby.listen", "lobby.tls.cert", "lobby.tls.key",
         *(f"entrants[{i}].command" for i in range(len(file.entrants))),
     )  # fmt: skip
     where = {key: lines.where(loc) for loc in lines.nodes if (key := dotted(loc)) in kept}

@@ -1,6 +1,7 @@
 """A valid tournament file checked against this machine, after parsing: do its programs and
-scripts exist, its user, its log folder; can its sandbox be built; and, when the file chose no
-isolation, the strongest this machine supports (:func:`resolve_environment`)."""
+scripts exist, its user, its log folder, its lobby's certificate and key (readable PEM files);
+can its sandbox be built; and, when the file chose no isolation, the strongest this machine
+supports (:func:`resolve_environment`)."""
 
 from __future__ import annotations
 
