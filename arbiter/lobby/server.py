@@ -275,7 +275,9 @@ class Lobby:
             return
         self._streams.setdefault(stream.entrant, []).append(stream)
         self._changed()
-        log.info("%s connected from %s (capacity %d, version %r)", stream.entrant, peer, stream.capacity, stream.version)
+        log.info(
+            "%s connected from %s (capacity %d, version %r)", stream.entrant, peer, stream.capacity, stream.version
+        )
         reader = asyncio.ensure_future(self._read(stream, context))
         try:
             welcome = lpb.Welcome(
@@ -422,4 +424,3 @@ class Lobby:
                 grpc.StatusCode.RESOURCE_EXHAUSTED, "too many connections waiting to say hello from this address"
             )
         await server.play_call(request_iterator, context)
-

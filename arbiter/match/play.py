@@ -353,9 +353,7 @@ class MatchHost:
             seats.append(_Seat(seat, key, session, process))
         return seats
 
-    async def _await_connections(
-        self, seats: list[_Seat], invited: list[_Invited], time_control: TimeControl
-    ) -> float:
+    async def _await_connections(self, seats: list[_Seat], invited: list[_Invited], time_control: TimeControl) -> float:
         """Wait for every bot to connect, or to die, or for the connect limit (which a stall of
         the arbiter's own does not use up). Returns when it stopped waiting (``perf_counter``)."""
         loop = asyncio.get_running_loop()
@@ -378,7 +376,9 @@ class MatchHost:
         names = [e.name for e in entrants]
         encoder = RequestEncoder()
         result: list[Player] = []
-        by_seat: dict[int, tuple[Session, BotLiveness, bool]] = {s.index: (s.session, s.process, not reuse) for s in seats}
+        by_seat: dict[int, tuple[Session, BotLiveness, bool]] = {
+            s.index: (s.session, s.process, not reuse) for s in seats
+        }
         by_seat |= {i.index: (i.session, i.liveness, True) for i in invited}
         for i, entrant in enumerate(entrants):
             if i not in by_seat:
