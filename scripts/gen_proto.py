@@ -25,7 +25,9 @@ PROTO_ROOT = ROOT / "proto"
 PROTOS = ("barbu/v1/arbiter.proto", "barbu/v1/lobby.proto")
 OUT_ROOT = ROOT / "sdk" / "python"
 OUT_PACKAGE = "barbu/v1"
-GENERATED = tuple(f"{stem}{suffix}" for stem in ("arbiter", "lobby") for suffix in ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py"))
+GENERATED = tuple(
+    f"{stem}{suffix}" for stem in ("arbiter", "lobby") for suffix in ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py")
+)
 
 
 def generate(out_root: Path) -> None:
