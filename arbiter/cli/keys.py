@@ -20,9 +20,7 @@ key_app = typer.Typer(
     name="key",
     help="Keys of remote entrants: make one for an entrant, revoke an entrant's keys.",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+    rich_markup_mode=None,  # as the main app's: click's plain help
 )
 
 _Name = Annotated[str, typer.Argument(metavar="NAME", help="The entrant's name, as in the tournament file.")]

@@ -1,7 +1,8 @@
-"""Schema migrations (Alembic) on a real SQLite file and a real PostgreSQL server: the baseline
-is today's schema, a database made before migrations is taken over in place with nothing lost,
-a later revision applies to a populated database, and a database newer than the code is refused
-without being touched."""
+"""Schema migrations (Alembic) on a real SQLite file and a real PostgreSQL server: the revisions
+make today's schema, a database made before migrations is taken over in place with nothing lost,
+a database at the baseline gets the entrant keys' table with nothing lost, a later revision
+applies to a populated database, and a database newer than the code is refused without being
+touched."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, func, inspect, select, text
 from sqlmodel import SQLModel
 from typer.testing import CliRunner
@@ -24,6 +27,8 @@ from .conftest import cli_app
 from .test_runner import config, stored
 
 EXAMPLE = Path(__file__).with_name("example_migration")
+HEAD = ScriptDirectory.from_config(schema.alembic_config()).get_current_head()  # the product's newest
+BASELINE_TABLES = ScriptDirectory.from_config(schema.alembic_config()).get_revision(schema.BASELINE).module.TABLES
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -43,11 +48,11 @@ def finished(tmp_path_factory) -> str:
 
 
 def made_before_migrations(source: str, target: str) -> None:
-    """``target`` as the code before migrations made it (``create_all`` of the models, no
-    ``alembic_version``), holding every row of ``source``."""
-    tables = SQLModel.metadata.sorted_tables
+    """``target`` as the code before migrations made it (``create_all`` of the models of then:
+    the baseline's tables, no ``alembic_version``), holding every row of ``source``."""
+    tables = BASELINE_TABLES.sorted_tables
     reading, writing = create_engine(source), create_engine(target)
-    SQLModel.metadata.create_all(writing)
+    BASELINE_TABLES.create_all(writing)
     with reading.connect() as src, writing.begin() as dst:
         for table in tables:
             rows = [row._asdict() for row in src.execute(select(table))]
@@ -69,7 +74,7 @@ def inspect_tables(url: str) -> list[str]:
 
 
 def contents(url: str) -> dict[str, list]:
-    """Every row of every table, in key order, and the schema revision."""
+    """Every row of every table the database holds, in key order, and the schema revision."""
     engine = create_engine(url)
     try:
         with engine.connect() as conn:
@@ -77,6 +82,7 @@ def contents(url: str) -> dict[str, list]:
             out = {
                 table.name: conn.execute(select(text("*")).select_from(table).order_by(*table.primary_key)).all()
                 for table in SQLModel.metadata.sorted_tables
+                if table.name in found
             }
             out["revision"] = MigrationContext.configure(conn).get_current_revision() if found else None
         return out
@@ -96,7 +102,7 @@ def test_the_revisions_make_the_models_schema(empty_db):
     try:
         with engine.connect() as conn:
             assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
-            assert MigrationContext.configure(conn).get_current_revision() == schema.BASELINE
+            assert MigrationContext.configure(conn).get_current_revision() == HEAD
     finally:
         engine.dispose()
 
@@ -108,11 +114,11 @@ def test_a_database_from_before_migrations_upgrades_in_place_and_later_revisions
     code, table_before = standings(empty_db)  # reading changes nothing, and reads it as the baseline
     assert code == 0 and json.loads(table_before) and contents(empty_db) == before
 
-    # 1. opened by a run: taken over as the baseline, every row as it was
+    # 1. opened by a run: taken over as the baseline, then upgraded, every row as it was
     open_database(empty_db).dispose()
     after = contents(empty_db)
-    assert after.pop("revision") == schema.BASELINE
-    assert after == {k: v for k, v in before.items() if k != "revision"}
+    assert after.pop("revision") == HEAD
+    assert after == {k: v for k, v in before.items() if k != "revision"} | {"entrant_keys": []}
     assert standings(empty_db) == (0, table_before)
     t, rows, final, history, faults = stored(empty_db)
     assert (final, history, faults) == stored(finished)[2:]
@@ -125,7 +131,7 @@ def test_a_database_from_before_migrations_upgrades_in_place_and_later_revisions
     try:
         schema.upgrade(engine, "the test database", schema.alembic_config([EXAMPLE]))
         with engine.connect() as conn:
-            assert MigrationContext.configure(conn).get_current_revision() == "0002"
+            assert MigrationContext.configure(conn).get_current_revision() == "0003"
             assert (
                 conn.execute(select(func.count()).where(text("comment = ''")).select_from(text("matches"))).scalar()
                 == 20
@@ -133,19 +139,19 @@ def test_a_database_from_before_migrations_upgrades_in_place_and_later_revisions
     finally:
         engine.dispose()
     upgraded = contents(empty_db)
-    assert upgraded.pop("revision") == "0002"
+    assert upgraded.pop("revision") == "0003"
     assert {name: [row[:-1] for row in rows] for name, rows in upgraded.items() if name == "matches"} == {
         "matches": after["matches"]
     }
     assert {k: v for k, v in upgraded.items() if k != "matches"} == {k: v for k, v in after.items() if k != "matches"}
 
-    # 3. this code does not know revision 0002: one line, for a run and a reader; nothing changed
+    # 3. this code does not know revision 0003: one line, for a run and a reader; nothing changed
     newer = contents(empty_db)
     for create in (True, False):
         with pytest.raises(StorageError) as e:
             open_database(empty_db, create=create)
         message = str(e.value)
-        assert "\n" not in message and "schema revision '0002', newer than this arbiter knows" in message
+        assert "\n" not in message and "schema revision '0003', newer than this arbiter knows" in message
     code, output = standings(empty_db)
     assert code != 0 and output.startswith("error: ") and output.count("\n") == 1 and "newer" in output
     assert contents(empty_db) == newer
@@ -167,7 +173,37 @@ def test_a_reader_refuses_a_database_older_than_the_code(tmp_path):
     open_database(url).dispose()
     engine = create_engine(url)
     try:
-        with pytest.raises(StorageError, match="schema revision 0001, older than this arbiter's 0002: a run on it"):
+        with pytest.raises(StorageError, match="schema revision 0002, older than this arbiter's 0003: a run on it"):
             schema.check_readable(engine, "r.db", schema.alembic_config([EXAMPLE]))
     finally:
         engine.dispose()
+
+
+def test_a_database_at_the_baseline_gets_the_entrant_keys_table_and_keeps_every_row(finished, empty_db):
+    from arbiter.tournament.storage.keys import KeyStore
+
+    made_before_migrations(finished, empty_db)
+    engine = create_engine(empty_db)
+    try:
+        with engine.begin() as conn:  # what a run of the code before entrant keys left: revision 0001
+            config = schema.alembic_config()
+            config.attributes["connection"] = conn
+            command.upgrade(config, schema.BASELINE)
+    finally:
+        engine.dispose()
+    before = contents(empty_db)
+    assert before["revision"] == schema.BASELINE and "entrant_keys" not in before and len(before["matches"]) == 20
+    code, table_before = standings(empty_db)  # a reader needs nothing of revision 0002: it reads the database as it is
+    assert code == 0 and json.loads(table_before) and contents(empty_db) == before
+
+    engine = open_database(empty_db)  # a run (or `arbiter key new`) upgrades it
+    try:
+        key = KeyStore(engine).issue("alice")
+        assert KeyStore(engine).entrant_of(key) == "alice"
+    finally:
+        engine.dispose()
+    after = contents(empty_db)
+    assert after.pop("revision") == HEAD == "0002"
+    assert len(after.pop("entrant_keys")) == 1
+    assert after == {k: v for k, v in before.items() if k != "revision"}
+    assert standings(empty_db) == (0, table_before)
