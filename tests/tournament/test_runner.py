@@ -161,13 +161,7 @@ def test_resuming_checks_the_configuration(tmp_path):
     assert run_tournament(other, database=db(tmp_path), play=inproc.play_inprocess, in_process=True).played == 2
 
 
-def test_remote_entrants_and_unreachable_databases(tmp_path):
-    text = "name: t\nentrants:\n  - {name: a, command: random}\n  - {name: b, remote: true}\nlobby: {listen: 127.0.0.1:0}\n"
-    cfg = override(
-        parse_config(text, display="t.yaml", base_dir=tmp_path, check_commands=False), path=tmp_path / "t.yaml"
-    )
-    with pytest.raises(ConfigError, match=r"t.yaml:4: entrants: 'b' is a remote entrant; `arbiter run` cannot play"):
-        run_tournament(cfg, database=db(tmp_path), play=inproc.play_inprocess, in_process=True)
+def test_unreachable_databases(tmp_path):
     cfg = config(tmp_path)
     with pytest.raises(ConfigError, match=r"cannot reach database postgresql\+psycopg://u:\*\*\*@127.0.0.1:1/x: "):
         run_tournament(cfg, database="postgresql://u:secret@127.0.0.1:1/x", play=inproc.play_inprocess, in_process=True)
