@@ -160,6 +160,7 @@ class MatchHost:
         self._server_key: tuple[float, float] | None = None
         self._socket_dir: str | None = None
         self._kept: list[_Kept] = []
+        self._starting = asyncio.Lock()
 
     async def __aenter__(self) -> MatchHost:
         return self
@@ -169,6 +170,10 @@ class MatchHost:
 
     # ---- the server ---------------------------------------------------------------------------
     async def _ensure_server(self, time_control: TimeControl) -> ArbiterServer:
+        async with self._starting:  # matches played at once (the lobby's) share one server
+            return await self._start_server(time_control)
+
+    async def _start_server(self, time_control: TimeControl) -> ArbiterServer:
         # Keepalive pings must not cut off a bot that may think this long without answering one.
         thinking = time_control.per_decision + time_control.reserve
         key = (max(1.0, min(5.0, time_control.connect / 2)), max(60.0, thinking + 10))
