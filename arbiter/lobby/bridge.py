@@ -355,7 +355,7 @@ class Bridge:
         if self._stopping:
             return
         if len(self._seats) >= self.capacity:
-            log.warning("%s: not started, %d bots already run (capacity %d)", where, len(self._seats), self.capacity)
+            log.warning("%s: not started: the capacity of %d bot(s) at once is reached", where, self.capacity)
             return
         if invitation.token in self._seats:
             log.warning("%s: invited twice with the same token; ignored", where)

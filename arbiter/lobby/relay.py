@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 PLAY = "/barbu.v1.Arbiter/Play"
 HELLO_SECONDS = 5.0  # from a local stream's opening to its hello, as the arbiter allows
+HALF_CLOSE_SETTLE = 0.2  # seconds between a bot's EOF and its half-close going out (see _upstream)
 MESSAGE_BYTES = 16 << 20  # what passes through; the remote arbiter applies its own, smaller limit
 
 
@@ -124,6 +125,7 @@ class Relay:
         except grpc.aio.AioRpcError:
             pass  # its status is passed on below
         except asyncio.CancelledError:
+            upstream.cancel()  # no half-close goes out for a stream that was cut
             await target.on_cut()  # the bot went away: let the bridge say how, then cut the table's side
             call.cancel()
             raise
@@ -139,11 +141,15 @@ class Relay:
 
 
 async def _upstream(first: bytes, call: Any, context: Any) -> None:
-    """The bot's messages to the remote table; the bot's half-close is the call's."""
+    """The bot's messages to the remote table; the bot's half-close is the call's. A bot that dies
+    gives an EOF too, followed at once by the call's cancellation: the half-close waits a moment,
+    so that a crash reaches the table as a cut stream, never as a half-close then a cut (which the
+    arbiter reads as a refused message)."""
     with contextlib.suppress(grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
         await call.write(first)
         while (message := await context.read()) is not grpc.aio.EOF:
             await call.write(message)
+        await asyncio.sleep(HALF_CLOSE_SETTLE)
         await call.done_writing()
 
 
