@@ -84,6 +84,7 @@ class TestLobby:
     port: int = 0
     keepalive: float = 30.0
     silent: bool = False  # answers no ping
+    hold: bool = False  # a Play stream gets no MatchStart: the bot waits until it is killed
     attempts: int = 0  # Connect calls
     hellos: list[lpb.LobbyHello] = field(default_factory=list)
     received: list[lpb.EntrantMessage] = field(default_factory=list)
@@ -168,6 +169,8 @@ class TestLobby:
         invitation = self.issued.pop(first.hello.token, None)
         if invitation is None:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown or already used token")
+        if self.hold:
+            await asyncio.Event().wait()
         start = pb.MatchStart(
             match_id=invitation.match_id, seat=invitation.seat, rules_json=invitation.rules_json, deals=1
         )
