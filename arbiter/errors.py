@@ -35,6 +35,11 @@ class LeaseHeld(StorageError):
     """Another run holds the tournament's lease: this one does not start."""
 
 
+class KeyRefused(ArbiterError):
+    """An entrant key that opens nothing (malformed, unknown, revoked). Its message is sent to
+    the client as it is, so it never repeats the key."""
+
+
 class ReportError(ArbiterError):
     """A report that cannot be written (no tournament, an unwritable path)."""
 

@@ -30,8 +30,13 @@ class TournamentFormat(StrEnum):
 
 
 # The longest each may be: finite, and within what a match can sensibly wait for.
-MAX_SECONDS = {"per_decision": 3600.0, "reserve": 86400.0, "connect": 3600.0, "match_limit": 7 * 86400.0}
-MAX_WORDS = {"per_decision": "an hour", "reserve": "a day", "connect": "an hour", "match_limit": "a week"}
+# (remote_wait: how long a match waits for a remote entrant, a tournament file's key.)
+MAX_SECONDS = {
+    "per_decision": 3600.0, "reserve": 86400.0, "connect": 3600.0, "match_limit": 7 * 86400.0, "remote_wait": 3600.0,
+}  # fmt: skip
+MAX_WORDS = {
+    "per_decision": "an hour", "reserve": "a day", "connect": "an hour", "match_limit": "a week", "remote_wait": "an hour",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,8 @@ class TimeControl:
 
 
 def seconds_problem(name: str, value: object) -> str | None:
-    """Why ``value`` cannot be the time control's ``name`` (the one check of its bounds), or None."""
+    """Why ``value`` cannot be the time control's ``name``, or ``remote_wait`` (the one check of
+    their bounds), or None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"must be a number of seconds, got {value!r}"
     if value != value:  # NaN
@@ -92,11 +98,13 @@ class FaultRecord:
 
 @dataclass(frozen=True)
 class BotSpec:
-    """A bot to launch for one seat: the entrant's name, its command line, the folder it runs in."""
+    """A bot for one seat: the entrant's name, its command line, the folder it runs in; or, with
+    ``remote``, an entrant that plays from elsewhere through the lobby (no command)."""
 
     name: str
     command: str
     cwd: str | None = None
+    remote: bool = False
 
 
 @dataclass(frozen=True)

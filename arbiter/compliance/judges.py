@@ -101,6 +101,7 @@ def tags_of(view: Any) -> tuple[str, ...]:
 _ROOT_STEP = {
     "illegal": "legal-actions", "malformed": "legal-actions", "protocol": "request-ids",
     "timeout": "time-limit", "crash": "informational-messages", "disconnect": "informational-messages",
+    "absent": "informational-messages",
 }  # fmt: skip
 
 

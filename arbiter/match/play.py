@@ -29,6 +29,7 @@ line records both (``isolation``, ``limits``) and which seats a kept process pla
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import shutil
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.errors import ArbiterError, ConfigError, LogFileError
+from arbiter.match.invited import Invitation, Invitee
 from arbiter.model import BotSpec
 from arbiter.process.bot import BotProcess, wait_until
 from arbiter.process.limits import Limits
@@ -53,7 +55,7 @@ from arbiter.referee.stall import StallWatch
 from arbiter.referee.timecontrol import TimeControl
 from arbiter.text import printable
 from arbiter.transport.encode import RequestEncoder
-from arbiter.transport.remote import RemotePlayer
+from arbiter.transport.remote import BotLiveness, RemotePlayer
 from arbiter.transport.server import ArbiterServer, MatchDesk, Session, Stream
 
 __all__ = ["BotMatch", "BotSpec", "EXIT_GRACE", "MatchHost", "SeatExit", "wait_until"]
@@ -122,6 +124,15 @@ class _Seat:
     process: BotProcess
     kept: _Kept | None = None  # the kept process this seat reuses
     cpu_start: float = 0.0
+
+
+@dataclass
+class _Invited:
+    """A seat played from elsewhere: its session and what the lobby knows of the bot's process."""
+
+    index: int
+    session: Session
+    liveness: BotLiveness
 
 
 def _deal_keys(setup: MatchSetup) -> set[DealKey]:
@@ -197,7 +208,7 @@ class MatchHost:
     # ---- one match ----------------------------------------------------------------------------
     async def play(
         self,
-        entrants: Sequence[BotSpec | Player],
+        entrants: Sequence[BotSpec | Player | Invitee],
         setup: MatchSetup,
         log_path: Path,
         *,
@@ -211,7 +222,8 @@ class MatchHost:
         exit_grace: float = EXIT_GRACE,
         wrap: Callable[[int, RemotePlayer], Player] | None = None,
     ) -> BotMatch:
-        """Play a match of four entrants (bot commands, or in-process players), logged to
+        """Play a match of four entrants (bot commands, in-process players, or seats played from
+        elsewhere: an ``Invitee`` is sent its seat's token, arbiter.match.invited), logged to
         ``log_path`` (replacing a file only with ``replace``). ``reuse`` (default: the host's):
         keep its ``multi_match`` bots for a later match; ``env``: added to the bots' environment;
         ``exit_grace``: for the bots let go to exit by themselves; ``wrap``: wraps each bot's
@@ -230,12 +242,14 @@ class MatchHost:
         desk = server.open_desk(setup.match_id or stem)
         deals = _deal_keys(setup)
         seats: list[_Seat] = []
+        invited: list[_Invited] = []
         try:
             if self._kept:
                 await asyncio.sleep(0)  # let the loop see what happened to kept streams meanwhile
             seats = self._launch(desk, entrants, outputs, deals, limits, isolation, user, env)
-            connected = await self._await_connections(seats, time_control)
-            players = self._players(entrants, seats, time_control, setup.match_id or stem, reuse, wrap)
+            invited = _invite(desk, entrants, setup, time_control)
+            connected = await self._await_connections(seats, invited, time_control)
+            players = self._players(entrants, seats, invited, time_control, setup.match_id or stem, reuse, wrap)
             header_seats, header = _header(entrants, seats, isolation, limits)
             referee = Referee(
                 setup, players, sink, seats=header_seats, time_control=time_control, fault_policy=fault_policy,
@@ -247,10 +261,12 @@ class MatchHost:
                 raise LogFileError(unwritten)
         except BaseException as e:
             sink.discard()  # the match never started (a bot could not be launched), or we are being stopped
+            _release(invited)
             await self._end_match(seats, deals, None, False, 0.0)
             desk.close()
             _abandoned(e, outputs, log_path)
             raise
+        _release(invited)
         kept_seats, cpu, exits = await self._end_match(seats, deals, result, reuse, exit_grace)
         desk.close()
         # The log gets its final name last, after the clean-up: a tournament records the match right
@@ -301,7 +317,7 @@ class MatchHost:
             _warned_unisolated = True
 
     def _launch(
-        self, desk: MatchDesk, entrants: Sequence[BotSpec | Player], outputs: list[Path], deals: set[DealKey],
+        self, desk: MatchDesk, entrants: Sequence[BotSpec | Player | Invitee], outputs: list[Path], deals: set[DealKey],
         limits: Limits, isolation: str, user: BotUser, env: dict[str, str] | None,
     ) -> list[_Seat]:  # fmt: skip
         """Each bot's seat: a kept process of the entrant's that may play these deals, or a new
@@ -316,6 +332,8 @@ class MatchHost:
         for seat, bot in enumerate(entrants):
             if not isinstance(bot, BotSpec):
                 continue
+            if bot.remote:
+                raise ConfigError(f"{bot.name!r} is a remote entrant: it plays through a lobby (arbiter run)")
             key = (bot.name, bot.command, bot.cwd, limits, isolation)
             kept = self._take(key, deals)
             if kept is not None:
@@ -335,12 +353,15 @@ class MatchHost:
             seats.append(_Seat(seat, key, session, process))
         return seats
 
-    async def _await_connections(self, seats: list[_Seat], time_control: TimeControl) -> float:
+    async def _await_connections(
+        self, seats: list[_Seat], invited: list[_Invited], time_control: TimeControl
+    ) -> float:
         """Wait for every bot to connect, or to die, or for the connect limit (which a stall of
         the arbiter's own does not use up). Returns when it stopped waiting (``perf_counter``)."""
         loop = asyncio.get_running_loop()
         deadline, mark, excused = loop.time() + time_control.connect, StallWatch.now(), 0.0
-        while not all(s.session.connected.is_set() or s.process.exit_code() is not None for s in seats):
+        waiting = [(s.session, s.process) for s in seats] + [(i.session, i.liveness) for i in invited]
+        while not all(session.connected.is_set() or bot.exit_code() is not None for session, bot in waiting):
             if loop.time() >= deadline:
                 stalled = self.stalls.since(mark)
                 if stalled <= excused:
@@ -350,23 +371,24 @@ class MatchHost:
         return time.perf_counter()
 
     def _players(
-        self, entrants: Sequence[BotSpec | Player], seats: list[_Seat], time_control: TimeControl, match_id: str,
-        reuse: bool, wrap: Callable[[int, RemotePlayer], Player] | None,
+        self, entrants: Sequence[BotSpec | Player | Invitee], seats: list[_Seat], invited: list[_Invited],
+        time_control: TimeControl, match_id: str, reuse: bool, wrap: Callable[[int, RemotePlayer], Player] | None,
     ) -> list[Player]:  # fmt: skip
         """The referee's four players: each bot's seat over its session, the others in process."""
         names = [e.name for e in entrants]
         encoder = RequestEncoder()
         result: list[Player] = []
-        by_seat = {s.index: s for s in seats}
+        by_seat: dict[int, tuple[Session, BotLiveness, bool]] = {s.index: (s.session, s.process, not reuse) for s in seats}
+        by_seat |= {i.index: (i.session, i.liveness, True) for i in invited}
         for i, entrant in enumerate(entrants):
-            seat = by_seat.get(i)
-            if seat is None:
+            if i not in by_seat:
                 assert isinstance(entrant, Player)
                 result.append(entrant)
                 continue
+            session, process, release = by_seat[i]
             remote = RemotePlayer(
-                seat.session, entrant.name, time_control, process=seat.process, match_id=match_id, entrants=names,
-                release_on_close=not reuse, encoder=encoder, stalls=self.stalls,
+                session, entrant.name, time_control, process=process, match_id=match_id, entrants=names,
+                release_on_close=release, encoder=encoder, stalls=self.stalls,
             )  # fmt: skip
             result.append(wrap(i, remote) if wrap is not None else remote)
         return result
@@ -476,13 +498,39 @@ class MatchHost:
         return ends
 
 
+def _invite(
+    desk: MatchDesk, entrants: Sequence[BotSpec | Player | Invitee], setup: MatchSetup, time_control: TimeControl
+) -> list[_Invited]:
+    """Register each seat played from elsewhere and send its invitation (its token)."""
+    invited = []
+    names = tuple(e.name for e in entrants)
+    rules = json.dumps(setup.rules.to_json())
+    for seat, entrant in enumerate(entrants):
+        if isinstance(entrant, (BotSpec, Player)):
+            continue
+        session = desk.expect(seat)
+        session.remote = True
+        invitation = Invitation(desk.label, seat, session.token, rules, time_control, names)
+        liveness = entrant.invite(invitation)
+        session.probe = liveness.running
+        invited.append(_Invited(seat, session, liveness))
+    return invited
+
+
+def _release(invited: list[_Invited]) -> None:
+    """End the streams of the seats played from elsewhere (a remote bot is never kept)."""
+    for i in invited:
+        if i.session.stream is not None and i.session.stream.session is i.session:
+            i.session.stream.release()
+
+
 def _header(
-    entrants: Sequence[BotSpec | Player], seats: list[_Seat], isolation: str, limits: Limits
+    entrants: Sequence[BotSpec | Player | Invitee], seats: list[_Seat], isolation: str, limits: Limits
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The log's ``seats`` (with each bot's command) and the keys the host adds to its header:
     the isolation, the limits, and which seats a kept process played (docs/match-log.md)."""
     header_seats = [
-        {"seat": i, "entrant": e.name} | ({"command": e.command} if isinstance(e, BotSpec) else {})
+        {"seat": i, "entrant": e.name} | ({"command": e.command} if isinstance(e, BotSpec) and not e.remote else {})
         for i, e in enumerate(entrants)
     ]
     header: dict[str, Any] = {"isolation": isolation, "limits": limits.to_json()}

@@ -3,8 +3,8 @@
 Every failure of a seat has a name (:class:`barbu.matchlog.FaultKind`, docs/match-log.md). The default policy:
 substitute a legal move from the seat's fallback player and count a strike; at ``max_strikes``
 the fallback plays the seat for the rest of the match and the entrant forfeits. A seat whose
-bot is gone (``crash``, ``disconnect``) cannot answer again, so it goes to the fallback at
-once and forfeits.
+bot is gone (``crash``, ``disconnect``), or a remote entrant that never came (``absent``), cannot
+answer again, so it goes to the fallback at once and forfeits.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from barbu.matchlog import FaultKind as FaultKind  # the log format's vocabulary
 
 from arbiter.model import FaultRecord as FaultRecord  # what a fault is: the match model's type
 
-TERMINAL = (FaultKind.CRASH, FaultKind.DISCONNECT)
+TERMINAL = (FaultKind.CRASH, FaultKind.DISCONNECT, FaultKind.ABSENT)
 
 
 class PlayerFault(Exception):

@@ -13,6 +13,8 @@ from typing import Any
 
 from barbu.rules import MatchState, View, observe
 
+from arbiter.referee.faults import FaultKind, PlayerFault
+
 
 class Player(ABC):
     """A seat's player, awaited by :meth:`Referee.play <arbiter.referee.loop.Referee.play>` in
@@ -64,3 +66,20 @@ class RandomPlayer(StrategyPlayer):
     def __init__(self, seed: Any = None, name: str = "random"):
         self.rng = random.Random(seed)
         super().__init__(lambda view: self.rng.choice(view.legal), name)
+
+
+class AbsentPlayer(Player):
+    """The seat of a remote entrant that did not come: it faults ``absent`` as the match starts,
+    so the fallback plays the seat from the first card and the entrant forfeits."""
+
+    def __init__(self, name: str, detail: str):
+        self.name = name
+        self.detail = detail
+
+    async def start(self, seat: int, view: View) -> None:
+        raise PlayerFault(FaultKind.ABSENT, self.detail, fatal=True)
+
+    async def decide(
+        self, state: MatchState, seat: int, time_limit: float, sent: Callable[[], None] | None = None
+    ) -> Any:
+        raise PlayerFault(FaultKind.ABSENT, self.detail, fatal=True)

@@ -234,7 +234,7 @@ def make_task(config: TournamentConfig, m: ScheduledMatch, log_folder: Path) -> 
     bots = []
     for name in m.seats:
         e = config.entrant(name)
-        bots.append(BotSpec(name, e.launch or "", e.cwd))
+        bots.append(BotSpec(name, e.launch or "", e.cwd, remote=e.remote))
     return MatchTask(
         number=m.number,
         key=m.key,
@@ -275,13 +275,6 @@ def run_tournament(
     SIGTERM or SIGHUP stop it cleanly (TournamentInterrupted, counting what is recorded).
     """
     started = time.perf_counter()
-    remote = [e for e in config.entrants if e.remote]
-    if remote:
-        where = f"{config.path}:{remote[0].line}: " if config.path else ""
-        raise ConfigError(
-            f"{where}entrants: {remote[0].name!r} is a remote entrant; `arbiter run` cannot play remote entrants yet "
-            "(each match needs a fresh per-seat token); give it a command instead"
-        )
     if jobs is not None and jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, got {jobs}")
     schedule = schedule or Schedule(config)
@@ -359,7 +352,7 @@ def _run_holding_lease(
         counted[:] = [lambda: len(records)]  # a committed match counts, even when a stop comes right after
         everyone: list[Observer] = [recorder, *observers]
 
-        def executor() -> Executor:
+        def local() -> Executor:
             if in_process:
                 return InProcessExecutor(play)
             if config.cluster:  # arbiter run --cluster: the matches are Dask tasks (docs/cluster.md)
@@ -367,6 +360,16 @@ def _run_holding_lease(
 
                 return DaskExecutor(config, config.cluster, play=play, log_folder=log_folder)
             return LocalExecutor(workers, log_folder / "arbiter.log", play)
+
+        def executor() -> Executor:
+            if not any(e.remote for e in config.entrants):
+                return local()
+            # Matches with a remote seat are played here, where the lobby listens (docs/remote.md).
+            from arbiter.tournament.remote import RemoteExecutor, RoutedExecutor
+            from arbiter.tournament.storage.keys import KeyStore
+
+            remote = RemoteExecutor(config, KeyStore(engine).entrant_of, workers)
+            return RoutedExecutor(remote, local, workers)
 
         for o in everyone:
             o.started(run)

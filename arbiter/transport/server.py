@@ -69,7 +69,7 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
-def _serialize(message: bytes | pb.ArbiterMessage) -> bytes:
+def serialize_response(message: bytes | pb.ArbiterMessage) -> bytes:
     """Responses go out as given when already encoded (the hot path encodes requests itself)."""
     if isinstance(message, bytes):
         return message
@@ -124,7 +124,7 @@ class ArbiterServer:
         self.loop = asyncio.get_running_loop()
         self._grpc = grpc.aio.server(options=self.options(), maximum_concurrent_rpcs=64)
         handler = grpc.stream_stream_rpc_method_handler(
-            self._play, request_deserializer=pb.BotMessage.FromString, response_serializer=_serialize
+            self.play_call, request_deserializer=pb.BotMessage.FromString, response_serializer=serialize_response
         )
         handlers = {"Play": handler}
         self._grpc.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
@@ -217,7 +217,9 @@ class ArbiterServer:
         return found
 
     # ---- one bot's call ----------------------------------------------------------------------
-    async def _play(self, request_iterator: Any, context: Any) -> None:
+    async def play_call(self, request_iterator: Any, context: Any) -> None:
+        """One bot's ``Play`` call: on this server's address, or on the lobby's (an invited
+        remote seat, arbiter.lobby.server) for a match of this server."""
         if self.full():
             self.refuse("", "a connection came when every seat was already connected")
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "every seat of this match is already connected")
@@ -298,12 +300,15 @@ class ArbiterServer:
         cannot be told from the third (nothing grpc.aio reports differs, not even the timing):
         it gets the same fault, whose detail says so. A "refused" cut stays tentative for a local
         process: a Python bot closes its stream on its way out, before its process ends, so the
-        player waits a moment to see it fail (RemotePlayer.gone)."""
+        player waits a moment to see it fail (RemotePlayer.gone). A remote seat's cut is "lost":
+        over a network, a dropped connection is far likelier than an oversized message."""
         session = stream.session
         probe = session.probe if session is not None else None
         assert self.loop is not None
         if probe is not None and not probe():
             stream.cut = "crash"
+        elif session is not None and session.remote:
+            stream.cut = "lost"  # over a network, a dropped connection is the likely cause
         elif self.loop.time() - stream.last_activity >= self.keepalive_seconds:
             stream.cut = "lost"
         else:

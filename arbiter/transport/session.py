@@ -78,6 +78,7 @@ class Session:
         # Whether the bot's process still runs (None: not a local process). Asked the moment
         # gRPC cuts the stream, to tell a crash from a refused message (see ArbiterServer).
         self.probe: Callable[[], bool] | None = None
+        self.remote = False  # played from elsewhere, through the lobby (arbiter.lobby)
         self._violation: str | None = None
 
     @property

@@ -11,7 +11,8 @@ import pytest
 from barbu.rules import make_ruleset
 
 from arbiter.errors import ConfigError
-from arbiter.tournament.config import load_config, parse_config
+from arbiter.tournament.config import LobbySettings, load_config, parse_config
+from tests.lobby.certs import make_certs
 
 from .conftest import LEAGUE, PY, ROOT, SMOKE
 
@@ -175,6 +176,85 @@ def test_mistakes(folder, text, expected):
     message = error(folder, text)
     assert message.startswith(str(folder / "league.yaml")), message
     assert expected in message, message
+
+
+REMOTE = GOOD.replace("  - name: b\n    command: python random_bot.py\n", "  - name: b\n    remote: true\n")
+TLS = "lobby:\n  listen: 0.0.0.0:7400\n  tls: {cert: tls/server.pem, key: tls/server.key}\n"
+
+
+def test_a_lobby_remote_entrants_and_remote_wait(folder):
+    make_certs(folder / "tls")
+    config = load_config(write(folder, REMOTE + TLS + "remote_wait: 2.5\n"))
+    tls = folder.resolve() / "tls"
+    assert config.lobby == LobbySettings("0.0.0.0:7400", tls / "server.pem", tls / "server.key")
+    assert config.remote_wait == 2.5
+    b = config.entrant("b")
+    assert b.remote and b.command is None and b.launch is None and b.line == 5
+    plain = load_config(write(folder, GOOD))
+    assert plain.lobby is None and plain.remote_wait == 60.0
+    assert plain.fingerprint() == load_config(write(folder, GOOD + TLS + "remote_wait: 5\n")).fingerprint()
+    for listen in ("127.0.0.1:0", "127.8.9.1:7400", "'[::1]:0'", "localhost:7400", "LocalHost:1"):
+        lobby = load_config(write(folder, REMOTE + f"lobby: {{listen: {listen}}}\n")).lobby
+        assert lobby == LobbySettings(listen.strip("'")), listen  # plaintext: loopback only
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (REMOTE, "league.yaml:6: entrants[1].remote: 'b' is a remote entrant: it connects through the lobby, so add "
+                 "a top-level lobby: {listen: HOST:PORT, tls: {cert: FILE, key: FILE}}"),
+        (REMOTE + "lobby: {listen: 0.0.0.0:7400}\n",
+         "league.yaml:7: lobby.tls: a lobby listening on 0.0.0.0 needs TLS: add tls: {cert: FILE, key: FILE} (only a "
+         "loopback address, 127.0.0.1, ::1 or localhost, may go without)"),
+        (REMOTE + "lobby:\n  listen: arena.example.org:7400\n  tls: null\n",
+         "league.yaml:8: lobby.tls: a lobby listening on arena.example.org needs TLS"),
+        (REMOTE + "lobby: {listen: '[::]:7400'}\n", "league.yaml:7: lobby.tls: a lobby listening on :: needs TLS"),
+        (REMOTE + "lobby: {}\n", "league.yaml:7: lobby: the key 'listen' is missing: where the lobby listens"),
+        (REMOTE + "lobby: 127.0.0.1:7400\n", "league.yaml:7: lobby: expected a mapping of keys (listen, tls)"),
+        (REMOTE + "lobby: {listen: 7400}\n", "league.yaml:7: lobby.listen: expected text, got a whole number"),
+        (REMOTE + "lobby: {listen: arena}\n", "league.yaml:7: lobby.listen: expected HOST:PORT where the lobby listens"),
+        (REMOTE + "lobby: {listen: 'h:65536'}\n", "league.yaml:7: lobby.listen: expected HOST:PORT"),
+        (REMOTE + "lobby: {listen: 127.0.0.1:0, tsl: {}}\n", "league.yaml:7: lobby.tsl: unknown key; did you mean 'tls'?"),
+        (REMOTE + "lobby:\n  listen: 127.0.0.1:0\n  tls: {cert: a.pem}\n",
+         "league.yaml:9: lobby.tls: the key 'key' is missing: the certificate's private key"),
+        (REMOTE + "lobby:\n  listen: 127.0.0.1:0\n  tls: {cert: '', key: k.pem}\n",
+         "league.yaml:9: lobby.tls.cert: the file name is empty"),
+        (GOOD + "remote_wait: 0\n", "league.yaml:7: remote_wait: must be more than 0 seconds, got 0"),
+        (GOOD + "remote_wait: -5\n", "league.yaml:7: remote_wait: must be more than 0 seconds, got -5"),
+        (GOOD + "remote_wait: 3601\n", "league.yaml:7: remote_wait: must be at most 3600 seconds (an hour), got 3601"),
+        (GOOD + "remote_wait: .inf\n", "league.yaml:7: remote_wait: must be at most 3600 seconds (an hour), got inf"),
+        (GOOD + "remote_wait: soon\n", "league.yaml:7: remote_wait: expected a number of seconds, got text 'soon'"),
+        (GOOD + "remote_wiat: 5\n", "league.yaml:7: remote_wiat: unknown key; did you mean 'remote_wait'?"),
+    ],
+)  # fmt: skip
+def test_lobby_mistakes(folder, text, expected):
+    message = error(folder, text)
+    assert message.startswith(str(folder / "league.yaml")), message
+    assert expected in message, message
+
+
+def test_lobby_tls_file_mistakes(folder):
+    certs = make_certs(folder / "tls")
+    assert load_config(write(folder, REMOTE + TLS)).lobby.cert == certs.server_cert.resolve()
+    (folder / "tls" / "plain.txt").write_text("just text\n")
+    (folder / "tls" / "sealed.key").write_text(
+        "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n"
+    )
+    tls = folder.resolve() / "tls"
+    for cert, key, expected in [
+        ("tls/nope.pem", "tls/server.key", f"league.yaml:10: lobby.tls.cert: no such certificate file: {tls}/nope.pem"),
+        ("tls/server.pem", "tls/nope.key", f"league.yaml:11: lobby.tls.key: no such private key file: {tls}/nope.key"),
+        ("tls", "tls/server.key", f"league.yaml:10: lobby.tls.cert: {tls} is a folder, not a certificate file"),
+        ("tls/plain.txt", "tls/server.key", f"lobby.tls.cert: {tls}/plain.txt is not a PEM file (no -----BEGIN line)"),
+        ("tls/server.key", "tls/server.pem",
+         f"lobby.tls.cert: {tls}/server.key holds no certificate (no -----BEGIN CERTIFICATE----- block); are cert "
+         "and key swapped?"),
+        ("tls/server.pem", "tls/ca.pem", f"lobby.tls.key: {tls}/ca.pem holds no private key"),
+        ("tls/server.pem", "tls/sealed.key",
+         f"lobby.tls.key: {tls}/sealed.key is an encrypted private key: the lobby needs it without a passphrase"),
+    ]:  # fmt: skip
+        message = error(folder, REMOTE + f"lobby:\n  listen: 0.0.0.0:7400\n  tls:\n    cert: {cert}\n    key: {key}\n")
+        assert message.startswith(str(folder / "league.yaml")) and expected in message, message
 
 
 def test_bad_deal_files(folder):

@@ -162,7 +162,7 @@ def test_resuming_checks_the_configuration(tmp_path):
 
 
 def test_remote_entrants_and_unreachable_databases(tmp_path):
-    text = "name: t\nentrants:\n  - {name: a, command: random}\n  - {name: b, remote: true}\n"
+    text = "name: t\nentrants:\n  - {name: a, command: random}\n  - {name: b, remote: true}\nlobby: {listen: 127.0.0.1:0}\n"
     cfg = override(
         parse_config(text, display="t.yaml", base_dir=tmp_path, check_commands=False), path=tmp_path / "t.yaml"
     )

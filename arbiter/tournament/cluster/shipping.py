@@ -134,7 +134,9 @@ def remote_bots(config: TournamentConfig) -> tuple[dict[str, RemoteBot], dict[st
     bots: dict[str, RemoteBot] = {}
     by_folder: dict[str, bundles.Bundle] = {}
     for e in config.entrants:
-        if e.launch is None:  # a remote entrant: the runner refuses those first
+        if e.remote:  # it plays through the lobby, on the coordinator (arbiter.tournament.remote)
+            continue
+        if e.launch is None:
             raise ConfigError(f"entrant {e.name!r} has no command to run on a cluster worker")
         argv = shlex.split(e.launch)
         i = 0

@@ -40,10 +40,11 @@ from arbiter.tournament.config.model import (
     DEFAULT_LOG_ROOT,
     FORMATS,
     EntrantConfig,
+    LobbySettings,
     TournamentConfig,
     TournamentFormat,
 )  # fmt: skip
-from arbiter.tournament.config.schema import UNLIMITED, LimitsFile, TournamentFile, validate
+from arbiter.tournament.config.schema import UNLIMITED, LimitsFile, LobbyFile, TournamentFile, validate
 from arbiter.tournament.config.yamltree import Lines, dotted, read_tree
 from arbiter.tournament.dburl import without_password
 
@@ -78,7 +79,10 @@ def _build(file: TournamentFile, lines: Lines, text: str, base: Path) -> Tournam
     """The config the validated ``file`` describes (paths resolved against ``base``)."""
     name = file.name if file.name is not None else Path(lines.display).stem
     rules = file.rules if file.rules is not None else make_ruleset("standard")
-    kept = ("log_folder", "isolation", "limits.user", *(f"entrants[{i}].command" for i in range(len(file.entrants))))
+    kept = (
+        "log_folder", "isolation", "limits.user", "lobby.tls.cert", "lobby.tls.key",
+        *(f"entrants[{i}].command" for i in range(len(file.entrants))),
+    )  # fmt: skip
     where = {key: lines.where(loc) for loc in lines.nodes if (key := dotted(loc)) in kept}
     deals = deals_file = None
     if file.deals is not None:
@@ -118,10 +122,18 @@ def _build(file: TournamentFile, lines: Lines, text: str, base: Path) -> Tournam
         limits=_limits(file.limits),
         isolation=file.isolation,
         cluster=file.cluster,
+        lobby=None if file.lobby is None else _lobby(file.lobby, base),
+        remote_wait=file.remote_wait,
         description=file.description,
         source=_kept_source(text, file.database, lines),
         where=where,
     )
+
+
+def _lobby(file: LobbyFile, base: Path) -> LobbySettings:
+    if file.tls is None:
+        return LobbySettings(file.listen)
+    return LobbySettings(file.listen, _path(file.tls.cert, base), _path(file.tls.key, base))
 
 
 def _limits(file: LimitsFile) -> Limits:
@@ -160,7 +172,7 @@ def override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
 
 
 __all__ = [
-    "DEFAULT_LOG_ROOT", "EntrantConfig", "FORMATS", "INTERPRETERS", "LIMIT_KEYS", "NAME_RE", "TOP_KEYS",
+    "DEFAULT_LOG_ROOT", "EntrantConfig", "FORMATS", "INTERPRETERS", "LIMIT_KEYS", "LobbySettings", "NAME_RE", "TOP_KEYS",
     "TournamentConfig", "TournamentFormat", "bot_command", "cluster_address_problem", "load_config", "override",
     "parse_config", "resolve_environment", "_scripts",
 ]  # fmt: skip

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from arbiter.errors import ConfigError
-from arbiter.files import output_folder
+from arbiter.files import output_folder, read_text
 from arbiter.process.command import with_own_python
 from arbiter.process.sandbox import Isolation, strongest_isolation
 from arbiter.process.users import resolve_user
@@ -26,6 +26,11 @@ log = logging.getLogger(__name__)
 
 # Interpreters whose first non-option argument is a script file that must exist.
 INTERPRETERS = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|bash|sh|Rscript|lua)$")
+MAX_PEM_BYTES = 1 << 20  # a certificate chain or a key file
+PEM_BLOCKS = {
+    "certificate": re.compile(r"-----BEGIN CERTIFICATE-----"),
+    "private key": re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
+}
 SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".sh", ".jar", ".lua", ".R")
 
 
@@ -44,6 +49,11 @@ def resolve_environment(config: TournamentConfig) -> TournamentConfig:
                 check_launch(entrant.launch, Path(entrant.cwd))
             except ValueError as e:
                 raise fail(key, str(e)) from None
+    if config.lobby is not None and config.lobby.cert is not None and config.lobby.key is not None:
+        for key, path, what in (("lobby.tls.cert", config.lobby.cert, "certificate"),
+                                ("lobby.tls.key", config.lobby.key, "private key")):  # fmt: skip
+            if why := pem_problem(path, what):
+                raise fail(key, why)
     try:
         output_folder(config.log_folder, "log_folder")  # a folder or a new path
     except ConfigError as e:
@@ -85,6 +95,24 @@ def check_launch(launch: str, base: Path) -> None:
         target = _path(script, base)
         if not target.is_file():
             raise ValueError(f"no such file: {script} (looked for {target})")
+
+
+def pem_problem(path: Path, what: str) -> str | None:
+    """Why the file at ``path`` cannot be the lobby's TLS ``what`` ("certificate" or "private
+    key"): missing, unreadable, not PEM, or holding no block of that kind; or None."""
+    try:
+        text = read_text(path, MAX_PEM_BYTES, f"{what} file")
+    except ConfigError as e:
+        return str(e)
+    shown = printable(str(path))
+    if "-----BEGIN " not in text:
+        return f"{shown} is not a PEM file (no -----BEGIN line): give the {what} in PEM form"
+    block = PEM_BLOCKS[what].search(text)
+    if block is None:
+        return f"{shown} holds no {what} (no -----BEGIN {what.upper()}----- block); are cert and key swapped?"
+    if "ENCRYPTED" in block.group(0):
+        return f"{shown} is an encrypted private key: the lobby needs it without a passphrase"
+    return None
 
 
 def launch_command(command: str) -> str:

@@ -17,6 +17,7 @@ from arbiter.process.sandbox import Isolation
 from arbiter.referee.faults import FaultPolicy
 
 DEFAULT_LOG_ROOT = "logs"  # relative to the current directory when the file names no log_folder
+DEFAULT_REMOTE_WAIT = 60.0  # seconds a match waits for a remote entrant before it is faulted absent
 
 
 FORMATS = (TournamentFormat.ROUND_ROBIN, TournamentFormat.GAUNTLET, TournamentFormat.DUPLICATE)
@@ -30,6 +31,19 @@ class EntrantConfig:
     cwd: str  # bots run in the tournament file's folder
     remote: bool = False
     line: int = 0
+
+
+@dataclass(frozen=True)
+class LobbySettings:
+    """Where the lobby that remote entrants connect to listens (docs/tournaments.md).
+
+    ``listen`` is ``HOST:PORT`` as written (port 0: a free port is picked); ``cert`` and ``key``
+    are the TLS certificate and private key (PEM files, resolved against the tournament file's
+    folder), both None for a plaintext lobby, which the file allows on a loopback address only."""
+
+    listen: str
+    cert: Path | None = None
+    key: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +68,8 @@ class TournamentConfig:
     # None: not chosen in the file; resolve_environment picks the strongest this machine supports
     isolation: Isolation | None = None
     cluster: str | None = None  # a Dask scheduler address (tcp://HOST:PORT): play there (docs/cluster.md)
+    lobby: LobbySettings | None = None  # where remote entrants connect; None: the file has none
+    remote_wait: float = DEFAULT_REMOTE_WAIT  # then an absent remote entrant's seat is faulted ``absent``
     description: str = ""
     path: Path | None = None
     source: str = ""  # the file's text, kept in the database

@@ -29,7 +29,7 @@ from arbiter.process.sandbox import Isolation
 from arbiter.text import printable
 from arbiter.tournament.config import checks
 from arbiter.tournament.config.checks import MAX_INT, problem
-from arbiter.tournament.config.model import FORMATS, TournamentFormat
+from arbiter.tournament.config.model import DEFAULT_REMOTE_WAIT, FORMATS, TournamentFormat
 from arbiter.tournament.config.yamltree import Lines, Loc, LongNumber, describe
 from arbiter.tournament.schedule import MAX_MATCHES, schedule_size
 
@@ -266,6 +266,46 @@ def _cluster(value: Any) -> str:
     return address
 
 
+def _listen(value: Any) -> str:
+    address = checks.text(value).strip()
+    if checks.listen_address(address) is None:
+        raise problem(
+            f"expected HOST:PORT where the lobby listens, e.g. 0.0.0.0:7400 or 127.0.0.1:0 (port 0: any free "
+            f"port), got {printable(address)!r}"
+        )
+    return address
+
+
+class TlsFile(Section):
+    required: ClassVar[dict[str, str]] = {
+        "cert": "the key 'cert' is missing: the lobby's certificate (a PEM file)",
+        "key": "the key 'key' is missing: the certificate's private key (a PEM file)",
+    }
+
+    cert: Annotated[str, _not_empty("the file name is empty")]
+    key: Annotated[str, _not_empty("the file name is empty")]
+
+
+class LobbyFile(Section):
+    required: ClassVar[dict[str, str]] = {
+        "listen": "the key 'listen' is missing: where the lobby listens, HOST:PORT (e.g. 0.0.0.0:7400)"
+    }
+
+    listen: Annotated[str, BeforeValidator(_listen)]
+    tls: TlsFile | None = None
+
+    @model_validator(mode="after")
+    def _tls_off_loopback(self) -> LobbyFile:
+        host, _ = checks.listen_address(self.listen) or ("", 0)
+        if self.tls is None and not checks.is_loopback(host):
+            raise problem(
+                f"a lobby listening on {host} needs TLS: add tls: {{cert: FILE, key: FILE}} (only a loopback "
+                "address, 127.0.0.1, ::1 or localhost, may go without)",
+                node=("listen",), where=("tls",),
+            )  # fmt: skip
+        return self
+
+
 def _entrant_list(value: Any) -> Any:
     if not isinstance(value, list):
         raise problem(f"expected a list of entrants (each a name and a command), got {describe(value)}")
@@ -300,6 +340,8 @@ class TournamentFile(Section):
     limits: LimitsFile = LimitsFile()
     isolation: Annotated[Isolation | None, BeforeValidator(_isolation)] = None
     cluster: Annotated[str | None, BeforeValidator(_cluster)] = None
+    lobby: LobbyFile | None = None
+    remote_wait: Annotated[float, BeforeValidator(_seconds)] = DEFAULT_REMOTE_WAIT
 
     @field_validator("entrants")
     @classmethod
@@ -317,6 +359,13 @@ class TournamentFile(Section):
     def _fits_together(self) -> TournamentFile:
         names = [e.name for e in self.entrants]
         count, fmt = len(names), self.format
+        remote = next((i for i, e in enumerate(self.entrants) if e.remote), None)
+        if remote is not None and self.lobby is None:
+            raise problem(
+                f"{names[remote]!r} is a remote entrant: it connects through the lobby, so add a top-level "
+                "lobby: {listen: HOST:PORT, tls: {cert: FILE, key: FILE}}",
+                node=("entrants", remote, "remote"), at_key=True,
+            )  # fmt: skip
         if count < 2:
             raise problem(f"a tournament needs at least 2 entrants, got {count}", node=("entrants",), at_key=True)
         if fmt == TournamentFormat.GAUNTLET:

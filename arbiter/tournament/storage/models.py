@@ -1,4 +1,5 @@
-"""The database tables (SQLModel): tournaments, entrants, matches, seat results, faults, ratings.
+"""The database tables (SQLModel): tournaments, entrants, matches, seat results, faults, ratings,
+remote entrants' keys.
 
 A match row is written only when the match is over, in one transaction with its seat results,
 its faults and the rating history it completes; so the database never holds half a match.
@@ -154,3 +155,18 @@ class TournamentLease(SQLModel, table=True):
     taken_at: float = 0.0
     heartbeat: float = 0.0
     folder_key: str = ""
+
+
+class EntrantKey(SQLModel, table=True):
+    """A remote entrant's key (arbiter.lobby.keys): found by its public ``key_id``; of its secret
+    only the SHA-256 is kept. An entrant may hold several live keys (a new one before the old is
+    revoked); a revoked key stays, with the time it was revoked, to say so to whoever tries it."""
+
+    __tablename__ = "entrant_keys"
+
+    id: int | None = Field(default=None, primary_key=True)
+    key_id: str = Field(index=True, unique=True)
+    entrant: str
+    secret_sha256: str
+    created_at: datetime = Field(default_factory=now)
+    revoked_at: datetime | None = None

@@ -50,13 +50,16 @@ def upgrade(engine: Engine, name: str, config: Config | None = None) -> None:
 
 
 def check_readable(engine: Engine, name: str, config: Config | None = None) -> None:
-    """Refuse a database whose revision is not the code's newest: the tables would not be the
-    ones the code reads. Reading changes nothing, so an older database is upgraded by a run."""
+    """Refuse a database whose revision is older than a change readers need (a revision whose
+    module says ``READERS_NEED_IT = False`` only adds what results readers never read) or newer
+    than the code: the tables would not be the ones the code reads. Reading changes nothing, so
+    an older database is upgraded by a run."""
     script = ScriptDirectory.from_config(config or alembic_config())
     with engine.connect() as connection:
         revision = _revision(connection, script, name) or BASELINE
     head = script.get_current_head()
-    if revision != head:
+    missing = script.iterate_revisions(head, revision)  # newer than the database's, up to the head
+    if any(getattr(later.module, "READERS_NEED_IT", True) for later in missing):
         raise StorageError(
             f"database {name} has schema revision {revision}, older than this arbiter's {head}: "
             "a run on it (arbiter run --db ...) upgrades it"

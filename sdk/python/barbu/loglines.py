@@ -31,6 +31,7 @@ class FaultKind(StrEnum):
     DISCONNECT = "disconnect"  # the bot never connected, or its stream closed
     CRASH = "crash"  # the bot process died (or an in-process player raised)
     PROTOCOL = "protocol"  # a wrong token or version, an unknown request id, a flood
+    ABSENT = "absent"  # a remote entrant not connected (or with no free capacity) when its match began
 
 
 FAULT_KINDS = tuple(kind.value for kind in FaultKind)

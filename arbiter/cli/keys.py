@@ -1,0 +1,131 @@
+"""``arbiter key new`` and ``arbiter key revoke``: remote entrants' keys in the results database.
+
+The database is found as ``arbiter standings`` finds it: ``--db``, else the tournament file's
+``database``, else $BARBU_DB, else logs/arbiter.db. ``key new`` makes the database if it does
+not exist yet (keys are given out before the tournament's first run); ``key revoke`` does not.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from arbiter.cli.common import print_json, user_errors
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+key_app = typer.Typer(
+    name="key",
+    help="Keys of remote entrants: make one for an entrant, revoke an entrant's keys.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+_Name = Annotated[str, typer.Argument(metavar="NAME", help="The entrant's name, as in the tournament file.")]
+_Config = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="CONFIG",
+        help="A tournament file: its 'database' (found as `arbiter run` finds it), and NAME must be one of its entrants.",
+        show_default=False,
+    ),
+]
+_Db = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        metavar="DATABASE",
+        help="Database URL or SQLite file (default: CONFIG's 'database', else $BARBU_DB, else logs/arbiter.db).",
+    ),
+]
+
+
+@key_app.command("new")
+def new_key_command(
+    name: _Name,
+    config: _Config = None,
+    db: _Db = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print {entrant, key_id, key, database} as JSON.")] = False,
+) -> None:
+    """Make a key for entrant NAME: printed once, alone on the last line; the database keeps only its hash."""
+    from arbiter.lobby.keys import parse_key
+    from arbiter.tournament.storage.keys import KeyStore
+
+    with user_errors():
+        engine, shown = _open(name, config, db, create=True)
+        try:
+            key = KeyStore(engine).issue(name)
+        finally:
+            engine.dispose()
+    if as_json:
+        print_json({"entrant": name, "key_id": parse_key(key)[0], "key": key, "database": shown})
+        return
+    typer.echo(f"A new key for entrant {name}, in database {shown}, which keeps only its hash: it is shown this once.")
+    typer.echo(f"Save it in a file and give that file to {name}'s author, privately; their bot then plays with")
+    typer.echo("  arbiter connect --lobby HOST:PORT --key-file FILE -- BOT COMMAND")
+    typer.echo(f"`arbiter key revoke {name}` on the same database revokes it (and {name}'s other keys).")
+    typer.echo(key)
+
+
+@key_app.command("revoke")
+def revoke_key_command(
+    name: _Name,
+    config: _Config = None,
+    db: _Db = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print {entrant, revoked, database} as JSON.")] = False,
+) -> None:
+    """Revoke every live key of entrant NAME: from its next attempt on, each is refused as revoked."""
+    from arbiter.errors import ConfigError
+    from arbiter.tournament.storage.keys import KeyStore
+
+    with user_errors():
+        engine, shown = _open(name, config, db, create=False)
+        try:
+            revoked = KeyStore(engine).revoke(name)
+        finally:
+            engine.dispose()
+        if revoked == 0:
+            raise ConfigError(f"entrant {name} has no live key in database {shown}: nothing was revoked")
+    if as_json:
+        print_json({"entrant": name, "revoked": revoked, "database": shown})
+        return
+    typer.echo(f"revoked {revoked} key{'s' * (revoked != 1)} of entrant {name} in database {shown}")
+
+
+def _open(name: str, config: str | None, db: str | None, *, create: bool) -> tuple[Engine, str]:
+    """The database's engine (at the code's newest schema) and its name to show (no password).
+    ``create``: make it if it does not exist yet; else an SQLite file that is not there is an error."""
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    from arbiter.errors import ConfigError
+    from arbiter.text import printable
+    from arbiter.tournament.config import NAME_RE, load_config
+    from arbiter.tournament.dburl import without_password
+    from arbiter.tournament.storage import database_url, open_database
+
+    if not NAME_RE.match(name):
+        raise ConfigError(f"entrant name {name!r}: use letters, digits, '_', '-', '.', '+' (at most 64)")
+    database = db
+    if config is not None:
+        cfg = load_config(config, check_commands=False)  # its bots need not be here
+        if name not in cfg.entrant_names:
+            raise ConfigError(
+                f"{name!r} is not an entrant of {printable(config)}: its entrants are {', '.join(cfg.entrant_names)}"
+            )
+        database = db if db is not None else cfg.database  # --db "" is an error, not the default
+    url = database_url(database)
+    if not create:
+        try:
+            file = make_url(url).database if url.startswith("sqlite:") else None
+        except ArgumentError:
+            file = None  # open_database says what is wrong with it
+        if file and file != ":memory:" and not file.startswith("file:") and not Path(file).exists():
+            raise ConfigError(f"no such database: {printable(file)} (give --db, or the tournament file)")
+    return open_database(database, create=True), without_password(url)
