@@ -1,5 +1,5 @@
-"""The bridge of ``arbiter connect`` against a test lobby: real gRPC over real sockets (TLS with a
-CA made here by the ``openssl`` command), real bot processes.
+"""The bridge of ``arbiter connect`` against a test lobby: real gRPC over real sockets (TLS with
+the certificates of tests/lobby/certs.py), real bot processes.
 
 ``TestLobby`` is a test double of the lobby (arbiter/lobby/server.py has the real one; the tests
 of the whole path, with real tournaments, are in the lobby's own test files): it serves
@@ -17,7 +17,6 @@ import logging
 import os
 import secrets
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +36,8 @@ from arbiter.referee.timecontrol import TimeControl
 from arbiter.transport.remote import RemotePlayer
 from arbiter.transport.server import ArbiterServer
 
+from .certs import TestCerts
+
 ROOT = Path(__file__).resolve().parents[2]
 RAW_BOT = [sys.executable, str(ROOT / "tests" / "bots" / "raw_bot.py")]
 RANDOM_BOT = [sys.executable, str(ROOT / "sample_bots" / "random_bot.py")]
@@ -45,42 +46,12 @@ KEY = "k" + secrets.token_hex(16)
 LEGAL = [pb.Action(play=pb.Play(card="2C")), pb.Action(play=pb.Play(card="3C"))]
 
 
-# ---- certificates ---------------------------------------------------------------------------------
-@dataclass
-class Certs:
-    ca: Path  # the CA that signed the lobby's certificate
-    other_ca: Path  # a CA that did not
-    cert: Path
-    key: Path
-
-
-def make_certs(folder: Path) -> Certs:
-    """A CA, a second CA, and a lobby certificate for 127.0.0.1 and localhost signed by the first."""
-
-    def openssl(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
-
-    for name in ("ca", "other"):
-        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.pem",
-                "-days", "2", "-subj", f"/CN=test {name}")  # fmt: skip
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "lobby.key", "-out", "lobby.csr", "-subj", "/CN=lobby")
-    (folder / "san").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    openssl("x509", "-req", "-in", "lobby.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-            "-out", "lobby.pem", "-days", "2", "-extfile", "san")  # fmt: skip
-    return Certs(folder / "ca.pem", folder / "other.pem", folder / "lobby.pem", folder / "lobby.key")
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory) -> Certs:
-    return make_certs(tmp_path_factory.mktemp("certs"))
-
-
 # ---- the test lobby -------------------------------------------------------------------------------
 @dataclass
 class TestLobby:
     __test__ = False  # not a test class
 
-    certs: Certs | None = None  # None: plaintext
+    certs: TestCerts | None = None  # None: plaintext
     port: int = 0
     keepalive: float = 30.0
     silent: bool = False  # answers no ping
@@ -113,7 +84,7 @@ class TestLobby:
         if self.certs is None:
             self.port = self.server.add_insecure_port(f"127.0.0.1:{self.port}")
         else:
-            pair = (self.certs.key.read_bytes(), self.certs.cert.read_bytes())
+            pair = (self.certs.server_key_pem, self.certs.server_cert_pem)
             self.port = self.server.add_secure_port(f"127.0.0.1:{self.port}", grpc.ssl_server_credentials([pair]))
         await self.server.start()
         return self
@@ -193,7 +164,7 @@ async def until(predicate, timeout: float = 20.0, what: str = "") -> None:
 
 
 def settings(lobby: TestLobby, tmp_path: Path, command: list[str], **kw) -> BridgeSettings:
-    tls = {"ca": lobby.certs.ca.read_bytes(), "ca_file": str(lobby.certs.ca)} if lobby.certs else {"plaintext": True}
+    tls = {"ca": lobby.certs.ca_pem, "ca_file": str(lobby.certs.ca_cert)} if lobby.certs else {"plaintext": True}
     base = {"lobby": lobby.address, "key": KEY, "key_file": "key.txt", "command": shlex.join(command),
             "out": tmp_path / "out", **tls}  # fmt: skip
     return BridgeSettings(**{**base, **kw})
@@ -428,11 +399,11 @@ def test_the_bridge_stops_for_good_with_one_line_saying_why(certs, tmp_path, cas
             if case == "wrong key":
                 kw = {"key": "x" + KEY}
             elif case == "wrong CA":
-                kw = {"ca": certs.other_ca.read_bytes(), "ca_file": str(certs.other_ca)}
+                kw = {"ca": certs.other_ca_pem, "ca_file": str(certs.other_ca_cert)}
             elif case == "plaintext to TLS":
                 kw = {"plaintext": True, "ca": None}
             elif case == "TLS to plaintext":
-                kw = {"plaintext": False, "ca": certs.ca.read_bytes(), "ca_file": str(certs.ca)}
+                kw = {"plaintext": False, "ca": certs.ca_pem, "ca_file": str(certs.ca_cert)}
             with pytest.raises(LobbyRefused) as stopped:
                 await asyncio.wait_for(Bridge(settings(lobby, tmp_path, RAW_BOT, **kw)).run(), 20)
             return str(stopped.value)

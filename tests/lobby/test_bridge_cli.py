@@ -13,12 +13,7 @@ import pytest
 
 from arbiter.process.procfs import processes_with_token
 
-from .test_bridge import KEY, RAW_BOT, Certs, TestLobby, make_certs, until
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory) -> Certs:
-    return make_certs(tmp_path_factory.mktemp("certs"))
+from .test_bridge import KEY, RAW_BOT, TestLobby, until
 
 
 def connect(*args: str) -> list[str]:
@@ -54,7 +49,7 @@ def test_a_wrong_ca_stops_the_command_with_one_line_naming_the_file(certs, tmp_p
     async def scenario():
         lobby = await TestLobby(certs).start()
         try:
-            args = ["--lobby", lobby.address, "--key-file", "key.txt", "--ca", str(certs.other_ca), "--", *RAW_BOT]
+            args = ["--lobby", lobby.address, "--key-file", "key.txt", "--ca", str(certs.other_ca_cert), "--", *RAW_BOT]
             proc = await asyncio.create_subprocess_exec(
                 *connect(*args), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
             )
@@ -65,7 +60,7 @@ def test_a_wrong_ca_stops_the_command_with_one_line_naming_the_file(certs, tmp_p
 
     code, err = asyncio.run(scenario())
     assert code == 1
-    assert err == f"error: the lobby's certificate is not signed by the CA in {certs.other_ca}\n"
+    assert err == f"error: the lobby's certificate is not signed by the CA in {certs.other_ca_cert}\n"
 
 
 def test_sigterm_kills_the_running_bots_and_exits_0(certs, tmp_path):
@@ -74,7 +69,7 @@ def test_sigterm_kills_the_running_bots_and_exits_0(certs, tmp_path):
     async def scenario():
         lobby = await TestLobby(certs, hold=True).start()
         try:
-            args = ["--lobby", lobby.address, "--key-file", "key.txt", "--ca", str(certs.ca), "--name", "alice"]
+            args = ["--lobby", lobby.address, "--key-file", "key.txt", "--ca", str(certs.ca_cert), "--name", "alice"]
             proc = await asyncio.create_subprocess_exec(
                 *connect(*args, "--", *RAW_BOT), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
             )
