@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import ipaddress
 import itertools
 import logging
 import random
@@ -35,6 +34,7 @@ import grpc
 from barbu import wire
 from barbu.v1 import lobby_pb2 as lpb
 
+from arbiter.addresses import host_port, is_loopback
 from arbiter.errors import ArbiterError, ConfigError, LobbyRefused
 from arbiter.files import read_text
 from arbiter.lobby.relay import MESSAGE_BYTES, Relay, RelayTarget
@@ -84,21 +84,10 @@ class BridgeSettings:
 # ---- checking what the user gave ---------------------------------------------------------------
 def split_address(text: str, what: str = "--lobby") -> tuple[str, int]:
     """``HOST:PORT`` (an IPv6 host in brackets) as host and port; else a ConfigError."""
-    host, sep, port = text.strip().rpartition(":")
-    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not sep or not bare or not port.isdigit() or not 0 < int(port) <= 65535:
+    found = host_port(text)
+    if found is None or found[1] == 0:
         raise ConfigError(f"{what} {printable(text)}: expected HOST:PORT with a port from 1 to 65535")
-    return bare, int(port)
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine's loopback (a literal address, or ``localhost``)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return found
 
 
 def check_plaintext(address: str) -> None:
