@@ -51,6 +51,9 @@ WELCOME_SECONDS = 30.0  # from the hello to the lobby's answer
 KEEPALIVE_DEFAULT = 30.0  # when a Welcome names none
 EXIT_GRACE = 2.0  # after its match's stream ended, a bot may exit by itself this long before it is killed
 CUT_GRACE = 0.5  # a bot whose stream was cut: how long to wait to see its process end
+# The lobby frees a place when a match ends, and may invite at once; that match's stream may end
+# here a moment later (two streams, no order between them): an invitation waits this long for it.
+CAPACITY_GRACE = 5.0
 DETAIL_CHARS = 1000  # SeatEnded.detail's bound
 # gRPC's own keepalive under ours: a ping after 30 s without data (the lobby strikes a client
 # that pings more often than every 10 s), the connection dropped 10 s after an unanswered one.
@@ -340,11 +343,24 @@ class Bridge:
             self._invited(message.invitation)
 
     def _invited(self, invitation: lpb.Invitation) -> None:
+        task = asyncio.create_task(self._admit(invitation))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _busy(self) -> int:
+        """Matches in play: a bot whose match is over no longer counts, even while it exits."""
+        return sum(1 for seat in self._seats.values() if not seat.target.ended.is_set())
+
+    async def _admit(self, invitation: lpb.Invitation) -> None:
         where = f"match {printable(invitation.match_id)} seat {invitation.seat}"
+        loop = asyncio.get_running_loop()
+        until = loop.time() + CAPACITY_GRACE
+        while self._busy() >= self.capacity and loop.time() < until and not self._stopping:
+            await asyncio.sleep(0.02)
         if self._stopping:
             return
-        if len(self._seats) >= self.capacity:
-            log.warning("%s: not started: the capacity of %d bot(s) at once is reached", where, self.capacity)
+        if self._busy() >= self.capacity:
+            log.warning("%s: not started: the capacity of %d match(es) at once is reached", where, self.capacity)
             return
         if invitation.token in self._seats:
             log.warning("%s: invited twice with the same token; ignored", where)

@@ -19,7 +19,6 @@ does, it is refused on its own stream: connected entrants and matches in progres
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
 import time
@@ -91,6 +90,12 @@ class _Stream:
     @property
     def free(self) -> int:
         return self.capacity - self.in_use if self.alive else 0
+
+
+@dataclass(eq=False)
+class _Waiter:
+    names: tuple[str, ...]
+    future: asyncio.Future[list[Reservation | None]]
 
 
 class Reservation:
@@ -181,7 +186,7 @@ class Lobby:
         self.flood_seconds = flood_seconds
         self._streams: dict[str, list[_Stream]] = {}
         self._pending: Counter[str] = Counter()
-        self._change = asyncio.Event()
+        self._waiting: list[_Waiter] = []  # matches waiting for places, oldest first
         self._nonces = itertools.count(1)
         self._grpc: Any = None
 
@@ -232,23 +237,39 @@ class Lobby:
         return {name: sum(s.free for s in streams) for name, streams in self._streams.items() if streams}
 
     def _changed(self) -> None:
-        """Capacity came or went: wake whoever waits for it."""
-        self._change.set()
-        self._change = asyncio.Event()
+        """Capacity came or went: grant what waits, oldest first. A match may take an entrant's
+        place only when no older waiting match wants that entrant (no match waits forever behind
+        later ones), but it does not wait behind one that wants other entrants."""
+        wanted: set[str] = set()
+        for waiter in list(self._waiting):
+            if waiter.future.done():
+                continue
+            if not wanted & set(waiter.names) and (taken := self._take(waiter.names, partial=False)) is not None:
+                waiter.future.set_result(taken)
+                self._waiting.remove(waiter)
+            else:
+                wanted |= set(waiter.names)
 
     async def reserve(self, names: Sequence[str], timeout: float) -> list[Reservation | None]:
         """A place for each of ``names`` (a match's remote seats), all at once as soon as every
-        one has free capacity, else, after ``timeout`` seconds, whatever is free then (None for
-        the others: absent)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while (taken := self._take(names, partial=False)) is None:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return self._take(names, partial=True) or [None] * len(names)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._change.wait(), remaining)
-        return taken
+        one has free capacity (in the order matches asked), else, after ``timeout`` seconds,
+        whatever is free then (None for the others: absent)."""
+        waiter = _Waiter(tuple(names), asyncio.get_running_loop().create_future())
+        self._waiting.append(waiter)
+        self._changed()
+        try:
+            return await asyncio.wait_for(asyncio.shield(waiter.future), timeout)
+        except TimeoutError:
+            return self._take(names, partial=True) or [None] * len(names)
+        except BaseException:  # cancelled: what was granted meanwhile goes back
+            if waiter.future.done() and not waiter.future.cancelled():
+                for reservation in waiter.future.result():
+                    if reservation is not None:
+                        reservation.release()
+            raise
+        finally:
+            if waiter in self._waiting:
+                self._waiting.remove(waiter)
 
     def _take(self, names: Sequence[str], *, partial: bool) -> list[Reservation | None] | None:
         free = {name: sorted(self._streams.get(name, []), key=lambda s: -s.free) for name in set(names)}

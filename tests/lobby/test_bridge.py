@@ -340,6 +340,7 @@ def test_the_bridge_answers_the_lobby_s_ping_with_its_nonce(tmp_path):
 
 def test_no_more_bots_than_the_capacity(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("BARBU_MODE", "legal")
+    monkeypatch.setattr("arbiter.lobby.bridge.CAPACITY_GRACE", 0.0)  # no wait for a match about to end
 
     async def scenario():
         lobby = await TestLobby().start()
@@ -349,7 +350,7 @@ def test_no_more_bots_than_the_capacity(tmp_path, monkeypatch, caplog):
                 lobby.invite("one")
                 lobby.invite("two")
                 await until(lambda: lobby.played, what="the first match")
-                assert "match two seat 2: not started: the capacity of 1 bot(s) at once is reached" in caplog.text
+                assert "match two seat 2: not started: the capacity of 1 match(es) at once is reached" in caplog.text
                 await until(lambda: bridge.running == 0, what="the first bot's end")
                 lobby.invite("three")  # room again
                 await until(lambda: len(lobby.played) == 2, what="the third match")

@@ -234,3 +234,32 @@ def test_silence_floods_and_wrong_first_messages_cost_only_their_own_stream(keys
                 await c.close()
 
     asyncio.run(scenario())
+
+
+def test_matches_get_an_entrant_in_the_order_they_asked(keys):
+    store, issued = keys
+
+    async def scenario():
+        async with running_lobby(store) as lobby:
+            alice, bob = Client(lobby.address), Client(lobby.address)
+            await alice.hello(issued["alice"], capacity=1)
+            await bob.hello(issued["bob"], capacity=1)
+            (held,) = await lobby.reserve(["alice"], timeout=1)
+            older = asyncio.ensure_future(lobby.reserve(["alice", "bob"], timeout=10))
+            await asyncio.sleep(0.05)
+            newer = asyncio.ensure_future(lobby.reserve(["alice"], timeout=10))
+            bob_only = asyncio.ensure_future(lobby.reserve(["bob"], timeout=10))
+            await asyncio.sleep(0.2)
+            assert not older.done() and not newer.done()
+            assert not bob_only.done()  # bob is free, but an older match waits for him (and alice)
+            held.release()
+            got = await asyncio.wait_for(older, 2)
+            assert all(got) and not newer.done() and not bob_only.done()
+            for r in got:
+                r.release()
+            assert (await asyncio.wait_for(newer, 2))[0] is not None
+            assert (await asyncio.wait_for(bob_only, 2))[0] is not None
+            await alice.close()
+            await bob.close()
+
+    asyncio.run(scenario())
