@@ -106,6 +106,7 @@ class Entrant(Client):
         super().__init__(certs, address)
         self.invitations: asyncio.Queue[lpb.Invitation] = asyncio.Queue()
         self.pings_answered = 0
+        self.leaving = False
         self._task: asyncio.Task[None] | None = None
 
     async def join(self, key: str) -> Entrant:
@@ -117,7 +118,9 @@ class Entrant(Client):
     async def _answer(self) -> None:
         while True:
             message = await self.call.read()
-            assert message is not grpc.aio.EOF, "the lobby ended the legitimate entrant's stream"
+            if message is grpc.aio.EOF:
+                assert self.leaving, "the lobby ended the legitimate entrant's stream"
+                return
             kind = message.WhichOneof("msg")
             if kind == "ping":
                 await self.call.write(lpb.EntrantMessage(pong=lpb.Pong(nonce=message.ping.nonce)))
@@ -138,9 +141,12 @@ class Entrant(Client):
         reservation.release()
 
     async def leave(self) -> None:
+        self.leaving = True
+        await self.close()
         if self._task is not None:
             self._task.cancel()
-        await self.close()
+            with suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
+                await self._task
 
 
 async def wait_until(condition: Callable[[], bool], seconds: float) -> None:
@@ -370,12 +376,7 @@ def test_a_key_guessed_in_a_loop_is_slowed_down_and_the_entrant_is_unaffected(ce
             checked.clear()
 
             async def guess(n: int) -> tuple[grpc.StatusCode, str]:
-                client = Client(certs, lobby.address)
-                try:
-                    await client.send_hello(f"bk1.{n:016x}." + "A" * 43)
-                    return await client.refusal()
-                finally:
-                    await client.close()
+                return await refusal_of_hello(certs, lobby.address, f"bk1.{n:016x}." + "A" * 43)
 
             results = [await guess(n) for n in range(5)]
             assert all(code == grpc.StatusCode.UNAUTHENTICATED and "unknown" in text for code, text in results)
@@ -386,7 +387,7 @@ def test_a_key_guessed_in_a_loop_is_slowed_down_and_the_entrant_is_unaffected(ce
             assert all(code == grpc.StatusCode.RESOURCE_EXHAUSTED for code, _ in results)
             assert len(checked) == 5
             # even the right key waits, from this address: the entrant already connected does not
-            code, text = await guess_with(certs, lobby.address, issued["bob"])
+            code, text = await refusal_of_hello(certs, lobby.address, issued["bob"])
             assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "try again in" in text
             await alice.still_served(lobby, "t/guessed")
             assert lobby.connected() == {"alice": 1}
@@ -395,10 +396,14 @@ def test_a_key_guessed_in_a_loop_is_slowed_down_and_the_entrant_is_unaffected(ce
     asyncio.run(scenario())
 
 
-async def guess_with(certs: TestCerts, address: str, key: str) -> tuple[grpc.StatusCode, str]:
+async def refusal_of_hello(certs: TestCerts, address: str, key: str) -> tuple[grpc.StatusCode, str]:
+    """The refusal of a new stream's hello with ``key`` (which may come before the hello is written)."""
     client = Client(certs, address)
     try:
         await client.send_hello(key)
+    except grpc.aio.AioRpcError as e:
+        return e.code(), e.details()
+    try:
         return await client.refusal()
     finally:
         await client.close()
@@ -421,17 +426,17 @@ def test_play_calls_with_wrong_tokens_take_no_seat(certs, keys):
                     request_serializer=pb.BotMessage.SerializeToString,
                     response_deserializer=pb.ArbiterMessage.FromString,
                 )()
+                hello = pb.Hello(protocol_version=wire.PROTOCOL_VERSION, token=token)
                 try:
-                    await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=wire.PROTOCOL_VERSION, token=token)))
-                    try:
-                        await asyncio.wait_for(call.read(), 1.0)
-                    except TimeoutError:
-                        return None  # held open: a seat's session
-                    except grpc.aio.AioRpcError as e:
-                        return e.code(), e.details()
-                    return None
+                    await call.write(pb.BotMessage(hello=hello))  # may fail: the refusal came first
+                    await asyncio.wait_for(call.read(), 1.0)
+                except TimeoutError:
+                    pass  # held open: a seat's session
+                except grpc.aio.AioRpcError as e:
+                    return e.code(), e.details()
                 finally:
                     await channel.close()
+                return None
 
             # no match runs: every Play call is refused at once
             for n in range(20):
