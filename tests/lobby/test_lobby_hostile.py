@@ -460,3 +460,59 @@ def test_play_calls_with_wrong_tokens_take_no_seat(certs, keys):
         await server.stop()
 
     asyncio.run(scenario())
+
+
+def test_silent_play_calls_while_a_match_waits_are_bounded_per_address(certs, keys):
+    """Play calls that never say hello count against the address's max_pending, as silent
+    Connect streams do: else one address holds the lobby's every call slot for as long as a
+    match's hello timeout, again and again."""
+    store, issued = keys
+
+    async def scenario():
+        server = await ArbiterServer("127.0.0.1:0", hello_seconds=3.0).start()
+        desk = server.open_desk("t/silent")
+        seat = desk.expect(2)
+        async with tls_lobby(certs, store.entrant_of, play=lambda: server, max_pending=8) as lobby:
+            alice = await Entrant(certs, lobby.address).join(issued["alice"])
+            channels = [tls_channel(certs, lobby.address) for _ in range(40)]
+            calls = [
+                channel.stream_stream(
+                    f"/{SERVICE}/Play",
+                    request_serializer=pb.BotMessage.SerializeToString,
+                    response_deserializer=pb.ArbiterMessage.FromString,
+                )()
+                for channel in channels
+            ]
+
+            async def status(call) -> grpc.StatusCode:
+                try:
+                    await asyncio.wait_for(call.read(), 1.5)
+                except TimeoutError:
+                    return grpc.StatusCode.OK  # still held open, waiting for a hello
+                except grpc.aio.AioRpcError as e:
+                    return e.code()
+                raise AssertionError("a silent Play call was sent something")
+
+            codes = await asyncio.gather(*(status(call) for call in calls))
+            assert codes.count(grpc.StatusCode.OK) <= 8
+            assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) >= 32
+            # the seat's own bot, from the same address, still gets its seat once the silent calls are cut
+            for channel in channels:
+                await channel.close()
+            await wait_until(lambda: not lobby._pending, 5)
+            channel = tls_channel(certs, lobby.address)
+            call = channel.stream_stream(
+                f"/{SERVICE}/Play",
+                request_serializer=pb.BotMessage.SerializeToString,
+                response_deserializer=pb.ArbiterMessage.FromString,
+            )()
+            await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=wire.PROTOCOL_VERSION, token=seat.token)))
+            await wait_until(seat.connected.is_set, 5)
+            assert not lobby._pending
+            await channel.close()
+            await alice.still_served(lobby, "t/silent")
+            await alice.leave()
+        desk.close()
+        await server.stop()
+
+    asyncio.run(scenario())
