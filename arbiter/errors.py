@@ -44,6 +44,13 @@ class ReportError(ArbiterError):
     """A report that cannot be written (no tournament, an unwritable path)."""
 
 
+class LobbyRefused(ArbiterError):
+    """A lobby that turned ``arbiter connect`` away for good (a wrong or revoked key, a certificate
+    it cannot trust, an unsupported version): retrying would not help, the user must act."""
+
+    exit_code = FAILED
+
+
 class TournamentError(ArbiterError):
     """A tournament that could not be completed (e.g. its workers died)."""
 

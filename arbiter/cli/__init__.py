@@ -16,6 +16,7 @@ from barbu.rules import BarbuError
 
 from arbiter.cli.ab import ab_command
 from arbiter.cli.checkbot import check_bot_command
+from arbiter.cli.connect import connect_command
 from arbiter.cli.keys import key_app
 from arbiter.cli.newbot import new_bot_command
 from arbiter.cli.play import match, selfplay
@@ -43,6 +44,7 @@ app.command("report")(report_command)
 app.command("run")(run_command)
 app.command("standings")(standings_command)
 app.command("ab")(ab_command)
+app.command("connect")(connect_command)
 app.add_typer(key_app, name="key")
 
 

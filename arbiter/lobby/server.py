@@ -19,6 +19,7 @@ does, it is refused on its own stream: connected entrants and matches in progres
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import time
@@ -245,11 +246,8 @@ class Lobby:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return self._take(names, partial=True) or [None] * len(names)
-            change = self._change
-            try:
-                await asyncio.wait_for(change.wait(), remaining)
-            except TimeoutError:
-                pass
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._change.wait(), remaining)
         return taken
 
     def _take(self, names: Sequence[str], *, partial: bool) -> list[Reservation | None] | None:

@@ -160,6 +160,7 @@ class MatchHost:
         self._server_key: tuple[float, float] | None = None
         self._socket_dir: str | None = None
         self._kept: list[_Kept] = []
+        self._starting = asyncio.Lock()
 
     async def __aenter__(self) -> MatchHost:
         return self
@@ -169,6 +170,10 @@ class MatchHost:
 
     # ---- the server ---------------------------------------------------------------------------
     async def _ensure_server(self, time_control: TimeControl) -> ArbiterServer:
+        async with self._starting:  # matches played at once (the lobby's) share one server
+            return await self._start_server(time_control)
+
+    async def _start_server(self, time_control: TimeControl) -> ArbiterServer:
         # Keepalive pings must not cut off a bot that may think this long without answering one.
         thinking = time_control.per_decision + time_control.reserve
         key = (max(1.0, min(5.0, time_control.connect / 2)), max(60.0, thinking + 10))
@@ -233,12 +238,8 @@ class MatchHost:
         log_path = Path(log_path)
         stem = log_path.name.removesuffix(".jsonl")
         outputs = [log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4)]
+        server = await self._ensure_server(time_control)
         sink = AtomicLogFile(log_path, replace=replace)
-        try:
-            server = await self._ensure_server(time_control)
-        except BaseException:
-            sink.discard()
-            raise
         desk = server.open_desk(setup.match_id or stem)
         deals = _deal_keys(setup)
         seats: list[_Seat] = []
@@ -261,13 +262,11 @@ class MatchHost:
                 raise LogFileError(unwritten)
         except BaseException as e:
             sink.discard()  # the match never started (a bot could not be launched), or we are being stopped
-            _release(invited)
-            await self._end_match(seats, deals, None, False, 0.0)
+            await self._end_match(seats, invited, deals, None, False, 0.0)
             desk.close()
             _abandoned(e, outputs, log_path)
             raise
-        _release(invited)
-        kept_seats, cpu, exits = await self._end_match(seats, deals, result, reuse, exit_grace)
+        kept_seats, cpu, exits = await self._end_match(seats, invited, deals, result, reuse, exit_grace)
         desk.close()
         # The log gets its final name last, after the clean-up: a tournament records the match right
         # after this returns, so the time a finished log exists unrecorded stays as short as it can.
@@ -421,12 +420,16 @@ class MatchHost:
         kept.process.kill()
 
     async def _end_match(
-        self, seats: list[_Seat], deals: set[DealKey], result: MatchResult | None, reuse: bool, grace: float
-    ) -> tuple[list[int], float, dict[int, SeatExit]]:
+        self, seats: list[_Seat], invited: list[_Invited], deals: set[DealKey], result: MatchResult | None,
+        reuse: bool, grace: float,
+    ) -> tuple[list[int], float, dict[int, SeatExit]]:  # fmt: skip
         """Keep the bots that may play again; the others get their stream ended, ``grace`` to
         exit by themselves (at most half a second for one that forfeited: it got no MatchEnd),
         then are killed. Returns the kept seats, the CPU the bots spent on
-        the match, and how each bot let go ended."""
+        the match, and how each bot let go ended. A seat played from elsewhere is never kept."""
+        for i in invited:
+            if i.session.stream is not None and i.session.stream.session is i.session:
+                i.session.stream.release()
         faulted = {f.seat for f in result.faults} if result is not None else set()
         complete = result is not None and result.status == "complete"
         keep: list[_Seat] = []
@@ -515,13 +518,6 @@ def _invite(
         session.probe = liveness.running
         invited.append(_Invited(seat, session, liveness))
     return invited
-
-
-def _release(invited: list[_Invited]) -> None:
-    """End the streams of the seats played from elsewhere (a remote bot is never kept)."""
-    for i in invited:
-        if i.session.stream is not None and i.session.stream.session is i.session:
-            i.session.stream.release()
 
 
 def _header(

@@ -133,9 +133,7 @@ def remote_bots(config: TournamentConfig) -> tuple[dict[str, RemoteBot], dict[st
     """Each entrant's command as a worker runs it, and the bundles of their folders by digest."""
     bots: dict[str, RemoteBot] = {}
     by_folder: dict[str, bundles.Bundle] = {}
-    for e in config.entrants:
-        if e.remote:  # it plays through the lobby, on the coordinator (arbiter.tournament.remote)
-            continue
+    for e in (e for e in config.entrants if not e.remote):  # remote ones play on the coordinator
         if e.launch is None:
             raise ConfigError(f"entrant {e.name!r} has no command to run on a cluster worker")
         argv = shlex.split(e.launch)

@@ -8,7 +8,6 @@ of the file it is about (``node``, relative to the value checked), which key the
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import re
 from collections.abc import Callable
@@ -16,15 +15,14 @@ from typing import Any
 
 from pydantic_core import PydanticCustomError
 
+from arbiter.addresses import HOST_PORT
 from arbiter.text import printable
 from arbiter.tournament.config.yamltree import Loc, LongNumber, describe
 
 MAX_INT = 2**63 - 1  # the largest whole number the results database holds (seeds, counts)
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|kB|KB|MB|GB|TB)?\s*$")
-HOST_PORT = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})"  # a name or an address (IPv6 in brackets)
 CLUSTER_RE = re.compile(rf"^(tcp|tls)://{HOST_PORT}$")
-LISTEN_RE = re.compile(rf"^{HOST_PORT}$")
 SIZE_UNITS = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
               "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}  # fmt: skip
 
@@ -103,21 +101,3 @@ def cluster_address_problem(address: str) -> str | None:
             f"got {printable(address)!r}"
         )
     return None
-
-
-def listen_address(address: str) -> tuple[str, int] | None:
-    """The host (without brackets) and port of ``HOST:PORT`` (port 0: any free one), or None."""
-    match = LISTEN_RE.match(address)
-    if match is None or int(match.group(2)) > 65535:
-        return None
-    return match.group(1).strip("[]"), int(match.group(2))
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` only reaches this machine: ``localhost``, 127.0.0.0/8 or ::1."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # any other name may resolve anywhere

@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from arbiter.addresses import host_port, is_loopback
 from arbiter.errors import ConfigError
 from arbiter.model import seconds_problem
 from arbiter.process.sandbox import Isolation
@@ -268,7 +269,7 @@ def _cluster(value: Any) -> str:
 
 def _listen(value: Any) -> str:
     address = checks.text(value).strip()
-    if checks.listen_address(address) is None:
+    if host_port(address) is None:
         raise problem(
             f"expected HOST:PORT where the lobby listens, e.g. 0.0.0.0:7400 or 127.0.0.1:0 (port 0: any free "
             f"port), got {printable(address)!r}"
@@ -296,8 +297,8 @@ class LobbyFile(Section):
 
     @model_validator(mode="after")
     def _tls_off_loopback(self) -> LobbyFile:
-        host, _ = checks.listen_address(self.listen) or ("", 0)
-        if self.tls is None and not checks.is_loopback(host):
+        host, _ = host_port(self.listen) or ("", 0)
+        if self.tls is None and not is_loopback(host):
             raise problem(
                 f"a lobby listening on {host} needs TLS: add tls: {{cert: FILE, key: FILE}} (only a loopback "
                 "address, 127.0.0.1, ::1 or localhost, may go without)",
