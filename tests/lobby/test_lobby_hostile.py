@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import os
 import ssl
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
@@ -16,17 +18,23 @@ from contextlib import asynccontextmanager, suppress
 import grpc
 import pytest
 from barbu import wire
+from barbu.matchlog import verify
+from barbu.rules import make_ruleset
 from barbu.v1 import arbiter_pb2 as pb
 from barbu.v1 import lobby_pb2 as lpb
 
 from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.lobby.server import LOBBY_SERVICE, Lobby
 from arbiter.match.invited import Invitation
+from arbiter.match.play import BotSpec, MatchHost
+from arbiter.referee.logfile import read_log_lines
+from arbiter.referee.loop import MatchSetup
 from arbiter.referee.timecontrol import TimeControl
 from arbiter.tournament.storage import open_database
 from arbiter.tournament.storage.keys import KeyStore
 from arbiter.transport.server import SERVICE, ArbiterServer
 
+from ..tournament.conftest import ROOT
 from .certs import TestCerts
 
 HELLO_SECONDS = 1.0
@@ -514,5 +522,78 @@ def test_silent_play_calls_while_a_match_waits_are_bounded_per_address(certs, ke
             await alice.leave()
         desk.close()
         await server.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_match_played_through_the_lobby_under_attack_records_none_of_it(certs, keys, tmp_path):
+    """A match with a remote seat (a real bridge and bot process) while hostile clients hit the
+    lobby's address: it ends complete without a fault, its log verifies and holds nothing of theirs."""
+    store, issued = keys
+    key_file = tmp_path / "bob.key"
+    key_file.write_text(issued["bob"] + "\n")
+    heuristic = f"{sys.executable} {ROOT / 'sample_bots' / 'heuristic_bot.py'}"
+    mark = "QZXJV"  # found in no path, name or log field
+
+    async def attack(address: str, host_port_: tuple[str, int], stop: asyncio.Event) -> int:
+        """Wrong keys, wrong tokens, huge and junk messages, silent sockets, until ``stop``; how many."""
+        attempts = 0
+        while not stop.is_set():
+            attempts += 1
+            await refusal_of_hello(certs, address, f"{mark}-{attempts}")
+            channel = tls_channel(certs, address)
+            for token in (f"3.{mark}{attempts}", f"0.{mark}", "x" * (2 << 20)):
+                call = channel.stream_stream(
+                    f"/{SERVICE}/Play",
+                    request_serializer=pb.BotMessage.SerializeToString,
+                    response_deserializer=pb.ArbiterMessage.FromString,
+                )()
+                hello = pb.Hello(protocol_version=wire.PROTOCOL_VERSION, token=token, bot_name=mark)
+                with suppress(grpc.aio.AioRpcError, TimeoutError):
+                    await call.write(pb.BotMessage(hello=hello))
+                    await asyncio.wait_for(call.read(), 0.5)
+            await channel.close()
+            reader, writer = await asyncio.open_connection(*host_port_)
+            writer.write(mark.encode() * 1000)
+            with suppress(ConnectionError):
+                await asyncio.wait_for(reader.read(), 2)
+            writer.close()
+        return attempts
+
+    async def scenario():
+        host = MatchHost()
+        limiter = FailureLimiter(max_failures=1000, window=60)  # the attack's wrong keys stay refusals
+        async with tls_lobby(certs, store.entrant_of, play=lambda: host.server, limiter=limiter) as lobby:
+            bridge = subprocess.Popen(
+                [sys.executable, "-m", "arbiter", "connect", "--lobby", lobby.address, "--key-file", str(key_file),
+                 "--ca", str(certs.ca_cert), "--out", str(tmp_path / "bridge"), "--", *heuristic.split()],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            stop = asyncio.Event()
+            attacker = asyncio.ensure_future(attack(lobby.address, host_port(lobby.address), stop))
+            try:
+                await wait_until(lambda: "bob" in lobby.connected(), 20)
+                (reservation,) = await lobby.reserve(["bob"], timeout=5)
+                assert reservation is not None
+                log_path = tmp_path / "m.jsonl"
+                try:
+                    played = await host.play(
+                        [BotSpec(f"local{s}", heuristic) for s in range(3)] + [reservation],
+                        MatchSetup(make_ruleset(), seed=3),
+                        log_path,
+                    )
+                finally:
+                    reservation.release()
+            finally:
+                stop.set()
+                attempts = await attacker
+                bridge.terminate()
+                _, bridge_errors = bridge.communicate(timeout=20)
+                await host.close()
+        assert attempts >= 2, "the attack did not overlap the match"
+        assert played.result.status == "complete" and not played.result.faults, (played.result.faults, bridge_errors)
+        text = log_path.read_text()
+        assert mark not in text
+        assert verify(read_log_lines(log_path)).valid
 
     asyncio.run(scenario())
