@@ -164,6 +164,25 @@ async def wait_until(condition: Callable[[], bool], seconds: float) -> None:
         await asyncio.sleep(0.05)
 
 
+def counted(check_key: Callable[[str], str], checked: list[str]) -> Callable[[str], str]:
+    """``check_key``, noting in ``checked`` each key it was asked about (what reached the key store)."""
+
+    def check(key: str) -> str:
+        checked.append(key)
+        return check_key(key)
+
+    return check
+
+
+def play_call(channel: grpc.aio.Channel) -> grpc.aio.StreamStreamCall:
+    """A new ``Arbiter.Play`` call on ``channel``, as a bot opens one."""
+    return channel.stream_stream(
+        f"/{SERVICE}/Play",
+        request_serializer=pb.BotMessage.SerializeToString,
+        response_deserializer=pb.ArbiterMessage.FromString,
+    )()
+
+
 def host_port(address: str) -> tuple[str, int]:
     host, _, port = address.rpartition(":")
     return host, int(port)
@@ -317,11 +336,8 @@ def test_many_connections_from_one_address_are_bounded(certs, keys):
 
 def test_huge_messages_are_refused_unread(certs, keys):
     store, issued = keys
-    checked: list[int] = []
-
-    def check_key(key: str) -> str:
-        checked.append(len(key))
-        return store.entrant_of(key)
+    checked: list[str] = []
+    check_key = counted(store.entrant_of, checked)
 
     async def scenario():
         server = await ArbiterServer("127.0.0.1:0").start()
@@ -348,11 +364,7 @@ def test_huge_messages_are_refused_unread(certs, keys):
             # a huge message on the lobby's Play route, while a match waits for its seat 2
             for _ in range(3):
                 channel = tls_channel(certs, lobby.address)
-                call = channel.stream_stream(
-                    f"/{SERVICE}/Play",
-                    request_serializer=pb.BotMessage.SerializeToString,
-                    response_deserializer=pb.ArbiterMessage.FromString,
-                )()
+                call = play_call(channel)
                 hello = pb.Hello(protocol_version=wire.PROTOCOL_VERSION, token=seat.token, bot_name="x" * (2 << 20))
                 with suppress(grpc.aio.AioRpcError):
                     await call.write(pb.BotMessage(hello=hello))
@@ -372,10 +384,7 @@ def test_huge_messages_are_refused_unread(certs, keys):
 def test_a_key_guessed_in_a_loop_is_slowed_down_and_the_entrant_is_unaffected(certs, keys):
     store, issued = keys
     checked: list[str] = []
-
-    def check_key(key: str) -> str:
-        checked.append(key)
-        return store.entrant_of(key)
+    check_key = counted(store.entrant_of, checked)
 
     async def scenario():
         limiter = FailureLimiter(max_failures=5, window=60)
@@ -429,11 +438,7 @@ def test_play_calls_with_wrong_tokens_take_no_seat(certs, keys):
             async def play(token: str) -> tuple[grpc.StatusCode, str] | None:
                 """A Play call with ``token``: its refusal, or None when it was taken."""
                 channel = tls_channel(certs, lobby.address)
-                call = channel.stream_stream(
-                    f"/{SERVICE}/Play",
-                    request_serializer=pb.BotMessage.SerializeToString,
-                    response_deserializer=pb.ArbiterMessage.FromString,
-                )()
+                call = play_call(channel)
                 hello = pb.Hello(protocol_version=wire.PROTOCOL_VERSION, token=token)
                 try:
                     await call.write(pb.BotMessage(hello=hello))  # may fail: the refusal came first
@@ -483,14 +488,7 @@ def test_silent_play_calls_while_a_match_waits_are_bounded_per_address(certs, ke
         async with tls_lobby(certs, store.entrant_of, play=lambda: server, max_pending=8) as lobby:
             alice = await Entrant(certs, lobby.address).join(issued["alice"])
             channels = [tls_channel(certs, lobby.address) for _ in range(40)]
-            calls = [
-                channel.stream_stream(
-                    f"/{SERVICE}/Play",
-                    request_serializer=pb.BotMessage.SerializeToString,
-                    response_deserializer=pb.ArbiterMessage.FromString,
-                )()
-                for channel in channels
-            ]
+            calls = [play_call(channel) for channel in channels]
 
             async def status(call) -> grpc.StatusCode:
                 try:
@@ -509,11 +507,7 @@ def test_silent_play_calls_while_a_match_waits_are_bounded_per_address(certs, ke
                 await channel.close()
             await wait_until(lambda: not lobby._pending, 5)
             channel = tls_channel(certs, lobby.address)
-            call = channel.stream_stream(
-                f"/{SERVICE}/Play",
-                request_serializer=pb.BotMessage.SerializeToString,
-                response_deserializer=pb.ArbiterMessage.FromString,
-            )()
+            call = play_call(channel)
             await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=wire.PROTOCOL_VERSION, token=seat.token)))
             await wait_until(seat.connected.is_set, 5)
             assert not lobby._pending
@@ -543,11 +537,7 @@ def test_a_match_played_through_the_lobby_under_attack_records_none_of_it(certs,
             await refusal_of_hello(certs, address, f"{mark}-{attempts}")
             channel = tls_channel(certs, address)
             for token in (f"3.{mark}{attempts}", f"0.{mark}", "x" * (2 << 20)):
-                call = channel.stream_stream(
-                    f"/{SERVICE}/Play",
-                    request_serializer=pb.BotMessage.SerializeToString,
-                    response_deserializer=pb.ArbiterMessage.FromString,
-                )()
+                call = play_call(channel)
                 hello = pb.Hello(protocol_version=wire.PROTOCOL_VERSION, token=token, bot_name=mark)
                 with suppress(grpc.aio.AioRpcError, TimeoutError):
                     await call.write(pb.BotMessage(hello=hello))
