@@ -331,9 +331,13 @@ class Lobby:
         try:
             return await self._hello(peer, context)
         finally:
-            self._pending[peer] -= 1
-            if not self._pending[peer]:
-                del self._pending[peer]
+            self._greeted(peer)
+
+    def _greeted(self, peer: str) -> None:
+        """One of ``peer``'s calls no longer waits for its first message."""
+        self._pending[peer] -= 1
+        if not self._pending[peer]:
+            del self._pending[peer]
 
     async def _hello(self, peer: str, context: Any) -> _Stream | None:
         try:
@@ -442,4 +446,33 @@ class Lobby:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED, "too many connections waiting to say hello from this address"
             )
-        await server.play_call(request_iterator, context)
+        # Until its hello, the call counts against its address as a Connect stream does: else
+        # one address could hold every call slot of the lobby with silent Play calls.
+        self._pending[peer] += 1
+        first_read = _FirstRead(context, lambda: self._greeted(peer))
+        try:
+            await server.play_call(request_iterator, first_read)
+        finally:
+            first_read.done()
+
+
+class _FirstRead:
+    """A call's context that calls ``done`` once, when its first read returns (or fails)."""
+
+    def __init__(self, context: Any, done: Callable[[], None]):
+        self._context = context
+        self._done: Callable[[], None] | None = done
+
+    def done(self) -> None:
+        if self._done is not None:
+            done, self._done = self._done, None
+            done()
+
+    async def read(self) -> Any:
+        try:
+            return await self._context.read()
+        finally:
+            self.done()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
