@@ -26,7 +26,9 @@ def test_a_remote_entrant_on_a_cluster_plays_from_the_coordinator_and_the_league
     remote_dir.mkdir()
     port = free_port()
     rules = {"rules": {"preset": "standard", "contracts": ["barbu"]}, "format": "round_robin"}
-    reference = arbiter("run", str(write_league(local_dir, certs, port, set(), NAMES, **rules)), "--json", cwd=local_dir)
+    reference = arbiter(
+        "run", str(write_league(local_dir, certs, port, set(), NAMES, **rules)), "--json", cwd=local_dir
+    )
     assert reference.returncode == 0, reference.stderr
 
     url = f"sqlite:///{remote_dir / 'r.db'}"
