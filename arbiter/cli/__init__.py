@@ -72,6 +72,9 @@ def main() -> None:
     terminal = logging.StreamHandler(sys.stderr)
     terminal.setFormatter(_TerminalFormatter())
     logging.basicConfig(level=logging.WARNING, handlers=[terminal])
+    # The lobby's comings and goings, wherever one runs (arbiter run, arbiter connect): where it
+    # listens, who connected, each invitation and how its bot ended.
+    logging.getLogger("arbiter.lobby").setLevel(logging.INFO)
     bad = _not_utf8(sys.argv[1:])
     if bad is not None:
         print(f"error: argument {bad[0]} is not valid UTF-8: {printable(bad[1])!s}", file=sys.stderr)

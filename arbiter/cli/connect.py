@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import shlex
 from typing import Annotated
@@ -75,7 +74,6 @@ def connect_command(
     from arbiter.lobby.bridge import Bridge
     from arbiter.match.blocking import run_blocking
 
-    logging.getLogger("arbiter.lobby").setLevel(logging.INFO)  # connected, invited, how each bot ended
     try:
         with user_errors():
             run_blocking(Bridge(settings).run())

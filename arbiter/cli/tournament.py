@@ -11,7 +11,6 @@ JSON document on stdout and nothing else there.
 from __future__ import annotations
 
 import json
-import logging
 from typing import Annotated
 
 import typer
@@ -66,7 +65,6 @@ def run_command(
 
     # Ctrl-C, `kill` and a closed terminal stop alike (arbiter.signals; main() installs it)
     console = safe_console(stderr=False, highlight=False)
-    logging.getLogger("arbiter.lobby").setLevel(logging.INFO)  # where the lobby listens, who connects
     try:
         with user_errors():
             if not config.strip():

@@ -28,6 +28,7 @@ def connect(*args: str) -> list[str]:
         (["--lobby", "127.0.0.1"], KEY, "error: --lobby 127.0.0.1: expected HOST:PORT"),
         (["--lobby", "127.0.0.1:4000", "--ca", "key.txt"], KEY, "holds no PEM certificate"),
     ],
+    ids=["plaintext elsewhere", "empty key file", "no port", "not a CA"],  # the key is random: not an id
 )
 def test_a_mistake_is_one_line_that_never_shows_the_key(tmp_path, args, key, expected):
     (tmp_path / "key.txt").write_text(key)
