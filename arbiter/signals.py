@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -48,12 +48,22 @@ class _State:
     deferring = 0
     pending: int | None = None
     noted = 0
+    drain: Callable[[int], None] | None = None  # inside draining_on_signals: the first signal drains
+    draining: int | None = None  # the signal that started a drain
 
 
 _state = _State()
 
 
 def _handler(signum: int, frame: object) -> None:
+    if _state.drain is not None and _state.draining is None and _state.stopping is None:
+        _state.draining = signum
+        with suppress(OSError):
+            os.write(2, b"draining: no new match starts; matches in play finish (signal again to stop now)\n")
+        _state.drain(signum)
+        return
+    if signum == signal.SIGALRM:  # the drain's time is up: stop as the drain's signal would have
+        signum = _state.draining or signal.SIGTERM
     if _state.stopping is not None:
         _state.noted += 1
         if _state.noted == 1:
@@ -101,6 +111,34 @@ def stop_on_signals() -> Iterator[None]:
             _state.pending = None
         # A stop keeps the handler that only notes signals: the process is on its way out, and a
         # second Ctrl-C during what remains (printing, exit clean-up) must not end in a traceback.
+
+
+@contextmanager
+def draining_on_signals(drain: Callable[[int], None], limit: float) -> Iterator[None]:
+    """Like :func:`stop_on_signals`, except that the first stop signal calls ``drain(signum)`` and
+    the work goes on to end by itself; a second signal, or ``limit`` seconds after the first,
+    stops it as the first would have (:class:`Stopped`). Main thread only."""
+    with stop_on_signals():
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def start(signum: int) -> None:
+            signal.signal(signal.SIGALRM, _handler)
+            signal.setitimer(signal.ITIMER_REAL, limit)
+            drain(signum)
+
+        _state.drain, _state.draining = start, None
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            _state.drain = None
+
+
+def draining() -> int | None:
+    """The signal that started a drain, if one did."""
+    return _state.draining
 
 
 @contextmanager

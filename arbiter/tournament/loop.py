@@ -72,6 +72,14 @@ class Schedule:
         then holds the grown tournament); none: the run ends when the last one is recorded."""
         return []
 
+    poll_seconds: float | None = None
+    """How often the loop asks ``grow`` again while matches play (None: when one ends)."""
+
+    def wait_for_more(self, run: Run) -> bool:
+        """Nothing plays and ``grow`` had nothing: whether to ask again (a continuous schedule
+        waits here for entrants); False ends the run."""
+        return False
+
 
 # ---- what reacts to a finished match -----------------------------------------------------------
 @dataclass
@@ -91,6 +99,7 @@ class Run:
     reconciled: int = 0  # finished logs a killed run left unrecorded, recorded from the log now
     arbiter_cpu: float = 0.0
     bots_cpu: float = 0.0
+    ratings: RatingBook | None = None  # as far as the recorded games go (the recorder keeps it)
 
     @property
     def duplicate(self) -> bool:
@@ -163,6 +172,10 @@ class Recorder:
         self.tracker.adopt(book, nxt)
         return tournament_id
 
+    @property
+    def ratings(self) -> RatingBook | None:
+        return self.tracker.book if self.tracker is not None else None
+
     def extend(self, config: TournamentConfig, schedule: list[ScheduledMatch]) -> int:
         """Start (or grow) the tournament in the database to ``schedule``."""
         from arbiter.tournament.storage import row_id
@@ -170,12 +183,12 @@ class Recorder:
         tournament, self.entrant_ids = self.repo.start(config, schedule)
         tracker = RatingTracker(config.entrant_names, schedule)
         if self.tracker is not None:  # the games so far are a prefix of the grown schedule's
-            tracker.adopt(self.tracker.book, self.tracker.next)
+            tracker.adopt(self.tracker.book.including(config.entrant_names), self.tracker.next)
         self.tracker = tracker
         return row_id(tournament)
 
     def started(self, run: Run) -> None:
-        pass
+        run.ratings = self.ratings
 
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
         assert self.tracker is not None
@@ -188,6 +201,7 @@ class Recorder:
                 del run.records[m.number]  # not recorded: the next run plays it again
                 raise
             self.tracker.adopt(book, nxt)
+            run.ratings = book
         self.lease.check()
 
     def stopped(self, run: Run) -> None:
@@ -392,7 +406,7 @@ def _run_holding_lease(
             played=run.played,
             aborted=run.aborted,
             complete=complete,
-            standings=standings(config.entrant_names, repo.matches(run.tournament_id), run.duplicate),
+            standings=standings(run.config.entrant_names, repo.matches(run.tournament_id), run.duplicate),
             wall_seconds=0.0,
             arbiter_cpu=run.arbiter_cpu,
             bots_cpu=run.bots_cpu,
@@ -447,6 +461,7 @@ class _Loop:
             self.run.config = self.schedule.config
             self.run.schedule = self.schedule.matches
             self.recorder.extend(self.schedule.config, self.schedule.matches)
+            self.run.ratings = self.recorder.ratings
             self.queue_matches(new)
 
     def play(self, make_executor: Callable[[], Executor]) -> None:
@@ -470,8 +485,10 @@ class _Loop:
                     task = self.queue.pop(0)
                     running[executor.submit(task)] = task
                 if not running:
+                    if self.schedule.wait_for_more(self.run):
+                        continue
                     break
-                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                done, _ = wait(list(running), self.schedule.poll_seconds, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=lambda f: running[f].number):
                     task = running.pop(future)
                     self.finished(by_number[task.number], future.result())

@@ -107,6 +107,14 @@ class RatingBook:
         other.games = dict(self.games)
         return other
 
+    def including(self, entrants: Iterable[str]) -> RatingBook:
+        """A copy that also rates ``entrants`` (a new one starts at the prior: a growing field)."""
+        other = self.copy()
+        for e in entrants:
+            other.ratings.setdefault(e, ENV.create_rating())
+            other.games.setdefault(e, 0)
+        return other
+
     def rate(self, outcome: GameOutcome) -> dict[str, trueskill.Rating]:
         """Apply one game; returns the new ratings of its entrants (empty if it has only one)."""
         entrants = sorted(outcome.scores)

@@ -29,7 +29,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-MATCH_KEY = r"r\d+-t\d{3,}-\d+|s\d+-[ab]\d+"
+MATCH_KEY = r"r\d+-t\d{3,}-\d+|s\d+-[ab]\d+|a\d+-\d+"
 """Every match key a schedule makes: round, table, rotation (``r1-t003-2``), or an A/B test's
 set, side and rotation (``s4-b2``). A match's log is ``NAME-KEY.jsonl``."""
 

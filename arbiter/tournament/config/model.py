@@ -92,8 +92,10 @@ class TournamentConfig:
         ``legacy``: the fingerprint stored before it covered ``limits`` and ``isolation`` (a
         database written then is taken as having been played with the file's current ones)."""
         tc = self.time_control
-        data = {
-            "entrants": [[e.name, e.command, e.remote] for e in self.entrants],
+        data = {  # an arena's field grows as bots are submitted: its entrants do not fix its games
+            "entrants": []
+            if self.format == TournamentFormat.ARENA
+            else [[e.name, e.command, e.remote] for e in self.entrants],
             "rules": self.rules.to_json(),
             "format": str(self.format),
             "challenger": self.challenger,

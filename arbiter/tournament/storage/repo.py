@@ -175,6 +175,12 @@ class Repo:
                     t.config_text = config.source
                     s.add(t)
                     s.commit()
+            known = {e.name for e in s.exec(select(Entrant).where(Entrant.tournament_id == t.id))}
+            joined = [e for e in config.entrants if e.name not in known]  # an arena's field grows
+            for e in joined:
+                s.add(Entrant(tournament_id=row_id(t), name=e.name, command=e.command, remote=e.remote))
+            if joined:
+                s.commit()
             ids = {e.name: row_id(e) for e in s.exec(select(Entrant).where(Entrant.tournament_id == t.id))}
             return t, ids
 

@@ -1,0 +1,191 @@
+"""The standing ladder as a schedule of the one tournament loop (arbiter.tournament.loop).
+
+:class:`ArenaSchedule` never runs out: whenever the loop has room it asks matchmaking
+(arbiter.arena.matchmaking) for the next duplicate sets among the entrants active *now* (the
+house's and the submitted versions that passed their check), and when nothing can be played it
+waits for the field to change. Each set's rotations are consecutive matches rated as one game,
+exactly as a duplicate tournament's, so the recorder, the ratings, the logs and the resume are
+the tournament's own. Every entrant is a version, ``NAME@VERSION``: a new version starts from the
+prior and the old one keeps its history.
+
+A restarted arena takes up what the database holds: the sets it recorded, and the rotations of a
+set a stop cut short, which it plays first (a set is rated once all its rotations are in).
+``drain`` ends it: no set starts any more, and the loop ends when the matches in play end.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from arbiter.arena.matchmaking import Contender, Matchmaking, next_sets
+from arbiter.errors import ConfigError
+from arbiter.model import TournamentFormat
+from arbiter.tournament.config import EntrantConfig, TournamentConfig
+from arbiter.tournament.loop import Run, Schedule
+from arbiter.tournament.ratings import ENV
+from arbiter.tournament.schedule import ScheduledMatch, rotations
+
+__all__ = ["ArenaSchedule", "LadderEntrant", "LOCAL_CAPACITY", "versioned"]
+
+LOCAL_CAPACITY = 256  # matches at once of a bot this arbiter starts itself: the slots bound it first
+POLL_SECONDS = 1.0  # how often a waiting ladder looks at its field again
+
+
+def versioned(name: str, version: int) -> str:
+    """A version's name on the ladder: ``alice@2`` (an entrant name never holds ``@``)."""
+    return f"{name}@{version}"
+
+
+@dataclass(frozen=True)
+class LadderEntrant:
+    """An active version: how to start it (its name is ``NAME@VERSION``) and how many matches it
+    may play at once."""
+
+    entrant: EntrantConfig
+    capacity: int = LOCAL_CAPACITY
+
+
+class ArenaSchedule(Schedule):
+    """The ladder's matches, chosen as the loop has room (see the module's docstring).
+
+    ``field`` gives the active versions now; ``lookup`` any version by name (a stopped set's
+    rotations may need one retired since); ``stored`` the arena's recorded match rows."""
+
+    poll_seconds = POLL_SECONDS
+
+    def __init__(
+        self,
+        tournament: TournamentConfig,
+        policy: Matchmaking,
+        seed: int,
+        field: Callable[[], Sequence[LadderEntrant]],
+        lookup: Callable[[str], EntrantConfig | None],
+        stored: Sequence[Any] = (),
+    ):
+        self.policy = policy
+        self.arena_seed = seed
+        self.field = field
+        self.lookup = lookup
+        self.changed = threading.Event()  # the field changed: a waiting ladder looks again at once
+        self.draining = threading.Event()
+        self.rng = random.Random(seed)
+        self.played: Counter[str] = Counter()  # recorded matches per version, as counted so far
+        self._counted = 0
+        self.config = replace(tournament, format=TournamentFormat.ARENA, entrants=(), rounds=0)
+        self.matches = self._taken_up(stored)
+        self.next_set = max((m.game for m in self.matches), default=-1) + 1
+
+    def build(self) -> list[ScheduledMatch]:
+        return []  # built from the stored rows (``_taken_up``) and grown by matchmaking
+
+    def resume(self, stored_rounds: int | None, stored_format: str | None) -> None:
+        if stored_format is not None and stored_format != TournamentFormat.ARENA:
+            raise ConfigError(
+                f"the database holds a tournament named {self.config.name!r} that is not an arena: "
+                "give the arena another name or use another database"
+            )
+
+    def drain(self) -> None:
+        """No set starts any more; the run ends when the matches in play have ended."""
+        self.draining.set()
+        self.changed.set()
+
+    # ---- taking up what is recorded ----------------------------------------------------------
+    def _taken_up(self, stored: Sequence[Any]) -> list[ScheduledMatch]:
+        """The recorded matches as the schedule's first ones, plus the missing rotations of each
+        set a stop cut short (played again first: until they are in, the set is not rated)."""
+        matches: dict[int, ScheduledMatch] = {}
+        by_set: dict[int, list[ScheduledMatch]] = {}
+        for row in stored:
+            m = ScheduledMatch(
+                number=row.number, key=row.key, round=row.round, table=row.table_no, rotation=row.rotation,
+                game=row.game, seats=tuple(json.loads(row.seats)), seed=row.seed, deal_block=0,
+            )  # fmt: skip
+            matches[m.number] = m
+            by_set.setdefault(m.game, []).append(m)
+        for sets in by_set.values():
+            first = sets[0]
+            seating = tuple(first.seats[(s + first.rotation) % 4] for s in range(4))
+            base = first.number - first.rotation
+            recorded = {m.rotation for m in sets}
+            for rotation, seats in enumerate(rotations(seating)):
+                if rotation not in recorded:
+                    number = base + rotation
+                    matches[number] = _match(first.game, rotation, number, seats, first.seed)
+        entrants = {name for m in matches.values() for name in m.seats}
+        self._adopt(sorted(entrants))
+        return [matches[n] for n in sorted(matches)]
+
+    def _adopt(self, names: Sequence[str]) -> None:
+        """Make the config know how to start each of ``names`` (the loop makes tasks from it)."""
+        known = {e.name for e in self.config.entrants}
+        added = []
+        for name in names:
+            if name in known:
+                continue
+            entrant = self.lookup(name)
+            if entrant is None:
+                raise ConfigError(
+                    f"the arena's set of {name!r} is not finished, but {name!r} is neither in the arena file nor "
+                    "among the submitted versions: put it back in the arena file to finish its set"
+                )
+            added.append(entrant)
+        if added:
+            self.config = replace(self.config, entrants=(*self.config.entrants, *added))
+
+    # ---- growing ------------------------------------------------------------------------------
+    def grow(self, run: Run) -> list[ScheduledMatch]:
+        if self.draining.is_set():
+            return []
+        self._count(run)
+        in_play = Counter(name for m in self.matches if m.number not in run.records for name in m.seats)
+        # The loop's window (two matches a worker) and room for one whole set more.
+        slots = 2 * max(1, run.workers) + 4 - sum(1 for m in self.matches if m.number not in run.records)
+        field = {e.entrant.name: e for e in self.field()}
+        if slots <= 0 or len(field) < 2:
+            return []
+        self._adopt(list(field))
+        book = run.ratings
+        contenders = []
+        for name, e in field.items():
+            rating = book.ratings.get(name) if book is not None else None
+            rating = rating or ENV.create_rating()
+            contenders.append(Contender(name, rating.mu, rating.sigma, self.played[name], e.capacity, in_play[name]))
+        sets = next_sets(
+            contenders, slots, self.rng, arena_seed=self.arena_seed, next_number=self.next_set, policy=self.policy
+        )
+        new = []
+        for s in sets:
+            for rotation, seats in enumerate(s.seatings()):
+                new.append(_match(s.number, rotation, len(self.matches) + len(new), seats, s.seed))
+            self.next_set = s.number + 1
+        self.matches.extend(new)
+        self.config = replace(self.config, rounds=self.next_set)
+        return new
+
+    def _count(self, run: Run) -> None:
+        """Add the matches recorded since the last count to ``played`` (records only grow)."""
+        records = list(run.records.values())
+        for record in records[self._counted :]:
+            for seat in record.seats:
+                self.played[seat.entrant] += 1
+        self._counted = len(records)
+
+    def wait_for_more(self, run: Run) -> bool:
+        if self.draining.is_set():
+            return False
+        self.changed.wait(POLL_SECONDS)
+        self.changed.clear()
+        return not self.draining.is_set()
+
+
+def _match(number_of_set: int, rotation: int, number: int, seats: Sequence[str], seed: int) -> ScheduledMatch:
+    seats4 = (seats[0], seats[1], seats[2], seats[3])
+    key = f"a{number_of_set}-{rotation + 1}"
+    return ScheduledMatch(number, key, number_of_set, 0, rotation, number_of_set, seats4, seed, 0)
