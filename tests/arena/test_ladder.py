@@ -90,7 +90,7 @@ def test_the_ladder_plays_sets_takes_in_a_new_version_and_drains(tmp_path):
     recorded = rows(tmp_path)
     assert len(recorded) >= 24 and summary.played == len(recorded)
     by_set: dict[int, list] = {}
-    for number, key, game, rotation, seats in recorded:
+    for _, key, game, rotation, seats in recorded:
         by_set.setdefault(game, []).append((rotation, tuple(json.loads(seats))))
         assert key == f"a{game}-{rotation + 1}"
     assert all(len(ms) == 4 for ms in by_set.values())  # every set played whole: 4 rotations of 4 seats
