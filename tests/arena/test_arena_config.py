@@ -8,9 +8,21 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 from barbu.rules import make_ruleset
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from arbiter.arena.config import ArenaConfig, UploadLimits, load_arena, parse_arena
+from arbiter.arena.config import (
+    ArenaConfig,
+    ArenaFile,
+    CheckFile,
+    MatchmakingFile,
+    UploadLimits,
+    UploadsFile,
+    load_arena,
+    parse_arena,
+)
 from arbiter.arena.matchmaking import Matchmaking
 from arbiter.errors import ConfigError
 from arbiter.tournament.config import LobbySettings, load_config
@@ -268,3 +280,29 @@ def test_a_tournament_file_that_names_arena_as_its_format_is_refused(folder):
     )
     with pytest.raises(ConfigError, match="t.yaml:2: format: 'arena' is not a format"):
         load_config(folder / "t.yaml")
+
+
+KEYS = [*ArenaFile.model_fields, *ArenaFile.refused, *MatchmakingFile.model_fields, *UploadsFile.model_fields,
+        *CheckFile.model_fields, "listen", "command"]  # fmt: skip
+VALUES = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True), st.text(max_size=20),
+        st.sampled_from(["127.0.0.1:0", "[::1]:8080", "10 MiB", "1.5GiB", "python random_bot.py", "none", "auto"]),
+    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=4)),
+    max_leaves=20,
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(doc=st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=8))
+def test_random_documents_with_the_arena_keys_are_a_config_error_or_a_config(tmp_path_factory, doc):
+    try:
+        config = parse_arena(
+            yaml.safe_dump(doc, allow_unicode=True), display="fuzz.yaml", base_dir=tmp_path_factory.getbasetemp(),
+            check_commands=False,
+        )  # fmt: skip
+    except ConfigError as e:
+        assert str(e).startswith("fuzz.yaml") and "\n" not in str(e).strip()
+        return
+    assert isinstance(config, ArenaConfig)
