@@ -27,7 +27,7 @@ class TournamentFormat(StrEnum):
     GAUNTLET = "gauntlet"
     DUPLICATE = "duplicate"
     AB = "ab"  # arbiter ab's paired sets, not a tournament-file format
-    ARENA = "arena"  # arbiter serve's continuous ladder (arbiter.arena), not a tournament-file format
+    ARENA = "arena"  # a standing ladder (arbiter serve): an arena file, duplicate sets chosen as it goes
 
 
 # The longest each may be: finite, and within what a match can sensibly wait for.

@@ -17,9 +17,9 @@ import typer
 from rich.markup import escape
 
 from arbiter.cli.common import cluster_address, safe_console, user_errors
-from arbiter.model import TournamentFormat
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
+from arbiter.tournament.schedule import plays_duplicate_sets
 
 
 def run_command(
@@ -81,7 +81,7 @@ def run_command(
     if as_json:
         typer.echo(json.dumps(summary.to_json()))
         return
-    duplicate = summary.format == TournamentFormat.DUPLICATE
+    duplicate = plays_duplicate_sets(summary.format)
     console.print(
         standings_table(
             summary.standings, duplicate, f"{summary.tournament}: final standings" if summary.complete else None
@@ -157,11 +157,11 @@ def standings_command(
             repo = Repo(engine)
             t = repo.require_tournament(tournament)
             t_id = row_id(t)
-            rows = standings(repo.entrant_names(t_id), repo.matches(t_id), t.format == TournamentFormat.DUPLICATE)
+            rows = standings(repo.entrant_names(t_id), repo.matches(t_id), plays_duplicate_sets(t.format))
             recorded = repo.count_matches(t_id)
         finally:
             engine.dispose()
-    duplicate = t.format == TournamentFormat.DUPLICATE
+    duplicate = plays_duplicate_sets(t.format)
     if as_json:
         typer.echo(json.dumps([r.to_json(duplicate) for r in rows]))
         return

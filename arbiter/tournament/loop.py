@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from arbiter.errors import ConfigError, TournamentInterrupted
-from arbiter.model import BotSpec, FaultRecord, MatchOutcome, MatchTask, TournamentFormat
+from arbiter.model import BotSpec, FaultRecord, MatchOutcome, MatchTask
 from arbiter.process.sandbox import strongest_isolation
 from arbiter.signals import INTERRUPTS, begin_stop, deferred, signal_of, stop_on_signals
 from arbiter.text import printable
@@ -41,7 +41,7 @@ from arbiter.tournament.ratings import (
     game_outcome,
     standings,
 )
-from arbiter.tournament.schedule import ScheduledMatch, block_deals, build_schedule, games
+from arbiter.tournament.schedule import ScheduledMatch, block_deals, build_schedule, games, plays_duplicate_sets
 from arbiter.tournament.worker import PlayFunction, file_sha256, play_match
 
 if TYPE_CHECKING:  # the storage layer (SQLAlchemy) is imported when a run starts: workers start faster
@@ -103,7 +103,7 @@ class Run:
 
     @property
     def duplicate(self) -> bool:
-        return self.config.format == TournamentFormat.DUPLICATE
+        return plays_duplicate_sets(self.config.format)
 
     def standings(self) -> list[Standing]:
         return standings(self.config.entrant_names, list(self.records.values()), self.duplicate)
@@ -237,7 +237,7 @@ class RunSummary:
             "aborted": self.aborted,
             "complete": self.complete,
             "wall_seconds": round(self.wall_seconds, 3),
-            "standings": [s.to_json(self.format == TournamentFormat.DUPLICATE) for s in self.standings],
+            "standings": [s.to_json(plays_duplicate_sets(self.format)) for s in self.standings],
         }
 
 

@@ -14,6 +14,9 @@ Plain values in, plain values out; no I/O. The formats (docs/tournaments.md):
 * ``ab`` (``arbiter ab``, not a tournament-file format): entrants ``A, B, field…``. Round r is one
   *paired set*: A with the field in its 4 seat rotations, then B in the very same seats against
   the very same field, all 8 matches on the same deals, so B − A measures the change alone.
+* ``arena`` (``arbiter serve``, an arena file): no schedule known in advance (:func:`build_schedule`
+  makes none); the arena's matchmaking (arbiter.arena.matchmaking) chooses duplicate sets as it
+  goes, rated as the ``duplicate`` format rates them (:func:`plays_duplicate_sets`).
 
 With fewer than 4 entrants (or a gauntlet field of fewer than 3), copies of entrants fill the
 tables: two entrants sit A B A B; three sit x y x z once for each x; one field member F sits
@@ -113,6 +116,12 @@ def round_tables(
     return [tables[i] for i in order]
 
 
+def plays_duplicate_sets(fmt: str) -> bool:
+    """Whether the format's rated games are duplicate sets (its standings then compare each
+    entrant with the others who held the same cards)."""
+    return fmt in ("duplicate", "arena")
+
+
 MAX_MATCHES = 100_000  # matches of one tournament: the schedule is built, held and stored whole
 
 
@@ -121,6 +130,8 @@ def schedule_size(fmt: str, entrants: int, rounds: int = 1) -> int:
     absurd ``rounds`` or field is refused at once, not after minutes of building)."""
     if fmt == "ab":
         per_round = 8
+    elif fmt == "arena":
+        per_round = 0
     elif fmt == "gauntlet":
         field = entrants - 1
         per_round = math.comb(field, 3) * 4 if field >= 3 else {2: 8, 1: 4}.get(field, 0)
@@ -161,12 +172,14 @@ def paired_sets(entrants: Sequence[str], sets: int, seed: int) -> list[Scheduled
 def build_schedule(
     fmt: str, entrants: Sequence[str], rounds: int, seed: int, challenger: str | None = None
 ) -> list[ScheduledMatch]:
-    """Every match of the tournament in schedule order."""
+    """Every match of the tournament in schedule order (an arena's: none, it chooses them as it goes)."""
     total = schedule_size(fmt, len(entrants), rounds)
     if total > MAX_MATCHES:
         raise ValueError(f"{rounds} round(s) make {total} matches; a tournament has at most {MAX_MATCHES}")
     if fmt == "ab":
         return paired_sets(entrants, rounds, seed)
+    if fmt == "arena":
+        return []
     matches: list[ScheduledMatch] = []
     game = 0
     for r in range(rounds):

@@ -44,7 +44,7 @@ from arbiter.tournament.config.model import (
     TournamentConfig,
     TournamentFormat,
 )  # fmt: skip
-from arbiter.tournament.config.schema import UNLIMITED, LimitsFile, LobbyFile, TournamentFile, validate
+from arbiter.tournament.config.schema import UNLIMITED, LimitsFile, LobbyFile, SharedFile, TournamentFile, validate
 from arbiter.tournament.config.yamltree import Lines, dotted, read_tree
 from arbiter.tournament.dburl import without_password
 
@@ -57,12 +57,17 @@ def load_config(path: str | os.PathLike[str], *, check_commands: bool = True) ->
     """Read and validate a tournament file; raises ConfigError naming file, line and key.
     ``check_commands``: then check it against this machine (:func:`resolve_environment`)."""
     path = Path(path)
-    if not str(path).strip() or str(path) == ".":
-        raise ConfigError("the tournament file name is empty")
-    text = read_text(path, MAX_FILE_BYTES, "tournament file")
+    text = read_file(path, "tournament file")
     config = parse_config(text, display=printable(str(path)), base_dir=path.resolve().parent, check_commands=False)
     config = override(config, path=path)
     return resolve_environment(config) if check_commands else config
+
+
+def read_file(path: Path, kind: str) -> str:
+    """The text of the ``kind`` of file at ``path`` (at most :data:`MAX_FILE_BYTES`)."""
+    if not str(path).strip() or str(path) == ".":
+        raise ConfigError(f"the {kind} name is empty")
+    return read_text(path, MAX_FILE_BYTES, kind)
 
 
 def parse_config(
@@ -71,27 +76,40 @@ def parse_config(
     """The tournament file ``text`` as a config (``check_commands``: :func:`resolve_environment` too)."""
     base = (base_dir or Path.cwd()).resolve()
     data, lines = read_tree(text, display)
-    config = _build(validate(data, lines), lines, text, base)
+    config = _build(validate(data, lines, TournamentFile), lines, text, base)
     return resolve_environment(config) if check_commands else config
 
 
 def _build(file: TournamentFile, lines: Lines, text: str, base: Path) -> TournamentConfig:
     """The config the validated ``file`` describes (paths resolved against ``base``)."""
-    name = file.name if file.name is not None else Path(lines.display).stem
-    rules = file.rules if file.rules is not None else make_ruleset("standard")
-    kept = (
-        "log_folder", "isolation", "limits.user", "lobby.listen", "lobby.tls.cert", "lobby.tls.key",
-        *(f"entrants[{i}].command" for i in range(len(file.entrants))),
-    )  # fmt: skip
-    where = {key: lines.where(loc) for loc in lines.nodes if (key := dotted(loc)) in kept}
     deals = deals_file = None
     if file.deals is not None:
-        deals_path = _path(file.deals, base)
+        deals_path = file_path(file.deals, base)
+        deals_per_match = (file.rules or make_ruleset("standard")).deals_per_match
         try:
-            deals = read_deals(deals_path, rules.deals_per_match)
+            deals = read_deals(deals_path, deals_per_match)
         except ConfigError as e:
             raise lines.error(("deals",), str(e)) from None
         deals_file = str(deals_path)
+    return build_config(
+        file, lines, text, base,
+        format=file.format, rounds=file.rounds, challenger=file.challenger, copies=file.copies, deals=deals,
+        deals_file=deals_file, standings_every=file.standings_every,
+    )  # fmt: skip
+
+
+def build_config(
+    file: SharedFile, lines: Lines, text: str, base: Path, *, kept: tuple[str, ...] = (), **own: Any
+) -> TournamentConfig:
+    """The config of the keys every file shares (paths resolved against ``base``), with the
+    file's ``own`` fields (a tournament's format and rounds, say); ``kept``: more keys whose
+    ``file:line`` later checks against this machine name (``config.where``)."""
+    name = file.name if file.name is not None else Path(lines.display).stem
+    kept = (
+        "log_folder", "isolation", "limits.user", "lobby.listen", "lobby.tls.cert", "lobby.tls.key",
+        *(f"entrants[{i}].command" for i in range(len(file.entrants))), *kept,
+    )  # fmt: skip
+    where = {key: lines.where(loc) for loc in lines.nodes if (key := dotted(loc)) in kept}
     return TournamentConfig(
         name=name,
         entrants=tuple(
@@ -105,20 +123,13 @@ def _build(file: TournamentFile, lines: Lines, text: str, base: Path) -> Tournam
             )  # fmt: skip
             for i, e in enumerate(file.entrants)
         ),
-        rules=rules,
-        format=file.format,
-        rounds=file.rounds,
+        rules=file.rules if file.rules is not None else make_ruleset("standard"),
         seed=file.seed,
-        challenger=file.challenger,
-        copies=file.copies,
-        deals=deals,
-        deals_file=deals_file,
         time_control=TimeControl(**file.time_control.model_dump(exclude_none=True)),
         fault_policy=FaultPolicy(**file.faults.model_dump(exclude_none=True)),
         parallelism=file.parallelism,
         database=None if file.database is None else _database(file.database, base),
-        log_folder=Path(DEFAULT_LOG_ROOT) / name if file.log_folder is None else _path(file.log_folder, base),
-        standings_every=file.standings_every,
+        log_folder=Path(DEFAULT_LOG_ROOT) / name if file.log_folder is None else file_path(file.log_folder, base),
         limits=_limits(file.limits),
         isolation=file.isolation,
         cluster=file.cluster,
@@ -127,13 +138,14 @@ def _build(file: TournamentFile, lines: Lines, text: str, base: Path) -> Tournam
         description=file.description,
         source=_kept_source(text, file.database, lines),
         where=where,
+        **own,
     )
 
 
 def _lobby(file: LobbyFile, base: Path) -> LobbySettings:
     if file.tls is None:
         return LobbySettings(file.listen)
-    return LobbySettings(file.listen, _path(file.tls.cert, base), _path(file.tls.key, base))
+    return LobbySettings(file.listen, file_path(file.tls.cert, base), file_path(file.tls.key, base))
 
 
 def _limits(file: LimitsFile) -> Limits:
@@ -143,18 +155,19 @@ def _limits(file: LimitsFile) -> Limits:
     return Limits(**values)
 
 
-def _path(text: str, base: Path) -> Path:
+def file_path(text: str, base: Path) -> Path:
+    """A path written in a file: relative to the file's folder ``base`` unless absolute (``~`` expanded)."""
     path = Path(os.path.expanduser(text))
     return path if path.is_absolute() else base / path
 
 
 def _database(text: str, base: Path) -> str:
     if "://" not in text:
-        return str(_path(text, base))
+        return str(file_path(text, base))
     if text.startswith("sqlite:///") and not text.startswith("sqlite:////"):
         rest = text[len("sqlite:///") :]
         if rest and not rest.startswith(":memory:"):
-            return "sqlite:///" + str(_path(rest, base))
+            return "sqlite:///" + str(file_path(rest, base))
     return text
 
 
@@ -173,6 +186,6 @@ def override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
 
 __all__ = [
     "DEFAULT_LOG_ROOT", "EntrantConfig", "FORMATS", "INTERPRETERS", "LIMIT_KEYS", "LobbySettings", "NAME_RE", "TOP_KEYS",
-    "TournamentConfig", "TournamentFormat", "bot_command", "cluster_address_problem", "load_config", "override",
-    "parse_config", "resolve_environment", "_scripts",
+    "TournamentConfig", "TournamentFormat", "bot_command", "build_config", "cluster_address_problem", "file_path",
+    "load_config", "override", "parse_config", "read_file", "resolve_environment", "_scripts",
 ]  # fmt: skip

@@ -70,6 +70,28 @@ def whole(minimum: int | None = None, maximum: int = MAX_INT, what: str = "a who
     return check
 
 
+def number(minimum: float, maximum: float, *, above: bool = False) -> Callable[[Any], float]:
+    """A check of a finite number from ``minimum`` (``above``: more than it) to ``maximum``."""
+
+    def check(value: Any) -> float:
+        if isinstance(value, LongNumber):
+            raise problem(f"must be {'at least' if value.negative else 'at most'} "
+                          f"{minimum if value.negative else maximum:g}, got {value}")  # fmt: skip
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise problem(f"expected a number, got {describe(value)}")
+        if not math.isfinite(value):
+            raise problem(f"must be a finite number, got {value}")
+        if above and not value > minimum:
+            raise problem(f"must be more than {minimum:g}, got {value:g}")
+        if value < minimum:
+            raise problem(f"must be at least {minimum:g}, got {value:g}")
+        if value > maximum:
+            raise problem(f"must be at most {maximum:g}, got {value:g}")
+        return float(value)
+
+    return check
+
+
 def seconds(value: Any) -> float:
     """A finite number (its bounds per key: :func:`arbiter.referee.timecontrol.seconds_problem`)."""
     if isinstance(value, LongNumber):

@@ -1,5 +1,9 @@
 """The tournament file's schema: pydantic models of what each key may hold.
 
+:class:`SharedFile` holds the keys an arena file shares with a tournament file (same names, same
+forms: arbiter.arena.config builds its ``ArenaFile`` on it); :class:`TournamentFile` adds the
+tournament's own.
+
 Only the file's own content is checked here (types, bounds, names, how the keys fit together);
 what depends on this machine (programs, users, the sandbox, folders) is
 :mod:`arbiter.tournament.config.environment`'s. Every message is ours (:mod:`.checks`), and
@@ -10,7 +14,8 @@ from __future__ import annotations
 
 import difflib
 import shlex
-from typing import Annotated, Any, ClassVar
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, TypeVar
 
 from barbu.rules import SWITCHES, BarbuError, Ruleset, make_ruleset
 from pydantic import (
@@ -46,11 +51,14 @@ LIMIT_MAXIMUMS = {
 UNLIMITED = "unlimited"
 
 
-def known_keys(data: Any, known: tuple[str, ...]) -> dict[str, Any]:
-    """``data`` as a mapping of known keys; anything else is a problem naming the key."""
+def known_keys(data: Any, known: tuple[str, ...], refused: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``data`` as a mapping of known keys; anything else is a problem naming the key (a
+    ``refused`` key: with the message given for it)."""
     if not isinstance(data, dict):
         raise problem(f"expected a mapping of keys ({', '.join(known)}), got {describe(data)}")
     for key in data:
+        if refused and key in refused:
+            raise problem(refused[key], node=(key,), at_key=True)
         if key not in known:
             hint = difflib.get_close_matches(key, known, n=1)
             did = f"; did you mean {hint[0]!r}?" if hint else ""
@@ -59,15 +67,17 @@ def known_keys(data: Any, known: tuple[str, ...]) -> dict[str, Any]:
 
 
 class Section(BaseModel):
-    """A mapping of the file: known keys only; ``required`` names what must be there, and why."""
+    """A mapping of the file: known keys only; ``required`` names what must be there, and why;
+    ``refused`` names keys that look right but have no meaning here, and why."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
     required: ClassVar[dict[str, str]] = {}
+    refused: ClassVar[dict[str, str]] = {}
 
     @model_validator(mode="before")
     @classmethod
     def _keys(cls, data: Any) -> Any:
-        known_keys(data, tuple(cls.model_fields))
+        known_keys(data, tuple(cls.model_fields), cls.refused)
         for key, message in cls.required.items():
             if key not in data:
                 raise problem(message)
@@ -143,12 +153,16 @@ class FaultsFile(Section):
 SIZE_KEYS = ("memory", "file_size", "output")
 
 
-def _shown(key: str, value: int) -> str:
-    if key in SIZE_KEYS:
-        for unit, shift in (("TiB", 40), ("MiB", 20), ("KiB", 10)):
-            if value >= 1 << shift:
-                return f"{value >> shift} {unit}"
+def shown_size(value: int) -> str:
+    """A number of bytes as the file would write it: 2 GiB, 512 KiB, 100."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if value >= 1 << shift and value % (1 << shift) == 0:
+            return f"{value >> shift} {unit}"
     return str(value)
+
+
+def _shown(key: str, value: int) -> str:
+    return shown_size(value) if key in SIZE_KEYS else str(value)
 
 
 def _limit(value: Any, info: ValidationInfo) -> int | str:
@@ -251,7 +265,7 @@ def _parallelism(value: Any) -> int | None:
     return None if value == "auto" else checks.whole(1, MAX_PARALLELISM)(value)
 
 
-def _not_empty(what: str) -> BeforeValidator:
+def not_empty(what: str) -> BeforeValidator:
     def check(value: Any) -> str:
         if not checks.text(value).strip():
             raise problem(what)
@@ -267,14 +281,19 @@ def _cluster(value: Any) -> str:
     return address
 
 
-def _listen(value: Any) -> str:
-    address = checks.text(value).strip()
-    if host_port(address) is None:
-        raise problem(
-            f"expected HOST:PORT where the lobby listens, e.g. 0.0.0.0:7400 or 127.0.0.1:0 (port 0: any free "
-            f"port), got {printable(address)!r}"
-        )
-    return address
+def listen_address(what: str, example: str) -> BeforeValidator:
+    """A check of ``HOST:PORT`` where ``what`` listens (port 0: any free port)."""
+
+    def check(value: Any) -> str:
+        address = checks.text(value).strip()
+        if host_port(address) is None:
+            raise problem(
+                f"expected HOST:PORT where {what} listens, e.g. {example} or 127.0.0.1:0 (port 0: any free port), "
+                f"got {printable(address)!r}"
+            )
+        return address
+
+    return BeforeValidator(check)
 
 
 class TlsFile(Section):
@@ -283,8 +302,8 @@ class TlsFile(Section):
         "key": "the key 'key' is missing: the certificate's private key (a PEM file)",
     }
 
-    cert: Annotated[str, _not_empty("the file name is empty")]
-    key: Annotated[str, _not_empty("the file name is empty")]
+    cert: Annotated[str, not_empty("the file name is empty")]
+    key: Annotated[str, not_empty("the file name is empty")]
 
 
 class LobbyFile(Section):
@@ -292,7 +311,7 @@ class LobbyFile(Section):
         "listen": "the key 'listen' is missing: where the lobby listens, HOST:PORT (e.g. 0.0.0.0:7400)"
     }
 
-    listen: Annotated[str, BeforeValidator(_listen)]
+    listen: Annotated[str, listen_address("the lobby", "0.0.0.0:7400")]
     tls: TlsFile | None = None
 
     @model_validator(mode="after")
@@ -313,31 +332,22 @@ def _entrant_list(value: Any) -> Any:
     return value
 
 
-class TournamentFile(Section):
-    """The whole file (docs/tournaments.md describes every key)."""
-
-    required: ClassVar[dict[str, str]] = {
-        "entrants": "the key 'entrants' is missing: list at least 2 bots, each with a name and a command"
-    }
+class SharedFile(Section):
+    """The keys a tournament file and an arena file share: the same names, forms and meanings,
+    so that entrants, rules and limits paste from one into the other unchanged."""
 
     name: Annotated[str | None, BeforeValidator(checks.name)] = None
     description: Annotated[str, BeforeValidator(checks.text)] = ""
-    entrants: Annotated[list[EntrantFile], BeforeValidator(_entrant_list)]
+    entrants: Annotated[list[EntrantFile], BeforeValidator(_entrant_list)] = []
     rules: Annotated[Ruleset | None, BeforeValidator(_rules)] = None
-    format: Annotated[TournamentFormat, BeforeValidator(_format)] = TournamentFormat.ROUND_ROBIN
-    challenger: Annotated[str | None, BeforeValidator(checks.text)] = None
-    copies: Annotated[bool, BeforeValidator(checks.flag)] = True
-    rounds: Annotated[int, BeforeValidator(checks.whole(minimum=1))] = 1
     seed: Annotated[int, BeforeValidator(checks.whole(minimum=0))] = 0
-    deals: Annotated[str | None, BeforeValidator(checks.text)] = None
     time_control: TimeControlFile = TimeControlFile()
     faults: FaultsFile = FaultsFile()
     parallelism: Annotated[int | None, BeforeValidator(_parallelism)] = None
-    database: Annotated[str | None, _not_empty("the database name is empty: give an SQLite file or a database URL")] = (
+    database: Annotated[str | None, not_empty("the database name is empty: give an SQLite file or a database URL")] = (
         None
     )
-    log_folder: Annotated[str | None, _not_empty("the folder name is empty")] = None
-    standings_every: Annotated[int, BeforeValidator(checks.whole(minimum=0))] = 0
+    log_folder: Annotated[str | None, not_empty("the folder name is empty")] = None
     limits: LimitsFile = LimitsFile()
     isolation: Annotated[Isolation | None, BeforeValidator(_isolation)] = None
     cluster: Annotated[str | None, BeforeValidator(_cluster)] = None
@@ -357,16 +367,35 @@ class TournamentFile(Section):
         return entrants
 
     @model_validator(mode="after")
-    def _fits_together(self) -> TournamentFile:
-        names = [e.name for e in self.entrants]
-        count, fmt = len(names), self.format
+    def _remote_needs_lobby(self) -> SharedFile:
         remote = next((i for i, e in enumerate(self.entrants) if e.remote), None)
         if remote is not None and self.lobby is None:
             raise problem(
-                f"{names[remote]!r} is a remote entrant: it connects through the lobby, so add a top-level "
-                "lobby: {listen: HOST:PORT, tls: {cert: FILE, key: FILE}}",
+                f"{self.entrants[remote].name!r} is a remote entrant: it connects through the lobby, so add a "
+                "top-level lobby: {listen: HOST:PORT, tls: {cert: FILE, key: FILE}}",
                 node=("entrants", remote, "remote"), at_key=True,
             )  # fmt: skip
+        return self
+
+
+class TournamentFile(SharedFile):
+    """The whole file (docs/tournaments.md describes every key)."""
+
+    required: ClassVar[dict[str, str]] = {
+        "entrants": "the key 'entrants' is missing: list at least 2 bots, each with a name and a command"
+    }
+
+    format: Annotated[TournamentFormat, BeforeValidator(_format)] = TournamentFormat.ROUND_ROBIN
+    challenger: Annotated[str | None, BeforeValidator(checks.text)] = None
+    copies: Annotated[bool, BeforeValidator(checks.flag)] = True
+    rounds: Annotated[int, BeforeValidator(checks.whole(minimum=1))] = 1
+    deals: Annotated[str | None, BeforeValidator(checks.text)] = None
+    standings_every: Annotated[int, BeforeValidator(checks.whole(minimum=0))] = 0
+
+    @model_validator(mode="after")
+    def _fits_together(self) -> TournamentFile:
+        names = [e.name for e in self.entrants]
+        count, fmt = len(names), self.format
         if count < 2:
             raise problem(f"a tournament needs at least 2 entrants, got {count}", node=("entrants",), at_key=True)
         if fmt == TournamentFormat.GAUNTLET:
@@ -406,10 +435,14 @@ class TournamentFile(Section):
         return self
 
 
-def validate(data: Any, lines: Lines) -> TournamentFile:
-    """The file's values as a :class:`TournamentFile`; its first mistake as one ConfigError."""
+FileT = TypeVar("FileT", bound=Section)
+
+
+def validate(data: Any, lines: Lines, model: type[FileT]) -> FileT:
+    """The file's values as a ``model`` (a :class:`TournamentFile`, an arena's file); its first
+    mistake as one ConfigError."""
     try:
-        return TournamentFile.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as e:
         raise config_error(e, lines) from None
 

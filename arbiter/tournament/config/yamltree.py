@@ -1,4 +1,4 @@
-"""A tournament file's YAML as plain values, each remembered with the line it came from.
+"""A tournament (or arena) file's YAML as plain values, each remembered with the line it came from.
 
 The file is composed with PyYAML's node API (not loaded straight into dicts) so that every value
 keeps its line: :func:`read_tree` returns the values for the schema and a :class:`Lines` that
@@ -107,8 +107,9 @@ def dotted(loc: Loc) -> str:
     return text
 
 
-def compose(text: str, display: str) -> Node:
-    """The file's node tree; a ConfigError naming the line for anything that is not YAML."""
+def compose(text: str, display: str, kind: str = "tournament file") -> Node | None:
+    """The file's node tree (None: the file holds nothing); a ConfigError naming the line for
+    anything that is not YAML, or not a ``kind``."""
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as e:
@@ -124,10 +125,9 @@ def compose(text: str, display: str) -> Node:
     except yaml.YAMLError as e:
         raise ConfigError(f"{display}: not valid YAML: {' '.join(str(e).split())}") from None
     except RecursionError:
-        raise ConfigError(f"{display}: nested too deeply to be a tournament file") from None
-    if root is None:
-        raise ConfigError(f"{display}:1: the file is empty; it needs at least 'entrants'")
-    _check_shape(root, display)
+        raise ConfigError(f"{display}: nested too deeply to be a {kind}") from None
+    if root is not None:
+        _check_shape(root, display, kind)
     return root
 
 
@@ -137,10 +137,10 @@ def _children(node: Node) -> list[Node]:
     return list(node.value) if isinstance(node, SequenceNode) else []
 
 
-def _check_shape(root: Node, display: str) -> None:
+def _check_shape(root: Node, display: str, kind: str) -> None:
     """Refuse, before anything is built from it, a document PyYAML would choke on: a value that
     contains itself (``&a [*a]``), aliases that multiply into millions of values (a "billion
-    laughs"), or nesting deeper than any tournament file needs."""
+    laughs"), or nesting deeper than any such file needs."""
     sizes: dict[int, int] = {}
     on_path: set[int] = set()
     stack: list[tuple[Node, int, bool]] = [(root, 0, False)]
@@ -157,13 +157,13 @@ def _check_shape(root: Node, display: str) -> None:
             if sizes[key] > MAX_YAML_VALUES:
                 raise fail(
                     node,
-                    f"this value expands to more than {MAX_YAML_VALUES} values (YAML aliases): not a tournament file",
+                    f"this value expands to more than {MAX_YAML_VALUES} values (YAML aliases): not a {kind}",
                 )
             continue
         if key in sizes:
             continue
         if depth > MAX_YAML_DEPTH:
-            raise fail(node, f"nested more than {MAX_YAML_DEPTH} levels deep: not a tournament file")
+            raise fail(node, f"nested more than {MAX_YAML_DEPTH} levels deep: not a {kind}")
         on_path.add(key)
         stack.append((node, depth, True))
         for child in _children(node):
@@ -208,8 +208,15 @@ class _Reader:
         return out
 
 
-def read_tree(text: str, display: str) -> tuple[Any, Lines]:
-    """The file's values (dicts, lists, scalars) and where each was written."""
-    root = compose(text, display)
+def read_tree(
+    text: str, display: str, *, kind: str = "tournament file", needs: str | None = "'entrants'"
+) -> tuple[Any, Lines]:
+    """The file's values (dicts, lists, scalars) and where each was written. An empty file is
+    a mistake when the ``kind`` of file ``needs`` a key; otherwise it is an empty mapping."""
+    root = compose(text, display, kind)
     lines = Lines(display)
+    if root is None:
+        if needs is not None:
+            raise ConfigError(f"{display}:1: the file is empty; it needs at least {needs}")
+        return {}, lines
     return _Reader(lines).value(root, ()), lines

@@ -21,6 +21,7 @@ from barbu.rules import BarbuError
 from arbiter.errors import ReportError
 from arbiter.files import write_text_atomic
 from arbiter.replay.facts import DealFacts, Facts
+from arbiter.tournament.schedule import plays_duplicate_sets
 from arbiter.web.report.gather import Gathered, gather
 from arbiter.web.report.logs import read_match_log
 from arbiter.web.report.render import Colours, chart, render_page
@@ -227,6 +228,7 @@ def _report_data(
         "tournament": {
             "name": t.name,
             "format": t.format,
+            "duplicate_sets": plays_duplicate_sets(t.format),
             "rounds": t.rounds,
             "total_matches": t.total_matches,
             "recorded": len(g.rows),
@@ -239,7 +241,7 @@ def _report_data(
         },
         "entrants": order,
         "colours": {e: colours[e][0] for e in order},
-        "standings": [s.to_json(t.format == "duplicate") for s in g.standings],
+        "standings": [s.to_json(plays_duplicate_sets(t.format)) for s in g.standings],
         "history": {"games": len({r.game for r in g.history}), "series": rating_series(g.history, order, MU)},
         "contracts": {
             "order": contracts,

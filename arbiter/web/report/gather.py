@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arbiter.tournament.ratings import RatingRow, Standing, standings
+from arbiter.tournament.schedule import plays_duplicate_sets
 from arbiter.tournament.storage import Repo, database_url, open_database, row_id
 from arbiter.tournament.storage.models import Match, SeatResult, Tournament
 
@@ -32,7 +33,7 @@ def gather(db: str | None, tournament: str | None) -> Gathered:
         t_id = row_id(t)
         with repo.reading(f"tournament {t.name!r}"):
             entrants = repo.entrant_names(t_id)
-            table = standings(entrants, repo.matches(t_id), t.format == "duplicate")
+            table = standings(entrants, repo.matches(t_id), plays_duplicate_sets(t.format))
             history = repo.rating_history(t_id)
             rows = repo.match_rows(t_id)
             seat_results = repo.seat_results(t_id)
