@@ -160,7 +160,7 @@ class ArenaSchedule(Schedule):
         sets = next_sets(
             contenders, slots, self.rng, arena_seed=self.arena_seed, next_number=self.next_set, policy=self.policy
         )
-        new = []
+        new: list[ScheduledMatch] = []
         for s in sets:
             for rotation, seats in enumerate(s.seatings()):
                 new.append(_match(s.number, rotation, len(self.matches) + len(new), seats, s.seed))
