@@ -68,7 +68,9 @@ def test_add_check_revoke_and_add_again(database, engine):
     assert ArenaStore(open_database(database)).revoke_author("alice") == 1  # another engine, as the CLI
     with pytest.raises(TokenRefused) as e:
         store.author_of(alice)
-    assert re.fullmatch(r"this token was revoked on \d{4}-\d\d-\d\d \d\d:\d\d UTC: ask the organiser for a new one", str(e.value))
+    assert re.fullmatch(
+        r"this token was revoked on \d{4}-\d\d-\d\d \d\d:\d\d UTC: ask the organiser for a new one", str(e.value)
+    )
     assert store.author_of(bob) == "bob" and store.revoke_author("alice") == 0
 
     again = store.add_author("alice")  # a new token for a revoked author; the old one stays refused
@@ -177,11 +179,15 @@ def test_a_row_changed_outside_the_arbiter_is_refused_with_one_line(tmp_path):
             submit(store, "alice", "wolf")
         with engine.begin() as conn:
             conn.execute(text("UPDATE submissions SET version = 1, decided_at = 'yesterday'"))
-        with pytest.raises(StorageError, match="table submissions, row id 1, column decided_at: 'yesterday' is not a date"):
+        with pytest.raises(
+            StorageError, match="table submissions, row id 1, column decided_at: 'yesterday' is not a date"
+        ):
             store.decide(row.id, True, "{}")
         with engine.begin() as conn:
             conn.execute(text("UPDATE authors SET token_sha256 = X'0102'"))
-        with pytest.raises(StorageError, match=r"table authors, row id 1, column token_sha256: b'.x01.x02' is not a text"):
+        with pytest.raises(
+            StorageError, match=r"table authors, row id 1, column token_sha256: b'.x01.x02' is not a text"
+        ):
             store.author_of(token)
     finally:
         engine.dispose()
@@ -197,7 +203,7 @@ def at_once(count: int, work: Callable[[int], T]) -> list[T | BaseException]:
         start.wait()
         try:
             results[i] = work(i)
-        except BaseException as e:  # noqa: BLE001 - handed to the test to look at
+        except BaseException as e:
             results[i] = e
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
