@@ -1,0 +1,70 @@
+"""``arbiter serve``: a standing arena until stopped (arbiter/arena/serve.py); registered in
+arbiter/cli/__init__.py.
+
+A mistake in the arena file, a database another server holds, a web address in use: one
+``error: ...`` line, exit 2. SIGTERM or Ctrl-C drains (no new match; the matches in play end),
+then exits 0; a second signal stops at once (the matches in play are played again at the next
+start), exit 0 as well: nothing recorded is lost either way.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from arbiter.cli.common import cluster_address, user_errors
+
+
+def serve_command(
+    arena: Annotated[str, typer.Argument(metavar="ARENA", help="An arena file (YAML), e.g. tournaments/arena.yaml.")],
+    db: Annotated[
+        str | None,
+        typer.Option("--db", metavar="DATABASE", help="Database URL or SQLite file (default: the file's 'database')."),
+    ] = None,
+    web: Annotated[
+        str | None,
+        typer.Option(
+            "--web",
+            metavar="HOST:PORT",
+            help="Where the API listens (default: the file's 'web'; port 0: any free one).",
+        ),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            metavar="N",
+            min=1,
+            max=1024,
+            help="Matches played at once (default: the file's 'parallelism', else the cores).",
+        ),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            metavar="tcp://HOST:PORT",
+            help="Play the matches on this Dask scheduler's cluster (docs/cluster.md).",
+        ),
+    ] = None,
+) -> None:
+    """Run a standing arena: submissions, a continuous ladder, its API; until stopped."""
+    from arbiter.arena.config import load_arena
+    from arbiter.arena.serve import serve
+    from arbiter.errors import ConfigError
+
+    with user_errors():
+        if not arena.strip():
+            raise ConfigError("the arena file name is empty")
+        config = load_arena(arena)
+        result = serve(
+            config, database=db, web=web, jobs=jobs, cluster=cluster_address(cluster) if cluster else None,
+            announce=lambda line: typer.echo(line, err=True),
+        )  # fmt: skip
+    how = "stopped (the matches in play are played again at the next start)" if result.abandoned else "drained"
+    typer.echo(
+        f"arena {result.arena!r} {how}: {result.played} matches recorded now, {result.recorded_before} before; "
+        f"{result.wall_seconds:.1f}s",
+        err=True,
+    )
