@@ -40,6 +40,16 @@ class KeyRefused(ArbiterError):
     the client as it is, so it never repeats the key."""
 
 
+class TokenRefused(ArbiterError):
+    """An arena author's token that opens nothing (malformed, unknown, revoked). Its message is
+    sent to the client as it is, so it never repeats the token."""
+
+
+class NameTaken(ArbiterError):
+    """A name that is someone else's: an arena entrant's name another author used first or a
+    house entrant has, an author name already given a live token."""
+
+
 class ReportError(ArbiterError):
     """A report that cannot be written (no tournament, an unwritable path)."""
 

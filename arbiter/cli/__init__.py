@@ -15,6 +15,7 @@ import typer
 from barbu.rules import BarbuError
 
 from arbiter.cli.ab import ab_command
+from arbiter.cli.authors import author_app
 from arbiter.cli.checkbot import check_bot_command
 from arbiter.cli.connect import connect_command
 from arbiter.cli.keys import key_app
@@ -46,6 +47,7 @@ app.command("standings")(standings_command)
 app.command("ab")(ab_command)
 app.command("connect")(connect_command)
 app.add_typer(key_app, name="key")
+app.add_typer(author_app, name="author")
 
 
 def _not_utf8(args: list[str]) -> tuple[int, str] | None:

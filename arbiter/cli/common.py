@@ -15,7 +15,7 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from barbu.rules import BarbuError
@@ -24,6 +24,9 @@ from rich.segment import Segment
 
 from arbiter.errors import FAILED, USAGE, ArbiterError, ConfigError
 from arbiter.text import printable
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 
 def fail(message: str, code: int = USAGE) -> NoReturn:
@@ -117,6 +120,30 @@ def check_listen(value: str | None, option: str = "--listen") -> str | None:
 
 def print_json(obj: Any) -> None:
     typer.echo(json.dumps(obj))
+
+
+def open_named_database(database: str | None, *, create: bool) -> tuple[Engine, str]:
+    """The engine of the database a command was given (a --db value, a file's ``database``;
+    None: $BARBU_DB, else the default), at the code's newest schema, and its name to show (no
+    password). ``create``: make it if it does not exist yet; else an SQLite file that is not
+    there is an error, and nothing is made."""
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    from arbiter.tournament.dburl import without_password
+    from arbiter.tournament.storage import database_url, open_database
+
+    url = database_url(database)
+    if not create:
+        try:
+            file = make_url(url).database if url.startswith("sqlite:") else None
+        except ArgumentError:
+            file = None  # open_database says what is wrong with it
+        if file and file != ":memory:" and not file.startswith("file:") and not Path(file).exists():
+            raise ConfigError(f"no such database: {printable(file)} (give --db, or the tournament file)")
+    return open_database(database, create=True), without_password(url)
 
 
 def database_error(e: BaseException) -> str | None:

@@ -95,18 +95,12 @@ def revoke_key_command(
 
 
 def _open(name: str, config: str | None, db: str | None, *, create: bool) -> tuple[Engine, str]:
-    """The database's engine (at the code's newest schema) and its name to show (no password).
-    ``create``: make it if it does not exist yet; else an SQLite file that is not there is an error."""
-    from pathlib import Path
-
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
+    """The database's engine (at the code's newest schema) and its name to show (no password):
+    :func:`open_named_database`, after NAME is checked against CONFIG's entrants."""
+    from arbiter.cli.common import open_named_database
     from arbiter.errors import ConfigError
     from arbiter.text import printable
     from arbiter.tournament.config import NAME_RE, load_config
-    from arbiter.tournament.dburl import without_password
-    from arbiter.tournament.storage import database_url, open_database
 
     if not NAME_RE.match(name):
         raise ConfigError(f"entrant name {name!r}: use letters, digits, '_', '-', '.', '+' (at most 64)")
@@ -118,12 +112,4 @@ def _open(name: str, config: str | None, db: str | None, *, create: bool) -> tup
                 f"{name!r} is not an entrant of {printable(config)}: its entrants are {', '.join(cfg.entrant_names)}"
             )
         database = db if db is not None else cfg.database  # --db "" is an error, not the default
-    url = database_url(database)
-    if not create:
-        try:
-            file = make_url(url).database if url.startswith("sqlite:") else None
-        except ArgumentError:
-            file = None  # open_database says what is wrong with it
-        if file and file != ":memory:" and not file.startswith("file:") and not Path(file).exists():
-            raise ConfigError(f"no such database: {printable(file)} (give --db, or the tournament file)")
-    return open_database(database, create=True), without_password(url)
+    return open_named_database(database, create=create)

@@ -7,18 +7,15 @@ so a guesser learns nothing of which key ids exist.
 
 from __future__ import annotations
 
-from datetime import UTC
-
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from arbiter.errors import KeyRefused
-from arbiter.lobby.keys import new_key, parse_key, secret_matches
+from arbiter.lobby.keys import UNKNOWN, check_live, new_key, parse_key
 from arbiter.tournament.storage.models import EntrantKey, now
 from arbiter.tournament.storage.rows import checked
 
-UNKNOWN = "unknown key: check the key file, or ask the organiser for a key"
+__all__ = ["UNKNOWN", "KeyStore"]
 
 
 class KeyStore:
@@ -48,12 +45,5 @@ class KeyStore:
         key_id, secret = parse_key(key_text)
         with Session(self.engine) as session:
             rows = checked(session, select(EntrantKey).where(EntrantKey.key_id == key_id))
-        if not rows or not secret_matches(secret, rows[0].secret_sha256):
-            raise KeyRefused(UNKNOWN)
-        row = rows[0]
-        if row.revoked_at is not None:
-            when = row.revoked_at.replace(tzinfo=UTC) if row.revoked_at.tzinfo is None else row.revoked_at
-            raise KeyRefused(
-                f"this key was revoked on {when.astimezone(UTC):%Y-%m-%d %H:%M} UTC: ask the organiser for a new one"
-            )
-        return row.entrant
+        check_live(secret, (rows[0].secret_sha256, rows[0].revoked_at) if rows else None)
+        return rows[0].entrant

@@ -1,5 +1,5 @@
 """The database tables (SQLModel): tournaments, entrants, matches, seat results, faults, ratings,
-remote entrants' keys.
+remote entrants' keys, arena authors and submissions.
 
 A match row is written only when the match is over, in one transaction with its seat results,
 its faults and the rating history it completes; so the database never holds half a match.
@@ -170,3 +170,39 @@ class EntrantKey(SQLModel, table=True):
     secret_sha256: str
     created_at: datetime = Field(default_factory=now)
     revoked_at: datetime | None = None
+
+
+class Author(SQLModel, table=True):
+    """An arena author: who may submit bots (arbiter.tournament.storage.arena). Its token has the
+    entrant keys' format with another prefix (arbiter.lobby.keys); of its secret only the SHA-256
+    is kept. A revoked author's row stays, with the time, to say so to whoever tries the token."""
+
+    __tablename__ = "authors"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(index=True, unique=True)
+    token_id: str = Field(index=True, unique=True)
+    token_sha256: str
+    created_at: datetime = Field(default_factory=now)
+    revoked_at: datetime | None = None
+
+
+class Submission(SQLModel, table=True):
+    """One version of an arena entrant, as its author submitted it: ``entrant@version`` in the
+    arena's matches. ``status`` is one of :data:`arbiter.tournament.storage.arena.STATUSES`."""
+
+    __tablename__ = "submissions"
+    __table_args__ = (UniqueConstraint("arena", "entrant", "version"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    arena: str  # the arena's name (its tournament row's)
+    author: str  # the author's name
+    entrant: str
+    version: int  # 1, 2, ... per arena and entrant
+    status: str
+    bundle: str  # SHA-256 (hex) of the bundle in the arena's store
+    command: str  # from the bundle's entrant.yaml
+    report: str = Field(default="", sa_column=Column(Text, nullable=False))  # the check's report (JSON)
+    created_at: datetime = Field(default_factory=now)
+    decided_at: datetime | None = None
+    retired_at: datetime | None = None

@@ -1,0 +1,240 @@
+"""An arena's authors and submissions in the results database.
+
+An author proves itself with a token in the entrant keys' format (arbiter.lobby.keys, prefix
+``ba1``): the database keeps its id and the hash of its secret, never the token. A submission is
+one version of an entrant: ``checking`` while the check-bot suite runs on it, then ``rejected``
+or ``active`` (it plays as ``NAME@VERSION``); an active version becomes ``retired`` when a newer
+version of its entrant passes or its author retires it, and keeps its history. A name belongs to
+the author whose submission first used it in that arena; house entrants' names belong to nobody.
+
+Two submissions of one name at the same moment never get the same version: the unique
+(arena, entrant, version) lets one of two inserts win and the other tries again with the next
+number. Deciding and retiring lock the entrant's versions first (PostgreSQL: ``FOR UPDATE``;
+SQLite: every write transaction here takes the write lock at its start), so two decisions about
+one entrant never leave it with two active versions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+
+from sqlalchemy import update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql import ColumnElement
+from sqlmodel import Session, col, select
+
+from arbiter.errors import NameTaken, StorageError, TokenRefused
+from arbiter.lobby.keys import AUTHOR_PREFIX, check_live, new_key, parse_key
+from arbiter.tournament.storage.models import Author, Submission, now, row_id
+from arbiter.tournament.storage.rows import checked
+
+STATUSES = CHECKING, REJECTED, ACTIVE, RETIRED = ("checking", "rejected", "active", "retired")
+INSERT_ATTEMPTS = 20  # submissions of one name at the same moment: each loser tries the next version
+
+
+@dataclass(frozen=True)
+class SubmissionRow:
+    """A submission's stored values (times in UTC)."""
+
+    id: int
+    arena: str
+    author: str
+    entrant: str
+    version: int
+    status: str
+    bundle: str  # SHA-256 (hex) of the bundle in the arena's store
+    command: str
+    report: str  # the check's report (JSON); empty while checking
+    created_at: datetime
+    decided_at: datetime | None
+    retired_at: datetime | None
+
+    @property
+    def versioned_name(self) -> str:
+        """What matches, logs and ratings call this version: ``NAME@VERSION``."""
+        return f"{self.entrant}@{self.version}"
+
+
+class ArenaStore:
+    """Authors and submissions of the arenas a database holds. Every call reads it afresh: an
+    author revoked by ``arbiter author revoke`` is refused at the next attempt."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    # ---- authors --------------------------------------------------------------------------
+    def add_author(self, name: str) -> str:
+        """A token for a new author ``name`` (or a revoked one: the old token stays refused): the
+        whole token text, which is stored nowhere; the database keeps its id and the hash of its
+        secret. An author with a live token is refused: revoke it first."""
+        token_id, digest, token = new_key(AUTHOR_PREFIX)
+        taken = NameTaken(
+            f"author {name!r} already has a live token: `arbiter author revoke {name}` first, then add the author "
+            "again for a new one"
+        )
+        try:
+            with self._writing() as session:
+                found = checked(session, select(Author).where(Author.name == name))
+                if found and found[0].revoked_at is None:
+                    raise taken
+                author = found[0] if found else Author(name=name)
+                author.token_id, author.token_sha256, author.created_at, author.revoked_at = token_id, digest, now(), None
+                session.add(author)
+        except IntegrityError:  # added by another process at the same moment
+            raise taken from None
+        return token
+
+    def revoke_author(self, name: str) -> int:
+        """Revoke author ``name``'s live token; how many there were (0 or 1)."""
+        with self.engine.begin() as connection:
+            return connection.execute(
+                update(Author).where(col(Author.name) == name, col(Author.revoked_at).is_(None)).values(revoked_at=now())
+            ).rowcount
+
+    def author_of(self, token_text: str) -> str:
+        """The name of the author whose live token ``token_text`` is (its secret compared in
+        constant time); else :class:`TokenRefused`, whose message never repeats the token."""
+        token_id, secret = parse_key(token_text, AUTHOR_PREFIX)
+        with Session(self.engine) as session:
+            found = checked(session, select(Author).where(Author.token_id == token_id))
+        check_live(secret, (found[0].token_sha256, found[0].revoked_at) if found else None, AUTHOR_PREFIX)
+        return found[0].name
+
+    # ---- submissions ----------------------------------------------------------------------
+    def open_submission(
+        self, arena: str, author: str, entrant: str, bundle: str, command: str, *, house: Collection[str]
+    ) -> SubmissionRow:
+        """Record a new version of ``entrant`` (its last version in ``arena`` + 1, or 1), status
+        ``checking``. :class:`NameTaken` when ``house`` (the arena's house entrants) holds the
+        name or another author used it first; :class:`TokenRefused` when ``author`` has no live token."""
+        if entrant in house:
+            raise NameTaken(
+                f"the name {entrant!r} is a house entrant's in arena {arena!r}: give your bot another name "
+                "(the 'name' in its entrant.yaml)"
+            )
+        for _ in range(INSERT_ATTEMPTS):
+            try:
+                with self._writing() as session:
+                    self._require_live(session, author)
+                    versions = self._versions(session, arena, entrant)
+                    if versions and versions[0].author != author:
+                        raise NameTaken(
+                            f"the name {entrant!r} belongs to another author in arena {arena!r}: give your bot "
+                            "another name (the 'name' in its entrant.yaml)"
+                        )
+                    row = Submission(
+                        arena=arena, author=author, entrant=entrant, version=versions[-1].version + 1 if versions else 1,
+                        status=CHECKING, bundle=bundle, command=command,
+                    )  # fmt: skip
+                    session.add(row)
+                return _plain(row)
+            except IntegrityError:  # another submission of this name took that version: take the next
+                continue
+        raise StorageError(
+            f"could not record a new version of {entrant!r} in arena {arena!r}: {INSERT_ATTEMPTS} other submissions "
+            "of it were recorded at the same moment; submit again"
+        )
+
+    def decide(self, submission_id: int, passed: bool, report: str) -> SubmissionRow:
+        """End a ``checking`` submission's check: ``passed``, it becomes ``active`` and its
+        entrant's older active version ``retired`` (or, if a newer version is active already,
+        it is ``retired`` at once: the newest passing version plays); else ``rejected``. The
+        report (JSON) is kept either way."""
+        with self._writing() as session:
+            found = checked(session, select(Submission).where(Submission.id == submission_id))
+            if not found:
+                raise StorageError(f"no submission {submission_id} in the database")
+            versions = self._versions(session, found[0].arena, found[0].entrant, lock=True)
+            row = next(v for v in versions if v.id == submission_id)
+            if row.status != CHECKING:
+                raise StorageError(
+                    f"submission {submission_id} ({row.entrant}@{row.version}) was decided already: it is {row.status}"
+                )
+            at = now()
+            row.report, row.decided_at = report, at
+            if not passed:
+                row.status = REJECTED
+            elif any(v.status == ACTIVE and v.version > row.version for v in versions):
+                row.status, row.retired_at = RETIRED, at
+            else:
+                row.status = ACTIVE
+                for older in versions:
+                    if older.status == ACTIVE and older.version < row.version:
+                        older.status, older.retired_at = RETIRED, at
+                        session.add(older)
+            session.add(row)
+        return _plain(row)
+
+    def retire(self, arena: str, author: str, entrant: str) -> SubmissionRow | None:
+        """Retire ``author``'s active version of ``entrant`` (it stops playing, keeps its history);
+        None when the author has no active version of that name (another author's name included)."""
+        with self._writing() as session:
+            versions = self._versions(session, arena, entrant, lock=True)
+            active = [v for v in versions if v.status == ACTIVE and v.author == author]
+            for row in active:
+                row.status, row.retired_at = RETIRED, now()
+                session.add(row)
+        return _plain(active[-1]) if active else None
+
+    def active(self, arena: str) -> list[SubmissionRow]:
+        """The versions that play in ``arena``, one per entrant, by entrant name."""
+        return self._read(Submission.arena == arena, Submission.status == ACTIVE)
+
+    def checking(self, arena: str) -> list[SubmissionRow]:
+        """The submissions whose check has not ended (after a restart: check them again), oldest first."""
+        return sorted(self._read(Submission.arena == arena, Submission.status == CHECKING), key=lambda r: r.id)
+
+    def submission(self, submission_id: int) -> SubmissionRow | None:
+        found = self._read(Submission.id == submission_id)
+        return found[0] if found else None
+
+    def versions(self, arena: str, entrant: str) -> list[SubmissionRow]:
+        """Every version of ``entrant`` in ``arena``, oldest first."""
+        return self._read(Submission.arena == arena, Submission.entrant == entrant)
+
+    # ---- helpers --------------------------------------------------------------------------
+    def _read(self, *where: ColumnElement[bool] | bool) -> list[SubmissionRow]:
+        query = select(Submission).where(*where).order_by(col(Submission.entrant), col(Submission.version))
+        with Session(self.engine) as session:
+            return [_plain(row) for row in checked(session, query)]
+
+    @contextmanager
+    def _writing(self) -> Iterator[Session]:
+        """A session committed at the end of the block. On SQLite its transaction takes the
+        write lock at once (``BEGIN IMMEDIATE``): what it reads stays true until it commits, as
+        another writer waits (PostgreSQL locks the rows it must: ``_versions(lock=True)``)."""
+        with Session(self.engine, expire_on_commit=False) as session:
+            if self.engine.dialect.name == "sqlite":
+                session.connection().exec_driver_sql("BEGIN IMMEDIATE")
+            yield session
+            session.commit()
+
+    @staticmethod
+    def _versions(session: Session, arena: str, entrant: str, *, lock: bool = False) -> list[Submission]:
+        query = (
+            select(Submission)
+            .where(Submission.arena == arena, Submission.entrant == entrant)
+            .order_by(col(Submission.version))
+            .execution_options(populate_existing=True)  # the values as locked, not as read before
+        )
+        return checked(session, query.with_for_update() if lock else query)
+
+    @staticmethod
+    def _require_live(session: Session, author: str) -> None:
+        found = checked(session, select(Author).where(Author.name == author))
+        if not found or found[0].revoked_at is not None:
+            raise TokenRefused(f"author {author!r} has no live token: ask the organiser for a new one")
+
+
+def _plain(row: Submission) -> SubmissionRow:
+    values = {field.name: getattr(row, field.name) for field in fields(SubmissionRow)}
+    values["id"] = row_id(row)
+    for name in ("created_at", "decided_at", "retired_at"):
+        when = values[name]
+        if when is not None and when.tzinfo is None:  # SQLite keeps no time zone: the arbiter writes UTC
+            values[name] = when.replace(tzinfo=UTC)
+    return SubmissionRow(**values)
