@@ -25,16 +25,15 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from arbiter.errors import ArbiterError, StorageError
+from arbiter.errors import ArbiterError, NameTaken, StorageError, TokenRefused
 from arbiter.tournament.config import NAME_RE
-from arbiter.tournament.storage.arena import NameTaken, TokenRefused
 
 from .service import (
     MAX_PAGE,
     ArenaService,
     LogGone,
-    NothingToRetire,
     NotFound,
+    NothingToRetire,
     NotYours,
     TooManyAttempts,
     UploadTooLarge,
@@ -171,7 +170,9 @@ def _reads(app: FastAPI, service: ArenaService) -> None:
 
     @app.get("/api/matches", response_model=MatchPage, tags=["matches"])
     def matches(
-        entrant: Annotated[str | None, Query(max_length=80, pattern=ENTRANT, description="NAME or NAME@VERSION")] = None,
+        entrant: Annotated[
+            str | None, Query(max_length=80, pattern=ENTRANT, description="NAME or NAME@VERSION")
+        ] = None,
         since: Annotated[datetime | None, Query(description="finished at or after (ISO 8601)")] = None,
         before: Annotated[int | None, Query(ge=1, le=MAX_ID, description="ids below this (paging)")] = None,
         limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
@@ -234,4 +235,3 @@ def _authored(app: FastAPI, service: ArenaService) -> None:
         """Retire your entrant: its active version stops playing and keeps its history."""
         token = _required_token(credentials)
         return service.retire(name, token, _client(request))
-

@@ -192,7 +192,7 @@ class ArenaService:
             return 0
         query = select(func.count()).select_from(Match).where(Match.tournament_id == row_id(t))
         if since is not None:
-            query = query.where(col(Match.finished_at) >= since.astimezone(UTC).replace(tzinfo=None))
+            query = query.where(col(Match.finished_at) >= _utc(since))
         with self.repo.reading(f"arena {self.arena!r}"), self.repo.session() as s:
             return s.exec(query).one()
 
@@ -235,7 +235,7 @@ class ArenaService:
                 played = select(SeatResult.match_id).where(col(SeatResult.entrant_id).in_(ids))
                 query = query.where(col(Match.id).in_(played))
             if since is not None:
-                query = query.where(col(Match.finished_at) >= _utc(since).replace(tzinfo=None))
+                query = query.where(col(Match.finished_at) >= _utc(since))
             if before is not None:
                 query = query.where(col(Match.id) < before)
             rows = checked(s, query.order_by(col(Match.id).desc()).limit(limit + 1))
@@ -339,7 +339,9 @@ class ArenaService:
             raise NotFound(f"no entrant {name!r} in arena {self.arena!r}")
         own = [f"{name}@1"] if house else [f"{v.entrant}@{v.version}" for v in versions]
         table = self._table(t, own)
-        views = [_house_version(table[own[0]])] if house else [_version(v, table[f"{name}@{v.version}"]) for v in versions]
+        views = (
+            [_house_version(table[own[0]])] if house else [_version(v, table[f"{name}@{v.version}"]) for v in versions]
+        )
         active = next((v.version for v in views if v.status == "active"), None)
         if t is None:
             return EntrantView(
@@ -435,9 +437,7 @@ class ArenaService:
         if len(data) > self.upload_limit:
             raise UploadTooLarge(f"the upload is larger than the arena's limit of {self.upload_limit} bytes")
         digest, name, command = self._store_archive(data)
-        if name in self.house:
-            raise NotYours(f"{name!r} is a house entrant of arena {self.arena!r}: choose another name")
-        row = self.store.open_submission(self.arena, author, name, digest, command)
+        row = self.store.open_submission(self.arena, author, name, digest, command, house=self.house)
         self._enqueue(row.id)
         return row
 
@@ -503,7 +503,12 @@ def _summary(m: Match, seats: Sequence[SeatResult], names: dict[int, str]) -> Ma
         name, version = split_version(names.get(sr.entrant_id, "?"))
         views.append(
             SeatView(
-                seat=sr.seat, name=name, version=version, total=sr.total, place=sr.place, forfeited=sr.forfeited,
+                seat=sr.seat,
+                name=name,
+                version=version,
+                total=sr.total,
+                place=sr.place,
+                forfeited=sr.forfeited,
                 faults=sr.faults,
             )  # fmt: skip
         )

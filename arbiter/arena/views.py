@@ -134,9 +134,9 @@ class SubmissionView(BaseModel):
     created_at: datetime | None
     decided_at: datetime | None
     retired_at: datetime | None
-    author: str | None = Field(None, description="shown to its author only")
-    bundle: str | None = Field(None, description="the bundle's SHA-256; shown to its author only")
-    report: Any = Field(None, description="the check-bot report; shown to its author only")
+    author: str | None = Field(default=None, description="shown to its author only")
+    bundle: str | None = Field(default=None, description="the bundle's SHA-256; shown to its author only")
+    report: Any = Field(default=None, description="the check-bot report; shown to its author only")
 
 
 class ArenaState(BaseModel):
