@@ -23,9 +23,7 @@ author_app = typer.Typer(
     rich_markup_mode=None,  # as the main app's: click's plain help
 )
 
-_Name = Annotated[
-    str, typer.Argument(metavar="NAME", help="The author's name (letters, digits, '_', '-', '.', '+').")
-]
+_Name = Annotated[str, typer.Argument(metavar="NAME", help="The author's name (letters, digits, '_', '-', '.', '+').")]
 _Config = Annotated[
     str | None,
     typer.Argument(
@@ -65,7 +63,9 @@ def add_author_command(
         print_json({"author": name, "token_id": parse_key(token, AUTHOR_PREFIX)[0], "token": token, "database": shown})
         return
     typer.echo(f"A token for author {name}, in database {shown}, which keeps only its hash: it is shown this once.")
-    typer.echo(f"Give it to {name}, privately, to save in a file; they submit a bot folder (with its entrant.yaml) with")
+    typer.echo(
+        f"Give it to {name}, privately: they save it in a file and submit a bot folder (with its entrant.yaml) with"
+    )
     typer.echo("  arbiter submit DIR --arena http://HOST:PORT --token-file FILE")
     typer.echo(f"`arbiter author revoke {name}` on the same database revokes it.")
     typer.echo(token)

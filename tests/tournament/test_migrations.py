@@ -1,6 +1,7 @@
 """Schema migrations (Alembic) on a real SQLite file and a real PostgreSQL server: the revisions
 make today's schema, a database made before migrations is taken over in place with nothing lost,
-a database at the baseline gets the entrant keys' table with nothing lost, a later revision
+a database at the baseline gets the entrant keys' table and one at revision 0002 the arena's
+authors and submissions with nothing lost, a later revision
 applies to a populated database, and a database newer than the code is refused without being
 touched."""
 
@@ -29,6 +30,7 @@ from .test_runner import config, stored
 EXAMPLE = Path(__file__).with_name("example_migration")
 HEAD = ScriptDirectory.from_config(schema.alembic_config()).get_current_head()  # the product's newest
 BASELINE_TABLES = ScriptDirectory.from_config(schema.alembic_config()).get_revision(schema.BASELINE).module.TABLES
+NEWER_TABLES = {"entrant_keys": [], "authors": [], "submissions": []}  # what revisions after the baseline add
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -118,7 +120,7 @@ def test_a_database_from_before_migrations_upgrades_in_place_and_later_revisions
     open_database(empty_db).dispose()
     after = contents(empty_db)
     assert after.pop("revision") == HEAD
-    assert after == {k: v for k, v in before.items() if k != "revision"} | {"entrant_keys": []}
+    assert after == {k: v for k, v in before.items() if k != "revision"} | NEWER_TABLES
     assert standings(empty_db) == (0, table_before)
     t, rows, final, history, faults = stored(empty_db)
     assert (final, history, faults) == stored(finished)[2:]
@@ -131,7 +133,7 @@ def test_a_database_from_before_migrations_upgrades_in_place_and_later_revisions
     try:
         schema.upgrade(engine, "the test database", schema.alembic_config([EXAMPLE]))
         with engine.connect() as conn:
-            assert MigrationContext.configure(conn).get_current_revision() == "0003"
+            assert MigrationContext.configure(conn).get_current_revision() == "0004"
             assert (
                 conn.execute(select(func.count()).where(text("comment = ''")).select_from(text("matches"))).scalar()
                 == 20
@@ -139,19 +141,19 @@ def test_a_database_from_before_migrations_upgrades_in_place_and_later_revisions
     finally:
         engine.dispose()
     upgraded = contents(empty_db)
-    assert upgraded.pop("revision") == "0003"
+    assert upgraded.pop("revision") == "0004"
     assert {name: [row[:-1] for row in rows] for name, rows in upgraded.items() if name == "matches"} == {
         "matches": after["matches"]
     }
     assert {k: v for k, v in upgraded.items() if k != "matches"} == {k: v for k, v in after.items() if k != "matches"}
 
-    # 3. this code does not know revision 0003: one line, for a run and a reader; nothing changed
+    # 3. this code does not know revision 0004: one line, for a run and a reader; nothing changed
     newer = contents(empty_db)
     for create in (True, False):
         with pytest.raises(StorageError) as e:
             open_database(empty_db, create=create)
         message = str(e.value)
-        assert "\n" not in message and "schema revision '0003', newer than this arbiter knows" in message
+        assert "\n" not in message and "schema revision '0004', newer than this arbiter knows" in message
     code, output = standings(empty_db)
     assert code != 0 and output.startswith("error: ") and output.count("\n") == 1 and "newer" in output
     assert contents(empty_db) == newer
@@ -173,7 +175,7 @@ def test_a_reader_refuses_a_database_older_than_the_code(tmp_path):
     open_database(url).dispose()
     engine = create_engine(url)
     try:
-        with pytest.raises(StorageError, match="schema revision 0002, older than this arbiter's 0003: a run on it"):
+        with pytest.raises(StorageError, match="schema revision 0003, older than this arbiter's 0004: a run on it"):
             schema.check_readable(engine, "r.db", schema.alembic_config([EXAMPLE]))
     finally:
         engine.dispose()
@@ -203,7 +205,41 @@ def test_a_database_at_the_baseline_gets_the_entrant_keys_table_and_keeps_every_
     finally:
         engine.dispose()
     after = contents(empty_db)
-    assert after.pop("revision") == HEAD == "0002"
+    assert after.pop("revision") == HEAD == "0003"
     assert len(after.pop("entrant_keys")) == 1
+    assert after == {k: v for k, v in before.items() if k != "revision"} | {"authors": [], "submissions": []}
+    assert standings(empty_db) == (0, table_before)
+
+
+def test_a_database_at_0002_gets_the_authors_and_submissions_tables_and_keeps_every_row(finished, empty_db):
+    from arbiter.tournament.storage.arena import ArenaStore
+    from arbiter.tournament.storage.keys import KeyStore
+
+    made_before_migrations(finished, empty_db)
+    engine = create_engine(empty_db)
+    try:
+        with engine.begin() as conn:  # what a run of the code before the arena left: revision 0002
+            config = schema.alembic_config()
+            config.attributes["connection"] = conn
+            command.upgrade(config, "0002")
+        key = KeyStore(engine).issue("alice")
+    finally:
+        engine.dispose()
+    before = contents(empty_db)
+    assert before["revision"] == "0002" and "authors" not in before and "submissions" not in before
+    assert len(before["matches"]) == 20 and len(before["entrant_keys"]) == 1
+    code, table_before = standings(empty_db)  # a reader needs nothing of revision 0003: it reads the database as it is
+    assert code == 0 and json.loads(table_before) and contents(empty_db) == before
+
+    engine = open_database(empty_db)  # a run (or `arbiter author add`) upgrades it
+    try:
+        assert KeyStore(engine).entrant_of(key) == "alice"  # the key made before still opens
+        store = ArenaStore(engine)
+        assert store.author_of(store.add_author("alice")) == "alice"
+    finally:
+        engine.dispose()
+    after = contents(empty_db)
+    assert after.pop("revision") == HEAD == "0003"
+    assert len(after.pop("authors")) == 1 and after.pop("submissions") == []
     assert after == {k: v for k, v in before.items() if k != "revision"}
     assert standings(empty_db) == (0, table_before)

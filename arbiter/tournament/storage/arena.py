@@ -81,8 +81,11 @@ class ArenaStore:
                 found = checked(session, select(Author).where(Author.name == name))
                 if found and found[0].revoked_at is None:
                     raise taken
-                author = found[0] if found else Author(name=name)
-                author.token_id, author.token_sha256, author.created_at, author.revoked_at = token_id, digest, now(), None
+                author = Author(name=name, token_id=token_id, token_sha256=digest)
+                if found:  # a revoked author: a new token in the same row
+                    author = found[0]
+                    author.token_id, author.token_sha256 = token_id, digest
+                    author.created_at, author.revoked_at = now(), None
                 session.add(author)
         except IntegrityError:  # added by another process at the same moment
             raise taken from None
@@ -92,7 +95,9 @@ class ArenaStore:
         """Revoke author ``name``'s live token; how many there were (0 or 1)."""
         with self.engine.begin() as connection:
             return connection.execute(
-                update(Author).where(col(Author.name) == name, col(Author.revoked_at).is_(None)).values(revoked_at=now())
+                update(Author)
+                .where(col(Author.name) == name, col(Author.revoked_at).is_(None))
+                .values(revoked_at=now())
             ).rowcount
 
     def author_of(self, token_text: str) -> str:
