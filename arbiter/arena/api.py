@@ -1,0 +1,237 @@
+"""The arena's HTTP API (FastAPI; served by uvicorn in ``arbiter serve``), described at ``/openapi.json``.
+
+Reads are open to anyone: the leaderboard, entrants, matches and their logs, submissions'
+statuses, the arena's state. Writes (submitting a bot, retiring an entrant) and what belongs to
+an author alone (a bot's output in its matches, a submission's check report) need the author's
+token as ``Authorization: Bearer TOKEN``. What another author may not see is answered 404, as if
+it did not exist.
+
+Every input is bounded before it is used: path parameters and query strings by their types and
+lengths, a request body by the arena's upload limit before it is read (:class:`UploadCap`: a
+declared length over it is refused at once, a streamed body as soon as it passes it). Every
+error is ``{"detail": "one line"}`` with its status: 400 a request that cannot be used, 401 a
+missing or wrong token, 403 another's name, 404 nothing (that you may see) there, 409 nothing to
+retire, 410 a log that changed since it was recorded, 413 too large, 429 too many wrong tokens.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, File, HTTPException, Path, Query, Request, UploadFile
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from arbiter.errors import ArbiterError, NameTaken, StorageError, TokenRefused
+from arbiter.tournament.config import NAME_RE
+
+from .service import (
+    MAX_PAGE,
+    ArenaService,
+    LogGone,
+    NotFound,
+    NothingToRetire,
+    NotYours,
+    TooManyAttempts,
+    UploadTooLarge,
+)
+from .views import ArenaState, EntrantView, Leaderboard, MatchDetail, MatchPage, SubmissionView
+
+FORM_OVERHEAD = 64 << 10  # a multipart body's headers and boundaries, beyond the archive itself
+MAX_TOKEN = 512
+MAX_ID = 2**63 - 1
+STATUS: dict[type[ArbiterError], int] = {
+    TokenRefused: 401,
+    NotYours: 403,
+    NameTaken: 403,
+    NotFound: 404,
+    NothingToRetire: 409,
+    LogGone: 410,
+    UploadTooLarge: 413,
+    TooManyAttempts: 429,
+    StorageError: 503,
+}
+NAME = NAME_RE.pattern
+ENTRANT = NAME.removesuffix("$") + r"(@[0-9]{1,9})?$"
+
+Name = Annotated[str, Path(max_length=64, pattern=NAME, description="an entrant's name")]
+MatchId = Annotated[int, Path(ge=1, le=MAX_ID, description="a match's id")]
+bearer = HTTPBearer(auto_error=False, description="an author's token (`arbiter author add`)")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+
+
+def _token(credentials: HTTPAuthorizationCredentials | None) -> str | None:
+    """The bearer token sent, if any (bounded in length)."""
+    if credentials is None:
+        return None
+    if len(credentials.credentials) > MAX_TOKEN:
+        raise HTTPException(401, "that is not an author token (too long)")
+    return credentials.credentials
+
+
+def _required_token(credentials: HTTPAuthorizationCredentials | None) -> str:
+    token = _token(credentials)
+    if token is None:
+        raise HTTPException(401, "send your author token as 'Authorization: Bearer TOKEN'")
+    return token
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client is not None else "unknown"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detail": _one_line(detail)}, status_code=status, headers=headers)
+
+
+class UploadCap:
+    """Caps every POST body at ``limit`` bytes without reading past it: a declared length over it
+    is refused with 413 before the body is read; a body that streams past it ends in 413 there."""
+
+    def __init__(self, app: ASGIApp, limit: int):
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        too_large = f"the upload is larger than the arena's limit of {self.limit - FORM_OVERHEAD} bytes"
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.limit):
+            await _error(413, too_large, {"Connection": "close"})(scope, receive, send)
+            return
+        received = 0
+
+        async def bounded() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise HTTPException(413, too_large, headers={"Connection": "close"})
+            return message
+
+        await self.app(scope, bounded, send)
+
+
+def create_app(service: ArenaService) -> FastAPI:
+    """The API over ``service``: one app per arena."""
+    app = FastAPI(
+        title=f"Barbu arena {service.arena}",
+        summary="A standing ladder of Barbu bots: leaderboard, entrants, matches, submissions",
+        docs_url=None,  # the interactive pages load scripts from elsewhere; /openapi.json describes all
+        redoc_url=None,
+    )
+    app.add_middleware(UploadCap, limit=service.upload_limit + FORM_OVERHEAD)
+    _errors(app)
+    _reads(app, service)
+    _authored(app, service)
+    return app
+
+
+def _errors(app: FastAPI) -> None:
+    @app.exception_handler(ArbiterError)
+    async def arbiter_error(request: Request, e: Exception) -> JSONResponse:
+        status = next((STATUS[k] for k in type(e).__mro__ if k in STATUS), 400)
+        headers = {"Retry-After": f"{e.retry_after:.0f}"} if isinstance(e, TooManyAttempts) else None
+        return _error(status, str(e), headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, e: Exception) -> JSONResponse:
+        assert isinstance(e, RequestValidationError)
+        first: dict[str, Any] = e.errors()[0] if e.errors() else {}
+        where = " ".join(str(part) for part in first.get("loc", ()))
+        return _error(400, f"{where}: {first.get('msg', 'not valid')}")
+
+
+def _reads(app: FastAPI, service: ArenaService) -> None:
+    @app.get("/api/leaderboard", response_model=Leaderboard, tags=["ladder"])
+    def leaderboard() -> Leaderboard:
+        """Each active entrant, best first (by μ − 3σ)."""
+        return service.leaderboard()
+
+    @app.get("/api/state", response_model=ArenaState, tags=["ladder"])
+    def state() -> ArenaState:
+        """Matches recorded, in flight, in the last hour; active entrants."""
+        return service.state()
+
+    @app.get("/api/entrants/{name}", response_model=EntrantView, tags=["ladder"])
+    def entrant(name: Name) -> EntrantView:
+        """An entrant's versions, rating history, per-contract scores, recent matches and faults."""
+        return service.entrant(name)
+
+    @app.get("/api/matches", response_model=MatchPage, tags=["matches"])
+    def matches(
+        entrant: Annotated[
+            str | None, Query(max_length=80, pattern=ENTRANT, description="NAME or NAME@VERSION")
+        ] = None,
+        since: Annotated[datetime | None, Query(description="finished at or after (ISO 8601)")] = None,
+        before: Annotated[int | None, Query(ge=1, le=MAX_ID, description="ids below this (paging)")] = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+    ) -> MatchPage:
+        """Matches, newest first."""
+        return service.matches(entrant=entrant, since=since, before=before, limit=limit)
+
+    @app.get("/api/matches/{match_id}", response_model=MatchDetail, tags=["matches"])
+    def match(match_id: MatchId) -> MatchDetail:
+        return service.match(match_id)
+
+    @app.get(
+        "/api/matches/{match_id}/log",
+        tags=["matches"],
+        response_class=Response,
+        responses={200: {"content": {"application/jsonl": {}}, "description": "the log, byte for byte"}},
+    )
+    def match_log(match_id: MatchId) -> Response:
+        """The match's JSONL log as recorded (its SHA-256 is checked against the database's)."""
+        return Response(service.match_log(match_id), media_type="application/jsonl")
+
+
+def _authored(app: FastAPI, service: ArenaService) -> None:
+    @app.get(
+        "/api/matches/{match_id}/stderr/{seat}",
+        tags=["matches"],
+        response_class=Response,
+        responses={200: {"content": {"text/plain": {}}, "description": "the seat's bot output"}},
+    )
+    def stderr(
+        request: Request, match_id: MatchId, seat: Annotated[int, Path(ge=0, le=3)], credentials: Credentials
+    ) -> Response:
+        """What the seat's bot wrote (stdout and stderr): for the author of its entrant only."""
+        data = service.stderr(match_id, seat, _token(credentials), _client(request))
+        return Response(data, media_type="text/plain", headers={"X-Content-Type-Options": "nosniff"})
+
+    @app.post("/api/submissions", response_model=SubmissionView, status_code=201, tags=["submissions"])
+    def submit(
+        request: Request,
+        bundle: Annotated[UploadFile, File(description="the bot's folder as a .tar.gz (`arbiter submit`)")],
+        credentials: Credentials,
+    ) -> JSONResponse:
+        """Submit a bot: it is checked (check-bot, in the sandbox) and joins the ladder if it passes."""
+        token = _required_token(credentials)
+        data = bundle.file.read(service.upload_limit + 1)
+        row = service.submit(token, data, _client(request))
+        view = service.submission(row.id, token, _client(request))
+        location = f"/api/submissions/{row.id}"
+        return JSONResponse(view.model_dump(mode="json"), status_code=201, headers={"Location": location})
+
+    @app.get("/api/submissions/{submission_id}", response_model=SubmissionView, tags=["submissions"])
+    def submission(
+        request: Request, submission_id: Annotated[int, Path(ge=1, le=MAX_ID)], credentials: Credentials
+    ) -> SubmissionView:
+        """A submission's status; its author also sees its check report."""
+        return service.submission(submission_id, _token(credentials), _client(request))
+
+    @app.post("/api/entrants/{name}/retire", response_model=SubmissionView, tags=["submissions"])
+    def retire(request: Request, name: Name, credentials: Credentials) -> SubmissionView:
+        """Retire your entrant: its active version stops playing and keeps its history."""
+        token = _required_token(credentials)
+        return service.retire(name, token, _client(request))

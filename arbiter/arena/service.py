@@ -1,0 +1,537 @@
+"""The arena's read model and write side: what the API (arbiter.arena.api) serves and accepts.
+
+The ladder is one tournament row named after the arena; its entrants are versions named
+``NAME@VERSION``; the ``submissions`` table (:class:`arbiter.tournament.storage.arena.ArenaStore`)
+says which versions exist, who wrote them and which are active. Ratings, mean scores and faults
+are the tournament's own (:func:`arbiter.tournament.ratings.standings`), computed once per new
+match and shared by every request until the next; per-contract scores come from the match logs,
+read as the tournament report reads them (:func:`arbiter.web.report.logs.read_match_log`: only a
+log of the arena's folder with its recorded SHA-256) and summed by the report's own
+:class:`arbiter.web.report.stats.Analysis`.
+
+Every write needs an author's token; failed tokens are counted per client address
+(:class:`arbiter.lobby.ratelimit.FailureLimiter`) and an address that failed too often waits.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import col, select
+
+from arbiter.errors import ArbiterError
+from arbiter.files import FileTooLarge, read_bounded
+from arbiter.lobby.ratelimit import FailureLimiter, address_of
+from arbiter.tournament.ratings import MU, SIGMA, Standing, standings
+from arbiter.tournament.storage import Repo, row_id
+from arbiter.tournament.storage.arena import ArenaStore, SubmissionRow
+from arbiter.tournament.storage.models import Fault, Match, SeatResult, Tournament
+from arbiter.tournament.storage.rows import checked
+from arbiter.web.report.logs import read_match_log
+from arbiter.web.report.stats import Analysis, contract_stats
+
+from .views import (
+    ArenaState,
+    ContractScore,
+    ContractScores,
+    EntrantView,
+    FaultView,
+    Leaderboard,
+    LeaderboardRow,
+    MatchDetail,
+    MatchPage,
+    MatchSummary,
+    RatingPoint,
+    SeatView,
+    SubmissionView,
+    VersionView,
+)
+
+MAX_PAGE = 200  # matches per page of GET /api/matches
+RECENT_MATCHES = 20  # an entrant page's recent matches, and the logs its contract scores read
+RECENT_FAULTS = 50
+MAX_STDERR_BYTES = 4 << 20  # a seat's captured output is capped when written; this bounds the read
+
+
+class NotFound(ArbiterError):
+    """Nothing by that id or name (or nothing this caller may see: the API never says which)."""
+
+
+class LogGone(ArbiterError):
+    """A recorded match's log is no longer the one recorded (changed, unreadable)."""
+
+
+class NotYours(ArbiterError):
+    """An author acting on another author's (or the house's) entrant."""
+
+
+class NothingToRetire(ArbiterError):
+    """The author's entrant has no active version."""
+
+
+class TooManyAttempts(ArbiterError):
+    """A client address that gave too many wrong tokens lately: it waits ``retry_after`` seconds."""
+
+    def __init__(self, retry_after: float):
+        super().__init__(f"too many failed token attempts from this address: try again in {retry_after:.0f} s")
+        self.retry_after = retry_after
+
+
+class UploadTooLarge(ArbiterError):
+    """An upload over the arena's archive limit."""
+
+
+def split_version(entrant: str) -> tuple[str, int]:
+    """``NAME@VERSION`` as (NAME, VERSION); a name without a version is version 1 (a house entrant
+    of a tournament that named it so)."""
+    name, at, version = entrant.rpartition("@")
+    if at and version.isdigit():
+        return name, int(version)
+    return entrant, 1
+
+
+def client_address(host: str) -> str:
+    """The address failed tokens count under (IPv6: its /64), from an HTTP client's host."""
+    return address_of(f"ipv6:[{host}]:0" if ":" in host else f"ipv4:{host}:0")
+
+
+def _utc(dt: datetime) -> datetime:
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+
+
+class ArenaService:
+    """The arena's data for the API, and the writes it passes on.
+
+    ``house``: the house entrants' NAMEs (the arena file's commands; each plays as ``NAME@1``,
+    belongs to nobody and is always active). ``store_archive(data) -> (digest, name, command)``
+    checks and stores an uploaded bundle (arbiter.arena.archive); ``enqueue(submission_id)``
+    queues its check; ``in_flight()`` counts the matches being played; ``upload_limit`` caps an
+    upload's bytes (the arena file's ``uploads.archive``); ``limiter`` counts failed tokens."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        arena: str,
+        log_folder: Path,
+        *,
+        store_archive: Callable[[bytes], tuple[str, str, str]],
+        enqueue: Callable[[int], None],
+        house: Sequence[str] = (),
+        in_flight: Callable[[], int] = lambda: 0,
+        upload_limit: int = 10 << 20,
+        limiter: FailureLimiter | None = None,
+    ):
+        self.repo = Repo(engine)
+        self.store = ArenaStore(engine)
+        self.arena = arena
+        self.log_folder = log_folder.resolve()
+        self.house = tuple(house)
+        self.upload_limit = upload_limit
+        self.limiter = limiter or FailureLimiter()
+        self._store_archive = store_archive
+        self._enqueue = enqueue
+        self._in_flight = in_flight
+        self._lock = threading.Lock()
+        self._standings: tuple[tuple[Any, ...], dict[str, Standing]] | None = None
+        self._contracts: dict[tuple[Any, ...], ContractScores] = {}
+
+    # ---- the ladder ------------------------------------------------------------------------
+    def _tournament(self) -> Tournament | None:
+        with self.repo.reading(f"arena {self.arena!r}"):
+            return self.repo.tournament(self.arena)
+
+    def active(self) -> dict[str, str | None]:
+        """The active versions (``NAME@VERSION``) with their authors (None: the house)."""
+        out: dict[str, str | None] = {f"{name}@1": None for name in self.house}
+        for row in self.store.active(self.arena):
+            out[f"{row.entrant}@{row.version}"] = row.author
+        return out
+
+    def _table(self, t: Tournament | None, extra: Sequence[str] = ()) -> dict[str, Standing]:
+        """Every version's standing (those of ``extra`` too, unplayed ones at the start), computed
+        again only when a match was recorded since."""
+        if t is None:
+            return {name: Standing(name, MU, SIGMA) for name in extra}
+        t_id = row_id(t)
+        with self.repo.reading(f"arena {self.arena!r}"):
+            names = self.repo.entrant_names(t_id)
+            everyone = list(dict.fromkeys([*names, *extra]))
+            with self.repo.session() as s:
+                count, last = s.exec(
+                    select(func.count(), func.max(Match.id)).select_from(Match).where(Match.tournament_id == t_id)
+                ).one()
+            key = (t_id, count, last, tuple(everyone))
+            with self._lock:
+                if self._standings is not None and self._standings[0] == key:
+                    return self._standings[1]
+            table = {s.name: s for s in standings(everyone, self.repo.matches(t_id))}
+        with self._lock:
+            self._standings = (key, table)
+        return table
+
+    def leaderboard(self) -> Leaderboard:
+        active = self.active()
+        t = self._tournament()
+        table = self._table(t, list(active))
+        rows = sorted((table[v] for v in active), key=lambda s: (-s.rating, -s.mu, s.name))
+        board = []
+        for rank, s in enumerate(rows, start=1):
+            name, version = split_version(s.name)
+            board.append(LeaderboardRow(rank=rank, name=name, version=version, author=active[s.name], **_rating(s)))
+        return Leaderboard(arena=self.arena, matches=self._count(t), entrants=board)
+
+    def _count(self, t: Tournament | None, since: datetime | None = None) -> int:
+        if t is None:
+            return 0
+        query = select(func.count()).select_from(Match).where(Match.tournament_id == row_id(t))
+        if since is not None:
+            query = query.where(col(Match.finished_at) >= _utc(since))
+        with self.repo.reading(f"arena {self.arena!r}"), self.repo.session() as s:
+            return s.exec(query).one()
+
+    def state(self) -> ArenaState:
+        t = self._tournament()
+        hour_ago = datetime.now(UTC) - timedelta(hours=1)
+        return ArenaState(
+            arena=self.arena,
+            matches=self._count(t),
+            in_flight=self._in_flight(),
+            last_hour=self._count(t, hour_ago),
+            active=len(self.active()),
+        )
+
+    # ---- matches ---------------------------------------------------------------------------
+    def _versions_of(self, t_id: int, entrant: str) -> dict[int, str]:
+        """The tournament's entrant rows (id -> NAME@VERSION) that are ``entrant``: a NAME (every
+        version) or one NAME@VERSION."""
+        by_id = self.repo.entrants_by_id(t_id)
+        if "@" in entrant:
+            return {i: n for i, n in by_id.items() if n == entrant}
+        return {i: n for i, n in by_id.items() if split_version(n)[0] == entrant}
+
+    def matches(
+        self, *, entrant: str | None = None, since: datetime | None = None, before: int | None = None, limit: int = 50
+    ) -> MatchPage:
+        """A page of matches, newest first: of one entrant (NAME or NAME@VERSION), finished at or
+        after ``since``, with ids below ``before``."""
+        t = self._tournament()
+        limit = max(1, min(limit, MAX_PAGE))
+        if t is None:
+            return MatchPage(matches=[], next_before=None)
+        t_id = row_id(t)
+        query = select(Match).where(Match.tournament_id == t_id)
+        with self.repo.reading(f"arena {self.arena!r}"), self.repo.session() as s:
+            if entrant is not None:
+                ids = list(self._versions_of(t_id, entrant))
+                if not ids:
+                    raise NotFound(f"no entrant {entrant!r} has played in arena {self.arena!r}")
+                played = select(SeatResult.match_id).where(col(SeatResult.entrant_id).in_(ids))
+                query = query.where(col(Match.id).in_(played))
+            if since is not None:
+                query = query.where(col(Match.finished_at) >= _utc(since))
+            if before is not None:
+                query = query.where(col(Match.id) < before)
+            rows = checked(s, query.order_by(col(Match.id).desc()).limit(limit + 1))
+        more = len(rows) > limit
+        rows = rows[:limit]
+        page = self._summaries(t_id, rows)
+        return MatchPage(matches=page, next_before=row_id(rows[-1]) if more else None)
+
+    def _summaries(self, t_id: int, rows: Sequence[Match]) -> list[MatchSummary]:
+        ids = [row_id(m) for m in rows]
+        names = self.repo.entrants_by_id(t_id)
+        seats: dict[int, list[SeatResult]] = {}
+        with self.repo.session() as s:
+            query = select(SeatResult).where(col(SeatResult.match_id).in_(ids))
+            for sr in checked(s, query.order_by(col(SeatResult.match_id), col(SeatResult.seat))):
+                seats.setdefault(sr.match_id, []).append(sr)
+        return [_summary(m, seats.get(row_id(m), []), names) for m in rows]
+
+    def _match_row(self, match_id: int) -> tuple[Tournament, Match]:
+        t = self._tournament()
+        if t is not None:
+            with self.repo.reading(f"arena {self.arena!r}"), self.repo.session() as s:
+                query = select(Match).where(Match.id == match_id, Match.tournament_id == row_id(t))
+                found = checked(s, query)
+            if found:
+                return t, found[0]
+        raise NotFound(f"no match {match_id} in arena {self.arena!r}")
+
+    def match(self, match_id: int) -> MatchDetail:
+        t, m = self._match_row(match_id)
+        t_id = row_id(t)
+        names = self.repo.entrants_by_id(t_id)
+        with self.repo.reading(f"match {match_id}"), self.repo.session() as s:
+            faults = checked(s, select(Fault).where(Fault.match_id == match_id).order_by(col(Fault.id)))
+        summary = self._summaries(t_id, [m])[0]
+        return MatchDetail(
+            **summary.model_dump(),
+            reason=m.reason if m.status != "complete" else None,
+            deals=m.deals,
+            wall_seconds=round(m.wall_seconds, 3),
+            fault_list=[_fault(f, names) for f in faults],
+        )
+
+    def match_log(self, match_id: int) -> bytes:
+        """The match's JSONL log byte for byte: only a log of the arena's folder whose bytes
+        have the SHA-256 recorded with the match."""
+        _, m = self._match_row(match_id)
+        path = self._in_folder(m.log_path)
+        state = read_match_log(str(path), m.log_sha256, "", self.arena) if path else None
+        if state is None or state.path is None or state.path.resolve().parent != self.log_folder:
+            raise NotFound(f"match {match_id}'s log is not in the arena's log folder")
+        if state.status == "missing":
+            raise NotFound(f"match {match_id}'s log is missing")
+        if state.status != "ok":
+            raise LogGone(f"match {match_id}'s log is no longer the one recorded: {state.note}")
+        return "".join(state.lines).encode("utf-8")
+
+    def _in_folder(self, stored: str) -> Path | None:
+        """Where a recorded path points, if that is directly inside the arena's log folder."""
+        if not stored:
+            return None
+        path = Path(stored)
+        path = path if path.is_absolute() else self.log_folder / path.name
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):
+            return None
+        return path if real.parent == self.log_folder else None
+
+    def stderr(self, match_id: int, seat: int, token: str | None, client: str) -> bytes:
+        """What the seat's bot wrote to stdout and stderr in the match: for its author alone;
+        anyone else (and a house seat) is told there is no such thing."""
+        hidden = NotFound(f"no output of seat {seat} of match {match_id} for you")
+        if token is None:
+            raise hidden
+        author = self.author(token, client)
+        _, m = self._match_row(match_id)
+        seats = json.loads(m.seats)
+        if not 0 <= seat < len(seats):
+            raise hidden
+        name, version = split_version(seats[seat])
+        if not any(v.version == version and v.author == author for v in self.store.versions(self.arena, name)):
+            raise hidden
+        log = self._in_folder(m.log_path)
+        if log is None:
+            raise hidden
+        output = log.with_name(f"{log.name.removesuffix('.jsonl')}.seat{seat}.stderr")
+        if output.is_symlink() or output.resolve().parent != self.log_folder:
+            raise hidden
+        try:
+            return read_bounded(output, MAX_STDERR_BYTES)
+        except (OSError, FileTooLarge):
+            raise hidden from None
+
+    # ---- entrants --------------------------------------------------------------------------
+    def entrant(self, name: str) -> EntrantView:
+        t = self._tournament()
+        house = name in self.house
+        versions = self.store.versions(self.arena, name)
+        if not house and not versions:
+            raise NotFound(f"no entrant {name!r} in arena {self.arena!r}")
+        own = [f"{name}@1"] if house else [f"{v.entrant}@{v.version}" for v in versions]
+        table = self._table(t, own)
+        views = (
+            [_house_version(table[own[0]])] if house else [_version(v, table[f"{name}@{v.version}"]) for v in versions]
+        )
+        active = next((v.version for v in views if v.status == "active"), None)
+        if t is None:
+            return EntrantView(
+                name=name, author=None if house else versions[0].author, active_version=active, versions=views,
+                history=[], contract_scores=ContractScores(matches=0, contracts=[], by_version={}),
+                recent_matches=[], faults=[], fault_counts={},
+            )  # fmt: skip
+        t_id = row_id(t)
+        with self.repo.reading(f"entrant {name!r}"):
+            history = [
+                RatingPoint(version=split_version(r.entrant)[1], **_point(r.game, r.match_number, r.mu, r.sigma))
+                for r in self.repo.rating_history(t_id)
+                if r.entrant in own
+            ]
+            recent = self.matches(entrant=name, limit=RECENT_MATCHES).matches if self._versions_of(t_id, name) else []
+            faults, counts = self._faults(t_id, name)
+        return EntrantView(
+            name=name,
+            author=None if house else versions[0].author,
+            active_version=active,
+            versions=views,
+            history=history,
+            contract_scores=self._contract_scores(t, own, recent),
+            recent_matches=recent,
+            faults=faults,
+            fault_counts=counts,
+        )
+
+    def _faults(self, t_id: int, name: str) -> tuple[list[FaultView], dict[str, int]]:
+        ids = self._versions_of(t_id, name)
+        if not ids:
+            return [], {}
+        with self.repo.session() as s:
+            where = col(Fault.entrant_id).in_(list(ids))
+            counts = dict(s.exec(select(Fault.kind, func.count()).where(where).group_by(col(Fault.kind))).all())
+            rows = checked(s, select(Fault).where(where).order_by(col(Fault.id).desc()).limit(RECENT_FAULTS))
+        return [_fault(f, ids) for f in rows], counts
+
+    def _contract_scores(self, t: Tournament, own: Sequence[str], recent: Sequence[MatchSummary]) -> ContractScores:
+        """Per version, the mean deal score per contract over its recent matches' sound logs."""
+        from barbu.matchlog import read_log
+        from barbu.rules import ruleset_from_json
+
+        from arbiter.replay.facts import Facts
+
+        key = (row_id(t), tuple(own), tuple(m.id for m in recent))
+        with self._lock:
+            if key in self._contracts:
+                return self._contracts[key]
+        rules = ruleset_from_json(json.loads(t.rules))
+        analysis = Analysis()
+        for m in recent:
+            if m.status != "complete":
+                continue
+            try:
+                log = self.match_log(m.id)
+            except (NotFound, LogGone):
+                continue
+            verification, deals = read_log(log.decode("utf-8").splitlines(keepends=True), Facts(rules))
+            if verification.valid and verification.complete:
+                analysis.add_match([f"{s.name}@{s.version}" for s in m.seats], deals, rules.double_scoring)
+        contracts = [c.value for c in rules.contracts]
+        stats = contract_stats(analysis.contracts_all, own, contracts)
+        scores = ContractScores(
+            matches=analysis.matches,
+            contracts=contracts,
+            by_version={
+                split_version(v)[1]: {c: ContractScore(**value) for c, value in per.items()} for v, per in stats.items()
+            },
+        )
+        with self._lock:
+            if len(self._contracts) > 1000:
+                self._contracts.clear()
+            self._contracts[key] = scores
+        return scores
+
+    # ---- authors and submissions -----------------------------------------------------------
+    def author(self, token: str, client: str) -> str:
+        """The author the token names; a wrong one is counted against the client's address."""
+        address = client_address(client)
+        wait = self.limiter.blocked(address)
+        if wait is not None:
+            raise TooManyAttempts(wait)
+        try:
+            return self.store.author_of(token)
+        except ArbiterError:
+            self.limiter.failed(address)
+            raise
+
+    def submit(self, token: str, data: bytes, client: str) -> SubmissionRow:
+        """Store the uploaded bundle, open the submission (a new version of its name) and queue its check."""
+        author = self.author(token, client)
+        if len(data) > self.upload_limit:
+            raise UploadTooLarge(f"the upload is larger than the arena's limit of {self.upload_limit} bytes")
+        digest, name, command = self._store_archive(data)
+        row = self.store.open_submission(self.arena, author, name, digest, command, house=self.house)
+        self._enqueue(row.id)
+        return row
+
+    def submission(self, submission_id: int, token: str | None, client: str) -> SubmissionView:
+        """A submission's status; its author also sees its bundle and check report."""
+        row = self.store.submission(submission_id)
+        if row is None or row.arena != self.arena:
+            raise NotFound(f"no submission {submission_id} in arena {self.arena!r}")
+        view = SubmissionView(
+            id=row.id, name=row.entrant, version=row.version, status=row.status, created_at=row.created_at,
+            decided_at=row.decided_at, retired_at=row.retired_at,
+        )  # fmt: skip
+        if token is not None and self.author(token, client) == row.author:
+            view.author, view.bundle = row.author, row.bundle
+            view.report = _report(row.report)
+        return view
+
+    def retire(self, name: str, token: str, client: str) -> SubmissionView:
+        """Retire the author's active version of ``name``: it stops playing and keeps its history."""
+        author = self.author(token, client)
+        versions = self.store.versions(self.arena, name)
+        if name in self.house or (versions and versions[0].author != author):
+            raise NotYours(f"{name!r} is not yours to retire")
+        if not versions:
+            raise NotFound(f"no entrant {name!r} in arena {self.arena!r}")
+        row = self.store.retire(self.arena, author, name)
+        if row is None:
+            raise NothingToRetire(f"{name!r} has no active version to retire")
+        return self.submission(row.id, token, client)
+
+
+# ---- plain values to views ------------------------------------------------------------------
+def _rating(s: Standing) -> dict[str, Any]:
+    return {
+        "mu": round(s.mu, 4),
+        "sigma": round(s.sigma, 4),
+        "conservative": round(s.rating, 4),
+        "matches": s.matches,
+        "mean_score": None if s.mean_score is None else round(s.mean_score, 3),
+        "ci95": None if s.ci95 is None else (round(s.ci95[0], 3), round(s.ci95[1], 3)),
+        "faults": s.faults,
+    }
+
+
+def _point(game: int, match_number: int, mu: float, sigma: float) -> dict[str, Any]:
+    return {"game": game, "match_number": match_number, "mu": round(mu, 4), "sigma": round(sigma, 4)}
+
+
+def _version(row: SubmissionRow, s: Standing) -> VersionView:
+    return VersionView(
+        version=row.version, status=row.status, created_at=row.created_at, decided_at=row.decided_at,
+        retired_at=row.retired_at, **_rating(s),
+    )  # fmt: skip
+
+
+def _house_version(s: Standing) -> VersionView:
+    return VersionView(version=1, status="active", created_at=None, decided_at=None, retired_at=None, **_rating(s))
+
+
+def _summary(m: Match, seats: Sequence[SeatResult], names: dict[int, str]) -> MatchSummary:
+    views = []
+    for sr in seats:
+        name, version = split_version(names.get(sr.entrant_id, "?"))
+        views.append(
+            SeatView(
+                seat=sr.seat,
+                name=name,
+                version=version,
+                total=sr.total,
+                place=sr.place,
+                forfeited=sr.forfeited,
+                faults=sr.faults,
+            )  # fmt: skip
+        )
+    match_id = row_id(m)
+    return MatchSummary(
+        id=match_id, number=m.number, key=m.key, game=m.game, status=m.status, seats=views,
+        totals=json.loads(m.totals), places=json.loads(m.places), finished_at=_utc(m.finished_at),
+        log=f"/api/matches/{match_id}/log",
+    )  # fmt: skip
+
+
+def _fault(f: Fault, names: dict[int, str]) -> FaultView:
+    name, version = split_version(names.get(f.entrant_id, "?"))
+    return FaultView(
+        match=f.match_id, seat=f.seat, name=name, version=version, deal=f.deal, kind=f.kind, detail=f.detail,
+        action=f.action,
+    )  # fmt: skip
+
+
+def _report(text: str | None) -> Any:
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text

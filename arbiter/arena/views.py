@@ -1,0 +1,147 @@
+"""The arena API's JSON shapes (pydantic): what ``/openapi.json`` describes and clients read.
+
+An arena entrant is a NAME with versions 1, 2, ...; the database names each version
+``NAME@VERSION``; these shapes split that into ``name`` and ``version``. House entrants (the
+arena file's commands) have no author. Times are UTC.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Rating(BaseModel):
+    """A version's standing: TrueSkill μ and σ, μ−3σ, and its mean score per match (95% interval)."""
+
+    mu: float
+    sigma: float
+    conservative: float = Field(description="μ − 3σ: the leaderboard's order")
+    matches: int = Field(description="complete matches played")
+    mean_score: float | None = Field(description="mean score per match")
+    ci95: tuple[float, float] | None = Field(description="95% confidence interval of mean_score")
+    faults: int
+
+
+class LeaderboardRow(Rating):
+    rank: int
+    name: str
+    version: int
+    author: str | None = Field(description="the submitting author; none for a house entrant")
+
+
+class Leaderboard(BaseModel):
+    arena: str
+    matches: int = Field(description="matches recorded in all")
+    entrants: list[LeaderboardRow] = Field(description="each active entrant, best first")
+
+
+class VersionView(Rating):
+    version: int
+    status: str = Field(description="checking | rejected | active | retired (house entrants: active)")
+    created_at: datetime | None
+    decided_at: datetime | None
+    retired_at: datetime | None
+
+
+class RatingPoint(BaseModel):
+    version: int
+    game: int = Field(description="the rated game (a duplicate set) in the ladder's order")
+    match_number: int
+    mu: float
+    sigma: float
+
+
+class ContractScore(BaseModel):
+    mean: float | None = Field(description="mean deal score")
+    n: int = Field(description="deals")
+    ci95: tuple[float, float] | None
+
+
+class SeatView(BaseModel):
+    seat: int
+    name: str
+    version: int
+    total: int
+    place: int
+    forfeited: bool
+    faults: int
+
+
+class FaultView(BaseModel):
+    match: int = Field(description="the match's id")
+    seat: int
+    name: str
+    version: int
+    deal: int
+    kind: str
+    detail: str
+    action: str
+
+
+class MatchSummary(BaseModel):
+    id: int
+    number: int = Field(description="the match's number in the ladder")
+    key: str
+    game: int
+    status: str = Field(description="complete | aborted")
+    seats: list[SeatView]
+    totals: list[int]
+    places: list[int]
+    finished_at: datetime
+    log: str = Field(description="where its JSONL log is served")
+
+
+class MatchDetail(MatchSummary):
+    reason: str | None
+    deals: int
+    wall_seconds: float
+    fault_list: list[FaultView]
+
+
+class MatchPage(BaseModel):
+    matches: list[MatchSummary] = Field(description="newest first")
+    next_before: int | None = Field(description="pass as `before` for the next page; none at the end")
+
+
+class ContractScores(BaseModel):
+    matches: int = Field(description="the entrant's most recent sound, complete matches these cover")
+    contracts: list[str]
+    by_version: dict[int, dict[str, ContractScore]] = Field(
+        description="per version, per contract (and `all`): its mean deal score over all deals"
+    )
+
+
+class EntrantView(BaseModel):
+    name: str
+    author: str | None
+    active_version: int | None
+    versions: list[VersionView]
+    history: list[RatingPoint]
+    contract_scores: ContractScores
+    recent_matches: list[MatchSummary]
+    faults: list[FaultView] = Field(description="the most recent faults")
+    fault_counts: dict[str, int] = Field(description="every fault of the entrant, by kind")
+
+
+class SubmissionView(BaseModel):
+    id: int
+    name: str
+    version: int
+    status: str = Field(description="checking | rejected | active | retired")
+    created_at: datetime | None
+    decided_at: datetime | None
+    retired_at: datetime | None
+    author: str | None = Field(default=None, description="shown to its author only")
+    bundle: str | None = Field(default=None, description="the bundle's SHA-256; shown to its author only")
+    report: Any = Field(default=None, description="the check-bot report; shown to its author only")
+
+
+class ArenaState(BaseModel):
+    arena: str
+    matches: int = Field(description="matches recorded")
+    in_flight: int = Field(description="matches being played now")
+    last_hour: int = Field(description="matches recorded in the last hour")
+    active: int = Field(description="active entrants")
