@@ -41,7 +41,7 @@ from arbiter.files import human_size, read_text
 from arbiter.text import printable
 from arbiter.tournament.bundle import MAX_BUNDLE_BYTES, pack, unpack
 from arbiter.tournament.config.environment import check_launch, launch_command
-from arbiter.tournament.config.schema import EntrantFile, config_error
+from arbiter.tournament.config.schema import EntrantFile, command_argv, config_error
 from arbiter.tournament.config.yamltree import read_tree
 
 ENTRANT_FILE = "entrant.yaml"
@@ -155,7 +155,17 @@ def entrant_of(folder: Path) -> tuple[str, str]:
 
 def _check_command(command: str, folder: Path) -> None:
     """The command's program in the bot's folder or on PATH, and its script in the folder, as a
-    tournament file's commands are checked (the store's own path is not shown)."""
+    tournament file's commands are checked (the store's own path is not shown); and no word
+    naming a path outside the folder: the sandbox shows a bot the folders of the files its
+    command names, so ``env X=/root/.ssh/id_rsa`` would show it that folder."""
+    argv, _ = command_argv(command)
+    for word in argv:
+        value = word.split("=", 1)[-1]
+        if value.startswith(("/", "~")) or ".." in value.split("/"):
+            raise SubmissionRefused(
+                f"{ENTRANT_FILE}: command: {printable(word)!r} names a path outside the bot's folder: "
+                "an uploaded bot names only its own files (relative to its folder) and programs on PATH"
+            )
     try:
         check_launch(launch_command(command), folder)
     except ValueError as e:

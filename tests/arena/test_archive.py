@@ -226,6 +226,13 @@ ENTRANT_CASES = {
     "no-script": ([("entrant.yaml", b"name: alice\ncommand: python missing.py\n")], "no such file: missing.py"),
     "no-program": ([("entrant.yaml", b"name: alice\ncommand: ./alice-bot\n")], "no such file: ./alice-bot"),
     "not-on-path": ([("entrant.yaml", b"name: alice\ncommand: no-such-program-x\n")], "is not on PATH"),
+    "host-file": (
+        [("entrant.yaml", b"name: alice\ncommand: env KEY=/root/.ssh/id_rsa python random_bot.py\n")],
+        "'KEY=/root/.ssh/id_rsa' names a path outside the bot's folder",
+    ),
+    "absolute-script": ([("entrant.yaml", b"name: alice\ncommand: python /etc/passwd\n")], "outside the bot's folder"),
+    "home": ([("entrant.yaml", b"name: alice\ncommand: python ~/bot.py\n")], "outside the bot's folder"),
+    "dotdot-script": ([("entrant.yaml", b"name: alice\ncommand: python ../bot.py\n")], "outside the bot's folder"),
     "in-a-folder": ([("alice/entrant.yaml", ENTRANT), ("alice/random_bot.py", RANDOM_BOT)], "no entrant.yaml"),
 }
 
