@@ -50,6 +50,12 @@ class NameTaken(ArbiterError):
     house entrant has, an author name already given a live token."""
 
 
+class SubmissionRefused(ArbiterError):
+    """A bot uploaded to an arena that it does not take (an archive over its caps or holding
+    links, devices or paths that leave it; an entrant.yaml without a valid name or command). The
+    message goes to the bot's author as it is: one line saying what to change."""
+
+
 class ReportError(ArbiterError):
     """A report that cannot be written (no tournament, an unwritable path)."""
 

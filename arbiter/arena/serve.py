@@ -224,7 +224,7 @@ class ArenaHost:
         service = ArenaService(
             self.engine, self.arena.name, Path(self.arena.tournament.log_folder), store_archive=store_archive,
             enqueue=self.checker.enqueue, house=[e.name for e in self.arena.tournament.entrants],
-            in_flight=self.in_flight, upload_limit=self.arena.uploads.archive, woke=self.schedule.changed.set,
+            in_flight=self.in_flight, upload_limit=self.arena.uploads.archive,
         )  # fmt: skip
         self.web = WebServer(create_app(service), self.listen)
         self.web.start()

@@ -27,8 +27,8 @@ _Name = Annotated[str, typer.Argument(metavar="NAME", help="The author's name (l
 _Config = Annotated[
     str | None,
     typer.Argument(
-        metavar="CONFIG",
-        help="A tournament file: its 'database' (found as `arbiter run` finds it).",
+        metavar="ARENA",
+        help="An arena file: its 'database' (found as `arbiter serve` finds it).",
         show_default=False,
     ),
 ]
@@ -37,7 +37,7 @@ _Db = Annotated[
     typer.Option(
         "--db",
         metavar="DATABASE",
-        help="Database URL or SQLite file (default: CONFIG's 'database', else $BARBU_DB, else logs/arbiter.db).",
+        help="Database URL or SQLite file (default: ARENA's 'database', else $BARBU_DB, else logs/arbiter.db).",
     ),
 ]
 
@@ -100,12 +100,13 @@ def _open(name: str, config: str | None, db: str | None, *, create: bool) -> tup
     """The database's engine (at the code's newest schema) and its name to show (no password)."""
     from arbiter.cli.common import open_named_database
     from arbiter.errors import ConfigError
-    from arbiter.tournament.config import NAME_RE, load_config
+    from arbiter.arena.config import load_arena
+    from arbiter.tournament.config import NAME_RE
 
     if not NAME_RE.match(name):
         raise ConfigError(f"author name {name!r}: use letters, digits, '_', '-', '.', '+' (at most 64)")
     database = db
     if config is not None:
-        cfg = load_config(config, check_commands=False)  # its bots need not be here
-        database = db if db is not None else cfg.database  # --db "" is an error, not the default
+        arena = load_arena(config, check_commands=False)  # its bots need not be here
+        database = db if db is not None else arena.tournament.database  # --db "" is an error, not the default
     return open_named_database(database, create=create)

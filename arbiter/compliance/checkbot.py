@@ -52,6 +52,7 @@ from arbiter.errors import ConfigError
 from arbiter.match.blocking import run_blocking
 from arbiter.match.play import BotSpec, MatchHost
 from arbiter.process.bot import BotProcess
+from arbiter.process.limits import Limits
 from arbiter.referee.faults import FaultKind, FaultPolicy, PlayerFault
 from arbiter.referee.loop import MatchSetup
 from arbiter.referee.players import Player, RandomPlayer
@@ -223,7 +224,7 @@ def _plans(seed: int) -> list[_Plan]:
 
 async def _play_session(
     host: MatchHost, plan: _Plan, bot: BotSpec, control: TimeControl, *, exit_grace: float, folder: Path,
-    env: dict[str, str] | None, last: bool,
+    env: dict[str, str] | None, last: bool, isolation: str, limits: Limits,
 ) -> SessionRecord:  # fmt: skip
     """One match of the check, played by the match host as a tournament plays one; ``last``: no
     match follows (a multi-match bot is kept for the next one only if one follows)."""
@@ -235,7 +236,7 @@ async def _play_session(
     try:
         played = await host.play(
             [bot, *opponents], setup, out.log_path, time_control=control, fault_policy=FaultPolicy(max_strikes=3),
-            reuse=not last, env=env, exit_grace=exit_grace,
+            reuse=not last, env=env, exit_grace=exit_grace, isolation=isolation, limits=limits,
             wrap=lambda _seat, remote: _recorder(remote, out, control.connect),
         )  # fmt: skip
     except ConfigError as e:
@@ -265,7 +266,7 @@ async def _play_session(
 
 async def _play_sessions(
     command: str, control: TimeControl, *, seed: int, exit_grace: float, folder: Path, cwd: str | None,
-    env: dict[str, str] | None, listen: str | None,
+    env: dict[str, str] | None, listen: str | None, isolation: str, limits: Limits,
 ) -> list[SessionRecord]:  # fmt: skip
     """The check's matches, on one match host: a bot that said multi_match plays the next one on
     the same process and stream, as in a tournament."""
@@ -275,8 +276,9 @@ async def _play_sessions(
     async with MatchHost(listen=listen, reuse=True) as host:
         for i, plan in enumerate(plans):
             s = await _play_session(
-                host, plan, bot, control, exit_grace=exit_grace, folder=folder, env=env, last=i == len(plans) - 1
-            )
+                host, plan, bot, control, exit_grace=exit_grace, folder=folder, env=env, last=i == len(plans) - 1,
+                isolation=isolation, limits=limits,
+            )  # fmt: skip
             sessions.append(s)
             if not s.connected:
                 # Starting again will not help; report the rest as not reached.
@@ -311,6 +313,8 @@ def check_bot(
     logs: str | Path | None = None,
     cwd: str | None = None,
     env: dict[str, str] | None = None,
+    isolation: str = "none",
+    limits: Limits = Limits(),
 ) -> CheckReport:
     """Run the bot ``command`` through the conformance sessions; returns the report.
 
@@ -321,7 +325,8 @@ def check_bot(
     ``match_limit`` a wall-clock watchdog per match; ``logs`` a folder where the match logs and
     the bot's output are kept (a temporary folder, removed, otherwise); ``cwd`` and ``env`` the
     bot's working folder and extra environment; ``listen`` a ``host:port`` for the arbiter
-    (port 0: any free port) instead of a private Unix socket.
+    (port 0: any free port) instead of a private Unix socket; ``isolation`` and ``limits`` how
+    the bot is kept from the machine, as in a tournament (an arena checks uploads in bubblewrap).
     """
     if not time_limit > 0:
         raise ValueError(f"the time limit must be positive, got {time_limit!r}")
@@ -339,11 +344,11 @@ def check_bot(
         q.setLevel(logging.ERROR)
     control = TimeControl(per_decision=time_limit, reserve=0.0, connect=connect_timeout, match_limit=match_limit)
     try:
-        sessions = run_blocking(
-            _play_sessions(
-                launch, control, seed=seed, exit_grace=exit_grace, folder=folder, cwd=cwd, env=env, listen=listen
-            )
-        )
+        play = _play_sessions(
+            launch, control, seed=seed, exit_grace=exit_grace, folder=folder, cwd=cwd, env=env, listen=listen,
+            isolation=isolation, limits=limits,
+        )  # fmt: skip
+        sessions = run_blocking(play)
         report.steps = _judge(sessions, time_limit, exit_grace)
         report.pids = [s.pid for s in sessions if s.pid]
     finally:

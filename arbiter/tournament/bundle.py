@@ -327,6 +327,7 @@ def unpack(digest: str, data: bytes, root: Path | None = None, *, max_bytes: int
             return home / FILES
         _remove(home, root)  # changed since it was unpacked: start again
     work = Path(tempfile.mkdtemp(prefix=f".unpack-{digest[:12]}-", dir=root))
+    os.chmod(work, 0o755)  # bots run as another user (limits.user) reach their files through it
     try:
         _extract(raw, work / FILES, max_bytes)
         _read_only(work / FILES)

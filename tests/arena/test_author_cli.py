@@ -87,7 +87,7 @@ def test_author_add_prints_the_token_alone_on_its_last_line_and_revoke_revokes_i
     assert plain.returncode == 0 and plain.stdout.startswith("revoked the token of author bob in database "), plain
 
 
-def test_author_add_finds_the_database_of_a_tournament_file(tmp_path):
+def test_author_add_finds_the_database_of_an_arena_file(tmp_path):
     (tmp_path / "league.yaml").write_text(
         "name: ladder\ndatabase: results/ladder.db\n"
         "entrants:\n  - {name: random, command: python random.py}\n  - {name: greedy, command: python greedy.py}\n"

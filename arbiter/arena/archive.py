@@ -1,0 +1,294 @@
+"""Bots uploaded to an arena: the .tar.gz an author sends, checked, then kept by its content.
+
+:func:`open_archive` reads the upload as a stream and refuses it, with one line for its author
+(:class:`~arbiter.errors.SubmissionRefused`), as soon as it breaks a rule, before writing what
+breaks it:
+
+* caps (:class:`UploadLimits`): bytes of upload, bytes of files (a member's size counts as its
+  header declares it, before any of it is written, so a forged or sparse 1 GB member costs
+  nothing), entries (files and folders); the decompressed stream is capped too (the files plus
+  an allowance per entry for its headers), so a gzip bomb stops at the cap, whatever it hides;
+* paths: absolute, ``..``, empty or ``.`` parts, backslashes, control characters, a name twice;
+* kinds: symbolic and hard links, devices, named pipes, sparse files: only files and folders.
+
+The files land in a temporary folder inside the store, where ``entrant.yaml`` must give the
+entrant's ``name`` and ``command``, checked as a tournament file's entrants are (the name's
+form; the program in the bot's folder or on PATH, the script it names in the folder). The folder
+is then packed as a cluster bundle (:func:`arbiter.tournament.bundle.pack`: a deterministic tar
+whose SHA-256 is the bundle's digest) and unpacked by that digest
+(:func:`arbiter.tournament.bundle.unpack`: checked against the digest, made read-only, renamed
+into place at once) as ``STORE/<digest>/files``. Nothing is written outside the store; the same
+files sent again, by anyone, reuse the same folder.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import shutil
+import tarfile
+import tempfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, cast
+
+from pydantic import ValidationError
+
+from arbiter.errors import ConfigError, SubmissionRefused
+from arbiter.files import human_size, read_text
+from arbiter.text import printable
+from arbiter.tournament.bundle import MAX_BUNDLE_BYTES, pack, unpack
+from arbiter.tournament.config.environment import check_launch, launch_command
+from arbiter.tournament.config.schema import EntrantFile, command_argv, config_error
+from arbiter.tournament.config.yamltree import read_tree
+
+ENTRANT_FILE = "entrant.yaml"
+MAX_ENTRANT_FILE = 64 << 10
+HEADER_ALLOWANCE = 8 << 10  # decompressed bytes an entry may take beyond its data (headers, long names)
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    """An arena's caps on one upload (the arena file's ``uploads:``). Defined here until it can
+    be merged with arbiter/arena/config.py's, which has the same fields."""
+
+    archive: int = 10 << 20  # bytes of the .tar.gz as uploaded
+    unpacked: int = 100 << 20  # bytes of its files
+    files: int = 2000  # entries: files and folders
+
+
+DEFAULT_UPLOADS = UploadLimits()
+
+
+@dataclass(frozen=True)
+class Unpacked:
+    """An accepted upload: its bundle's digest, its files' folder in the store (read-only), and
+    what its entrant.yaml says (the command as written there)."""
+
+    digest: str
+    folder: Path
+    name: str
+    command: str
+
+
+def open_archive(data: bytes | IO[bytes], store: Path, limits: UploadLimits) -> Unpacked:
+    """Check the uploaded .tar.gz ``data`` (its bytes, or a stream read only up to the cap) and
+    keep its files in ``store``; a SubmissionRefused saying why not."""
+    if isinstance(data, bytes) and len(data) > limits.archive:
+        raise _archive_too_large(limits)
+    source = io.BytesIO(data) if isinstance(data, bytes) else data
+    store.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".upload-", dir=store))
+    try:
+        _extract(source, work, limits)
+        name, command = entrant_of(work)
+        _check_command(command, work)
+        bundle = pack(work, name, max_bytes=limits.unpacked)
+        folder = unpack(bundle.digest, bundle.data, store, max_bytes=limits.unpacked)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return Unpacked(bundle.digest, folder, name, command)
+
+
+def pack_folder(folder: Path, limits: UploadLimits = DEFAULT_UPLOADS) -> bytes:
+    """The .tar.gz of a bot's folder that an arena takes (``arbiter submit`` uploads it): its
+    files as a cluster bundle packs them (no .git, __pycache__ or byte code; sorted, no owners
+    or times); a SubmissionRefused for what the arena would refuse anyway."""
+    shown = printable(str(folder))
+    if not folder.is_dir():
+        raise SubmissionRefused(f"{shown} is not a folder: give the bot's folder")
+    entrant_of(folder)
+    try:
+        bundle = pack(folder, folder.name, max_bytes=min(limits.unpacked, MAX_BUNDLE_BYTES))
+    except ConfigError as e:
+        raise SubmissionRefused(str(e)) from None
+    if bundle.files > limits.files:
+        raise SubmissionRefused(
+            f"{shown} holds {bundle.files} files and folders; an arena takes at most {limits.files}"
+        )
+    raw = zlib.decompress(bundle.data)
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tar:
+        links = [m.name for m in tar.getmembers() if m.issym()]
+    if links:
+        raise SubmissionRefused(
+            f"{printable(str(folder / links[0]))} is a symbolic link; an arena takes files and folders only: "
+            "put a copy of what it points to in its place"
+        )
+    archive = gzip.compress(raw, compresslevel=9, mtime=0)
+    if len(archive) > limits.archive:
+        raise SubmissionRefused(
+            f"{shown} packs to {len(archive)} bytes, over the {human_size(limits.archive)} an arena takes: "
+            "leave out what the bot does not need to run"
+        )
+    return archive
+
+
+def entrant_of(folder: Path) -> tuple[str, str]:
+    """The entrant's name and command from ``folder``'s entrant.yaml, checked as a tournament
+    file's entrant is (the command's words; not yet whether its program exists)."""
+    path = folder / ENTRANT_FILE
+    if not path.is_file() or path.is_symlink():
+        raise SubmissionRefused(
+            f"no {ENTRANT_FILE} at the top of the bot's folder: write one with the entrant's name and command "
+            "(arbiter new-bot writes one)"
+        )
+    text = read_text(path, MAX_ENTRANT_FILE, ENTRANT_FILE, SubmissionRefused)
+    try:
+        data, lines = read_tree(text, ENTRANT_FILE)
+    except ConfigError as e:
+        raise SubmissionRefused(str(e)) from None
+    if isinstance(data, dict) and "remote" in data:
+        message = "a submitted bot runs here from its command: remove 'remote' (remote bots join through the lobby)"
+        raise SubmissionRefused(str(lines.error(("remote",), message, at_key=True)))
+    if isinstance(data, dict) and "name" in data and "command" not in data:
+        message = "the key 'command' is missing: say how to start the bot from its folder, e.g. python bot.py"
+        raise SubmissionRefused(str(lines.error((), message)))
+    try:
+        entrant = EntrantFile.model_validate(data)
+    except ValidationError as e:
+        raise SubmissionRefused(str(config_error(e, lines))) from None
+    assert entrant.command is not None  # not remote: EntrantFile requires one
+    return entrant.name, entrant.command
+
+
+def _check_command(command: str, folder: Path) -> None:
+    """The command's program in the bot's folder or on PATH, and its script in the folder, as a
+    tournament file's commands are checked (the store's own path is not shown); and no word
+    naming a path outside the folder: the sandbox shows a bot the folders of the files its
+    command names, so ``env X=/root/.ssh/id_rsa`` would show it that folder."""
+    argv, _ = command_argv(command)
+    for word in argv:
+        value = word.split("=", 1)[-1]
+        if value.startswith(("/", "~")) or ".." in value.split("/"):
+            raise SubmissionRefused(
+                f"{ENTRANT_FILE}: command: {printable(word)!r} names a path outside the bot's folder: "
+                "an uploaded bot names only its own files (relative to its folder) and programs on PATH"
+            )
+    try:
+        check_launch(launch_command(command), folder)
+    except ValueError as e:
+        message = str(e).replace(f"{folder}/", "")
+        raise SubmissionRefused(f"{ENTRANT_FILE}: command: {message}") from None
+
+
+# ---- reading the upload ---------------------------------------------------------------------
+class _Capped(io.RawIOBase):
+    """A reader of ``source`` that refuses (``refusal``) to give more than ``limit`` bytes in all:
+    it never asks its source for more than one byte past the cap."""
+
+    def __init__(self, source: IO[bytes], limit: int, refusal: SubmissionRefused):
+        super().__init__()
+        self.source, self.limit, self.refusal, self.total = source, limit, refusal, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]  # io's buffer type
+        room = self.limit + 1 - self.total
+        chunk = self.source.read(min(len(buffer), room))
+        self.total += len(chunk)
+        if self.total > self.limit:
+            raise self.refusal
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+
+def _archive_too_large(limits: UploadLimits) -> SubmissionRefused:
+    return SubmissionRefused(
+        f"the archive is larger than {human_size(limits.archive)}: leave out what the bot does not need to run"
+    )
+
+
+def _extract(source: IO[bytes], dest: Path, limits: UploadLimits) -> None:
+    """The upload's files and folders into ``dest``, each checked before it is written."""
+    upload = _Capped(source, limits.archive, _archive_too_large(limits))
+    inflated_cap = limits.unpacked + (limits.files + 1) * HEADER_ALLOWANCE
+    bomb = SubmissionRefused(f"the archive unpacks to more than {human_size(inflated_cap)}: not unpacked")
+    inflated = _Capped(cast(IO[bytes], gzip.GzipFile(fileobj=upload, mode="rb")), inflated_cap, bomb)
+    names: set[str] = set()
+    total = 0
+    try:
+        with tarfile.open(fileobj=cast(IO[bytes], inflated), mode="r|") as tar:
+            for count, member in enumerate(tar, start=1):
+                if count > limits.files:
+                    raise SubmissionRefused(
+                        f"the archive holds more than {limits.files} files and folders: keep the bot's folder smaller"
+                    )
+                name = _member_name(member)
+                if name is None:
+                    continue  # the top folder itself ("./")
+                if name in names:
+                    raise SubmissionRefused(f"the archive holds {printable(name)!r} twice: not unpacked")
+                names.add(name)
+                total += member.size if member.isreg() else 0
+                if total > limits.unpacked:
+                    raise SubmissionRefused(
+                        f"the archive's files come to more than {human_size(limits.unpacked)} "
+                        f"(at {printable(name)!r}): leave out what the bot does not need to run"
+                    )
+                _write(tar, member, dest / name)
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as e:
+        raise SubmissionRefused(f"the upload is not a readable .tar.gz archive ({printable(str(e))})") from None
+
+
+def _member_name(member: tarfile.TarInfo) -> str | None:
+    """The member's path inside the bot's folder (None for the folder itself); a refusal for a
+    path or a kind the arena does not take."""
+    raw = member.name
+    shown = printable(raw[:200])
+    name = raw
+    while name.startswith("./"):
+        name = name[2:]
+    name = name.rstrip("/")
+    if raw.startswith("/"):
+        raise SubmissionRefused(f"the archive holds the absolute path {shown!r}: pack paths relative to the folder")
+    parts = name.split("/")
+    if ".." in parts:
+        raise SubmissionRefused(f"the archive holds the path {shown!r}, which leaves the folder ('..'): not unpacked")
+    if name in ("", ".") and member.isdir():
+        return None
+    if any(p in ("", ".") for p in parts) or "\\" in name or any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise SubmissionRefused(f"the archive holds the unusual path {shown!r}: rename it")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SubmissionRefused(f"the archive holds a path that is not UTF-8 ({shown!r}): rename it") from None
+    _check_kind(member, printable(name[:200]))
+    return name
+
+
+def _check_kind(member: tarfile.TarInfo, shown: str) -> None:
+    kind = (
+        "a sparse file" if member.issparse()
+        else f"a symbolic link (to {printable(member.linkname[:200])!r})" if member.issym()
+        else f"a hard link (to {printable(member.linkname[:200])!r})" if member.islnk()
+        else "a device file" if member.ischr() or member.isblk()
+        else "a named pipe (fifo)" if member.isfifo()
+        else None if member.isreg() or member.isdir()
+        else "neither a file nor a folder"
+    )  # fmt: skip
+    if kind is not None:
+        raise SubmissionRefused(
+            f"the archive holds {shown!r}, {kind}; an arena takes files and folders only: put a plain file in its place"
+        )
+
+
+def _write(tar: tarfile.TarFile, member: tarfile.TarInfo, path: Path) -> None:
+    """Make the folder or file ``member`` at ``path`` (its folders first); an OSError is a
+    refusal. The folder holds no links, so nothing made here can leave it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if member.isdir():
+            path.mkdir(exist_ok=True)
+            return
+        mode = 0o755 if member.mode & 0o111 else 0o644
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+        with os.fdopen(fd, "wb") as out:
+            content = tar.extractfile(member)
+            if content is not None:
+                shutil.copyfileobj(content, out)
+    except OSError as e:
+        shown = printable(member.name[:200])
+        raise SubmissionRefused(f"the archive's {shown!r} cannot be unpacked: {e.strerror or e}") from None

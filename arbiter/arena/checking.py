@@ -1,0 +1,27 @@
+"""Checking an uploaded bot before it joins the ladder: check-bot's sessions
+(:mod:`arbiter.compliance.checkbot`), played with the bot kept from the machine as the arena's
+matches keep it (its isolation, bubblewrap where the host has it, and its limits)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from arbiter.compliance.checkbot import check_bot
+from arbiter.process.limits import Limits
+
+
+def check_submission(
+    folder: Path, command: str, *, isolation: str, limits: Limits, time_limit: float
+) -> tuple[bool, str]:
+    """Whether the bot in ``folder``, started there with ``command`` (its entrant.yaml's), passes
+    every step of check-bot with ``time_limit`` seconds per decision; and the report as JSON text
+    for its author: ``{"ok", "steps": [{"name", "ok", "detail"}], "text"}``, ``text`` being the
+    report as ``arbiter check-bot`` prints it. Paths into the store are shown relative to the
+    bot's folder: the author sees its files, not where the arena keeps them."""
+    report = check_bot(command, time_limit, cwd=str(folder), isolation=isolation, limits=limits)
+    for step in report.steps:  # the bot's output names its files: by their place in its folder only
+        for path in {str(folder), os.path.realpath(folder)}:
+            step.detail = step.detail.replace(f"{path}/", "")
+    return report.ok, json.dumps({**report.to_json(), "text": report.render()})

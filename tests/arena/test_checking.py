@@ -1,0 +1,79 @@
+"""Checking uploads (arbiter/arena/checking.py): real bots, uploaded as archives into a real store,
+run through check-bot as real processes in the sandbox the arena uses (bubblewrap: CI installs it
+with scripts/setup_sandbox.sh; the isolation test fails, never skips, where it cannot run)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arbiter.arena.archive import UploadLimits, open_archive
+from arbiter.arena.checking import check_submission
+from arbiter.compliance.checkbot import STEP_NAMES
+from arbiter.process.limits import Limits
+from arbiter.process.sandbox import bubblewrap_problem, strongest_isolation
+
+from .test_archive import ENTRANT, RANDOM_BOT, tar_gz
+
+ROOT = Path(__file__).resolve().parents[2]
+ILLEGAL_BOT = (ROOT / "tests" / "bots" / "illegal_bot.py").read_bytes()
+# A random bot that refuses to play where it sees a host folder's files: it passes only in a sandbox.
+PROBE_BOT = RANDOM_BOT.replace(
+    b'if __name__ == "__main__":\n',
+    b'if __name__ == "__main__":\n    if os.path.exists(os.environ["BARBU_HOST_FOLDER"] + "/file.txt"):\n        raise SystemExit(3)\n',
+)
+assert PROBE_BOT != RANDOM_BOT
+
+
+def upload(store: Path, entrant: bytes, *files: tuple[str, bytes]):
+    return open_archive(tar_gz(("entrant.yaml", entrant), *files), store, UploadLimits())
+
+
+def test_a_sample_bot_passes_and_its_report_is_json_with_the_text(tmp_path):
+    bot = upload(tmp_path / "store", ENTRANT, ("random_bot.py", RANDOM_BOT))
+    passed, report = check_submission(
+        bot.folder, bot.command, isolation=strongest_isolation(), limits=Limits(), time_limit=2
+    )
+    assert passed, report
+    data = json.loads(report)
+    assert data["ok"] is True and [s["name"] for s in data["steps"]] == list(STEP_NAMES)
+    assert all(s["ok"] for s in data["steps"])
+    assert data["text"].startswith("check-bot: python random_bot.py\n") and "ok: all" in data["text"]
+
+
+def test_a_failing_bot_is_reported_with_the_step_it_breaks(tmp_path):
+    bot = upload(tmp_path / "store", b"name: bad\ncommand: python illegal_bot.py\n", ("illegal_bot.py", ILLEGAL_BOT))
+    passed, report = check_submission(
+        bot.folder, bot.command, isolation=strongest_isolation(), limits=Limits(), time_limit=2
+    )
+    assert not passed
+    data = json.loads(report)
+    steps = {s["name"]: s for s in data["steps"]}
+    assert data["ok"] is False and not steps["legal-actions"]["ok"]
+    assert "not one of the" in steps["legal-actions"]["detail"]
+    assert "FAIL  legal-actions" in data["text"]
+
+
+def test_the_bot_runs_with_the_isolation_and_limits_it_is_given(tmp_path):
+    problem = bubblewrap_problem()
+    if problem:
+        pytest.fail(f"{problem}: install bubblewrap (scripts/setup_sandbox.sh) and allow user namespaces")
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "file.txt").write_text("the arbiter's")
+    # The test's own command may name a host folder (an upload may not: test_archive.py): the
+    # sandbox shows a bot the folders of the files its command names, not those of folders.
+    bot = upload(tmp_path / "store", b"name: probe\ncommand: python probe_bot.py\n", ("probe_bot.py", PROBE_BOT))
+    command = f"env BARBU_HOST_FOLDER={host} {bot.command}"
+    sandboxed, report = check_submission(bot.folder, command, isolation="bubblewrap", limits=Limits(), time_limit=2)
+    assert sandboxed, report  # it could not see the host's file
+    open_, report = check_submission(bot.folder, command, isolation="none", limits=Limits(), time_limit=2)
+    assert not open_ and "exited with code 3" in report
+    assert str(bot.folder) not in report  # the author is not shown where the arena keeps bots
+    # A memory limit no Python starts under: the limits reach the bot.
+    small = Limits(memory=16 << 20)
+    starved, report = check_submission(bot.folder, command, isolation="bubblewrap", limits=small, time_limit=2)
+    assert not starved
+    assert not {s["name"]: s["ok"] for s in json.loads(report)["steps"]}["hello"]
