@@ -36,6 +36,7 @@ from typing import IO, cast
 
 from pydantic import ValidationError
 
+from arbiter.arena.config import UploadLimits
 from arbiter.errors import ConfigError, SubmissionRefused
 from arbiter.files import human_size, read_text
 from arbiter.text import printable
@@ -47,16 +48,6 @@ from arbiter.tournament.config.yamltree import read_tree
 ENTRANT_FILE = "entrant.yaml"
 MAX_ENTRANT_FILE = 64 << 10
 HEADER_ALLOWANCE = 8 << 10  # decompressed bytes an entry may take beyond its data (headers, long names)
-
-
-@dataclass(frozen=True)
-class UploadLimits:
-    """An arena's caps on one upload (the arena file's ``uploads:``). Defined here until it can
-    be merged with arbiter/arena/config.py's, which has the same fields."""
-
-    archive: int = 10 << 20  # bytes of the .tar.gz as uploaded
-    unpacked: int = 100 << 20  # bytes of its files
-    files: int = 2000  # entries: files and folders
 
 
 DEFAULT_UPLOADS = UploadLimits()

@@ -37,7 +37,8 @@ from arbiter.model import MatchOutcome
 from arbiter.process.limits import Limits
 from arbiter.signals import draining_on_signals
 from arbiter.tournament.bundle import cached
-from arbiter.tournament.config import EntrantConfig, launch_command, override
+from arbiter.tournament.config import EntrantConfig, override
+from arbiter.tournament.config.environment import launch_command
 from arbiter.tournament.loop import Run, RunSummary, run_tournament
 from arbiter.tournament.schedule import ScheduledMatch
 
@@ -191,7 +192,7 @@ class ArenaHost:
     server and the checker; it also counts what is in play for the API."""
 
     def __init__(
-        self, arena: ArenaConfig, url: str, web: str, schedule: ArenaSchedule, announce: Callable[[str], None]
+        self, arena: ArenaConfig, url: str | None, web: str, schedule: ArenaSchedule, announce: Callable[[str], None]
     ):
         self.arena, self.url, self.listen, self.schedule, self.announce = arena, url, web, schedule, announce
         self.run: Run | None = None

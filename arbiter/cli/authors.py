@@ -98,9 +98,9 @@ def revoke_author_command(
 
 def _open(name: str, config: str | None, db: str | None, *, create: bool) -> tuple[Engine, str]:
     """The database's engine (at the code's newest schema) and its name to show (no password)."""
+    from arbiter.arena.config import load_arena
     from arbiter.cli.common import open_named_database
     from arbiter.errors import ConfigError
-    from arbiter.arena.config import load_arena
     from arbiter.tournament.config import NAME_RE
 
     if not NAME_RE.match(name):

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from arbiter.arena.archive import UploadLimits, open_archive, pack_folder
+from arbiter.arena.archive import open_archive, pack_folder
+from arbiter.arena.config import UploadLimits
 from arbiter.errors import SubmissionRefused
 
 ROOT = Path(__file__).resolve().parents[2]
