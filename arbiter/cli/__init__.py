@@ -22,6 +22,7 @@ from arbiter.cli.newbot import new_bot_command
 from arbiter.cli.play import match, selfplay
 from arbiter.cli.replay import replay_command
 from arbiter.cli.report import report_command
+from arbiter.cli.submit import submit_command
 from arbiter.cli.tournament import run_command, standings_command
 from arbiter.errors import INTERRUPTED
 
@@ -45,6 +46,7 @@ app.command("run")(run_command)
 app.command("standings")(standings_command)
 app.command("ab")(ab_command)
 app.command("connect")(connect_command)
+app.command("submit")(submit_command)
 app.add_typer(key_app, name="key")
 
 
