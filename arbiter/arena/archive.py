@@ -26,6 +26,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import shutil
 import tarfile
 import tempfile
@@ -160,7 +161,7 @@ def _check_command(command: str, folder: Path) -> None:
     try:
         check_launch(launch_command(command), folder)
     except ValueError as e:
-        message = str(e).replace(f"{folder}/", "")
+        message = re.sub(rf" \(looked for {re.escape(str(folder))}/[^)]*\)", " in the bot's folder", str(e))
         raise SubmissionRefused(f"{ENTRANT_FILE}: command: {message}") from None
 
 

@@ -24,6 +24,7 @@ from arbiter.cli.play import match, selfplay
 from arbiter.cli.replay import replay_command
 from arbiter.cli.report import report_command
 from arbiter.cli.serve import serve_command
+from arbiter.cli.submit import submit_command
 from arbiter.cli.tournament import run_command, standings_command
 from arbiter.errors import INTERRUPTED
 
@@ -48,6 +49,7 @@ app.command("standings")(standings_command)
 app.command("ab")(ab_command)
 app.command("connect")(connect_command)
 app.command("serve")(serve_command)
+app.command("submit")(submit_command)
 app.add_typer(key_app, name="key")
 app.add_typer(author_app, name="author")
 

@@ -224,7 +224,10 @@ ENTRANT_CASES = {
     "no-command": ([("entrant.yaml", b"name: alice\n")], "the key 'command' is missing: say how to start"),
     "remote": ([("entrant.yaml", b"name: alice\nremote: true\n")], "entrant.yaml:2: remote: a submitted bot"),
     "unknown-key": ([("entrant.yaml", ENTRANT + b"colour: red\n")], "entrant.yaml:3: colour: unknown key"),
-    "no-script": ([("entrant.yaml", b"name: alice\ncommand: python missing.py\n")], "no such file: missing.py"),
+    "no-script": (
+        [("entrant.yaml", b"name: alice\ncommand: python missing.py\n")],
+        "no such file: missing.py in the bot's folder",
+    ),
     "no-program": ([("entrant.yaml", b"name: alice\ncommand: ./alice-bot\n")], "no such file: ./alice-bot"),
     "not-on-path": ([("entrant.yaml", b"name: alice\ncommand: no-such-program-x\n")], "is not on PATH"),
     "host-file": (
