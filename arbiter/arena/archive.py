@@ -80,6 +80,7 @@ def open_archive(data: bytes | IO[bytes], store: Path, limits: UploadLimits) -> 
     if isinstance(data, bytes) and len(data) > limits.archive:
         raise _archive_too_large(limits)
     source = io.BytesIO(data) if isinstance(data, bytes) else data
+    store = store.resolve()
     store.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".upload-", dir=store))
     try:
