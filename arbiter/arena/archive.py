@@ -41,7 +41,7 @@ from arbiter.arena.config import UploadLimits
 from arbiter.errors import ConfigError, SubmissionRefused
 from arbiter.files import human_size, read_text
 from arbiter.text import printable
-from arbiter.tournament.bundle import MAX_BUNDLE_BYTES, pack, unpack
+from arbiter.tournament.bundle import MAX_BUNDLE_BYTES, SKIPPED, pack, unpack
 from arbiter.tournament.config.environment import check_launch, launch_command
 from arbiter.tournament.config.schema import EntrantFile, command_argv, config_error
 from arbiter.tournament.config.yamltree import read_tree
@@ -71,6 +71,7 @@ def open_archive(data: bytes | IO[bytes], store: Path, limits: UploadLimits) -> 
     if isinstance(data, bytes) and len(data) > limits.archive:
         raise _archive_too_large(limits)
     source = io.BytesIO(data) if isinstance(data, bytes) else data
+    store = store.resolve()
     store.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".upload-", dir=store))
     try:
@@ -220,9 +221,17 @@ def _extract(source: IO[bytes], dest: Path, limits: UploadLimits) -> None:
                         f"the archive's files come to more than {human_size(limits.unpacked)} "
                         f"(at {printable(name)!r}): leave out what the bot does not need to run"
                     )
-                _write(tar, member, dest / name)
+                if not _left_out(name):
+                    _write(tar, member, dest / name)
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as e:
         raise SubmissionRefused(f"the upload is not a readable .tar.gz archive ({printable(str(e))})") from None
+
+
+def _left_out(name: str) -> bool:
+    """What a bundle leaves out (version control, byte-code caches): counted, checked, not kept,
+    so the command is checked against the files that will be stored."""
+    parts = name.split("/")
+    return any(p in SKIPPED for p in parts) or name.endswith((".pyc", ".pyo"))
 
 
 def _member_name(member: tarfile.TarInfo) -> str | None:

@@ -229,6 +229,10 @@ ENTRANT_CASES = {
         "no such file: missing.py in the bot's folder",
     ),
     "no-program": ([("entrant.yaml", b"name: alice\ncommand: ./alice-bot\n")], "no such file: ./alice-bot"),
+    "left-out": (
+        [("entrant.yaml", b"name: alice\ncommand: python .git/bot.py\n"), (".git/bot.py", RANDOM_BOT)],
+        "no such file: .git/bot.py in the bot's folder",
+    ),
     "not-on-path": ([("entrant.yaml", b"name: alice\ncommand: no-such-program-x\n")], "is not on PATH"),
     "host-file": (
         [("entrant.yaml", b"name: alice\ncommand: env KEY=/root/.ssh/id_rsa python random_bot.py\n")],

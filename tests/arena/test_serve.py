@@ -1,0 +1,256 @@
+"""`arbiter serve` end to end: a real server process (its loop, workers, checker and uvicorn) on
+127.0.0.1, spoken to over real HTTP and by `arbiter submit`; real bot processes, the sandbox this
+machine has, a real SQLite file."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import signal
+import sqlite3
+import subprocess
+import tarfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from ..tournament.conftest import ROOT, cli_command
+
+TIMEOUT = 120  # a loaded CI machine is slow: every wait below ends as soon as its condition holds
+
+
+def write_arena(folder: Path) -> Path:
+    text = f"""
+name: ladder
+entrants:
+  - {{name: heuristic, command: python {ROOT}/sample_bots/heuristic_bot.py}}
+  - {{name: random, command: env BARBU_SEED=3 python {ROOT}/sample_bots/random_bot.py}}
+rules: {{preset: standard, contracts: [barbu, no_tricks]}}
+time_control: {{per_decision: 2, reserve: 10, connect: 20, match_limit: 300}}
+web: 127.0.0.1:0
+parallelism: 2
+drain_seconds: 60
+database: {folder}/arena.db
+log_folder: {folder}/matches
+store: {folder}/bundles
+"""
+    path = folder / "arena.yaml"
+    path.write_text(text)
+    return path
+
+
+class Server:
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.proc = subprocess.Popen(
+            cli_command("serve", str(folder / "arena.yaml")), cwd=folder, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        line = self.proc.stderr.readline()
+        found = re.search(r"serving (http://\S+)", line)
+        assert found, line + self.proc.stderr.read()
+        self.url = found.group(1)
+
+    def get(self, path: str, token: str | None = None) -> dict:
+        request = urllib.request.Request(self.url + path)
+        if token:
+            request.add_header("Authorization", f"Bearer {token}")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    def post(self, path: str, body: bytes, token: str, content_type: str) -> tuple[int, dict]:
+        request = urllib.request.Request(self.url + path, data=body, method="POST")
+        request.add_header("Authorization", f"Bearer {token}")
+        request.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+    def until(self, condition, what: str, seconds: float = TIMEOUT):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            found = condition()
+            if found:
+                return found
+            assert self.proc.poll() is None, self.proc.stderr.read()
+            time.sleep(0.3)
+        pytest.fail(f"timed out waiting for {what}")
+
+    def stop(self, signum: int = signal.SIGTERM) -> tuple[int, str]:
+        self.proc.send_signal(signum)
+        _, err = self.proc.communicate(timeout=TIMEOUT)
+        return self.proc.returncode, err
+
+
+def arbiter(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(cli_command(*args), cwd=folder, capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def author(folder: Path, name: str) -> Path:
+    made = arbiter(folder, "author", "add", name, str(folder / "arena.yaml"))
+    assert made.returncode == 0, made.stderr
+    path = folder / f"{name}.token"
+    path.write_text(made.stdout.splitlines()[-1] + "\n")
+    return path
+
+
+def new_bot(folder: Path, name: str) -> Path:
+    made = arbiter(folder, "new-bot", name)
+    assert made.returncode == 0, made.stderr
+    return folder / name
+
+
+def submit(folder: Path, server: Server, bot: Path, token: Path, exit_code: int = 0) -> dict:
+    sent = arbiter(folder, "submit", str(bot), "--arena", server.url, "--token-file", str(token), "--wait", "--json")
+    assert sent.returncode == exit_code, sent.stderr
+    return json.loads(sent.stdout)
+
+
+def leaderboard(server: Server) -> dict[str, dict]:
+    return {f"{e['name']}@{e['version']}": e for e in server.get("/api/leaderboard")["entrants"]}
+
+
+def recorded(folder: Path) -> list[tuple]:
+    with sqlite3.connect(folder / "arena.db") as c:
+        return c.execute("select number, key, seats, totals, log_path, log_sha256 from matches order by number").fetchall()
+
+
+@pytest.fixture
+def arena(tmp_path):
+    write_arena(tmp_path)
+    server = Server(tmp_path)
+    yield server
+    if server.proc.poll() is None:
+        server.stop(signal.SIGKILL)
+
+
+def test_a_submission_is_checked_joins_plays_and_a_new_version_starts_fresh(arena):
+    folder = arena.folder
+    token = author(folder, "alice")
+    bot = new_bot(folder, "mybot")
+    first = submit(folder, arena, bot, token)
+    assert first["status"] == "active", first
+    arena.until(lambda: leaderboard(arena).get("mybot@1", {}).get("matches", 0) >= 2, "mybot@1 to play")
+    (bot / "bot.py").write_text((bot / "bot.py").read_text() + "\n# version 2\n")
+    second = submit(folder, arena, bot, token)
+    assert second["status"] == "active" and second["version"] == 2
+    board = leaderboard(arena)
+    assert "mybot@1" not in board and board["mybot@2"]["author"] == "alice"
+    assert board["mybot@2"]["matches"] < board["heuristic@1"]["matches"]  # a fresh start
+    page = arena.get("/api/entrants/mybot")
+    versions = {v["version"]: v for v in page["versions"]}
+    assert versions[1]["status"] == "retired" and versions[1]["matches"] >= 2  # its history stays
+    arena.until(lambda: leaderboard(arena)["mybot@2"]["matches"] >= 1, "mybot@2 to play")
+    code, err = arena.stop()
+    assert code == 0, err
+    played = {name for _, _, seats, *_ in recorded(folder) for name in json.loads(seats)}
+    assert {"mybot@1", "mybot@2", "heuristic@1", "random@1"} <= played
+
+
+def test_a_failing_bot_is_rejected_with_its_report_and_never_plays(arena):
+    folder = arena.folder
+    token = author(folder, "mallory")
+    bot = folder / "illegal"
+    bot.mkdir()
+    (bot / "bot.py").write_text((ROOT / "tests" / "bots" / "illegal_bot.py").read_text())
+    (bot / "entrant.yaml").write_text("name: illegal\ncommand: python bot.py\n")
+    decided = submit(folder, arena, bot, token, exit_code=1)  # --wait: a rejected bot is a failure
+    assert decided["status"] == "rejected"
+    report = json.loads(decided["report"]) if isinstance(decided["report"], str) else decided["report"]
+    assert report and "legal" in json.dumps(report)
+    time.sleep(3)
+    arena.stop()
+    assert not any("illegal@" in seats for _, _, seats, *_ in recorded(folder))
+
+
+def _tarball(members: list[tuple[tarfile.TarInfo, bytes | None]]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for info, data in members:
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    return out.getvalue()
+
+
+def _file(name: str, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    return info, data
+
+
+def _multipart(data: bytes) -> tuple[bytes, str]:
+    boundary = "barbu-test-boundary"
+    body = (
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"bundle\"; filename=\"bot.tar.gz\"\r\n"
+        "Content-Type: application/gzip\r\n\r\n"
+    ).encode() + data + f"\r\n--{boundary}--\r\n".encode()
+    return body, f"multipart/form-data; boundary={boundary}"
+
+
+def test_bad_tokens_names_and_archives_are_refused_in_one_line_and_write_nothing_outside_the_store(arena):
+    folder = arena.folder
+    alice, bob = author(folder, "alice").read_text().strip(), author(folder, "bob").read_text().strip()
+    entrant = _file("entrant.yaml", b"name: shared\ncommand: python bot.py\n")
+    good = _tarball([entrant, _file("bot.py", b"print('hi')\n")])
+    before = {p for p in folder.parent.rglob("*")}
+
+    def post(data: bytes, token: str) -> tuple[int, str]:
+        body, kind = _multipart(data)
+        code, answer = arena.post("/api/submissions", body, token, kind)
+        assert "\n" not in answer["detail"]
+        return code, answer["detail"]
+
+    assert post(good, "ba1.0123456789abcdef." + "A" * 43)[0] == 401
+    code, _ = post(good, alice)
+    assert code in (200, 201, 202)
+    code, detail = post(good, bob)  # alice named it first
+    assert code == 403 and "shared" in detail
+    link = tarfile.TarInfo("bot.py")
+    link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+    for bad, words in [
+        (_tarball([entrant, _file("../escape.py", b"x")]), ".."),
+        (_tarball([entrant, _file("/abs.py", b"x")]), "absolute"),
+        (_tarball([entrant, (link, None)]), "link"),
+    ]:
+        code, detail = post(bad, alice)
+        assert code == 400 and words in detail, detail
+    arena.stop()
+    made = {p for p in folder.parent.rglob("*")} - before
+    outside = [p for p in made if not p.is_relative_to(folder)]
+    assert not outside and not (folder.parent / "escape.py").exists()
+
+
+def test_sigterm_drains_and_a_restart_goes_on_with_every_recorded_result_unchanged(arena):
+    folder = arena.folder
+    arena.until(lambda: len(recorded(folder)) >= 6, "six matches")
+    code, err = arena.stop(signal.SIGTERM)
+    assert code == 0 and "drained" in err, err
+    first = recorded(folder)
+    assert not list((folder / "matches").glob("*.part"))  # nothing half-written
+    hashes = {path: sha for *_, path, sha in first}
+    assert all(hashlib.sha256(Path(p).read_bytes()).hexdigest() == sha for p, sha in hashes.items())
+
+    again = Server(folder)
+    again.until(lambda: len(recorded(folder)) >= len(first) + 4, "four more matches")
+    code, err = again.stop(signal.SIGTERM)
+    assert code == 0, err
+    after = recorded(folder)
+    assert after[: len(first)] == first  # every earlier row as it was
+    assert all(hashlib.sha256(Path(p).read_bytes()).hexdigest() == sha for p, sha in hashes.items())
+    keys = [key for _, key, *_ in after]
+    assert len(keys) == len(set(keys))
+
+
+def test_a_second_server_on_the_same_database_refuses_in_one_line(arena):
+    arena.until(lambda: len(recorded(arena.folder)) >= 1, "a match")
+    second = arbiter(arena.folder, "serve", str(arena.folder / "arena.yaml"))
+    lines = [line for line in second.stderr.splitlines() if line.strip()]
+    assert second.returncode != 0 and len(lines) == 1 and lines[0].startswith("error: "), second.stderr
+    assert "ladder" in lines[0]
+    assert arena.proc.poll() is None  # the first goes on
