@@ -29,12 +29,14 @@ from arbiter.model import TournamentFormat
 from arbiter.tournament.config import EntrantConfig, TournamentConfig
 from arbiter.tournament.loop import Run, Schedule
 from arbiter.tournament.ratings import ENV
+from arbiter.tournament.remote import RoutedExecutor, entrant_of
 from arbiter.tournament.schedule import ScheduledMatch, rotations
 
 __all__ = ["ArenaSchedule", "LadderEntrant", "LOCAL_CAPACITY", "versioned"]
 
 LOCAL_CAPACITY = 256  # matches at once of a bot this arbiter starts itself: the slots bound it first
 POLL_SECONDS = 1.0  # how often a waiting ladder looks at its field again
+SET_ROTATIONS = 4  # matches of a set of 4 distinct entrants
 
 
 def versioned(name: str, version: int) -> str:
@@ -78,6 +80,7 @@ class ArenaSchedule(Schedule):
         self.played: Counter[str] = Counter()  # recorded matches per version, as counted so far
         self._counted = 0
         self.config = replace(tournament, format=TournamentFormat.ARENA, entrants=(), rounds=0)
+        self._adopt([e.entrant.name for e in field()])  # the remote ones among them open the lobby
         self.matches = self._taken_up(stored)
         self.next_set = max((m.game for m in self.matches), default=-1) + 1
 
@@ -147,7 +150,7 @@ class ArenaSchedule(Schedule):
         in_play = Counter(name for m in self.matches if m.number not in run.records for name in m.seats)
         # The loop's window (two matches a worker) and room for one whole set more.
         slots = 2 * max(1, run.workers) + 4 - sum(1 for m in self.matches if m.number not in run.records)
-        field = {e.entrant.name: e for e in self.field()}
+        field = self._present(run)
         if slots <= 0 or len(field) < 2:
             return []
         self._adopt(list(field))
@@ -162,12 +165,33 @@ class ArenaSchedule(Schedule):
         )
         new: list[ScheduledMatch] = []
         for s in sets:
+            seating = _fitted(s.seating, field)
+            if seating is None:
+                continue  # a remote entrant in more seats than it plays at once: never mind this set
+            s = replace(s, seating=seating)
             for rotation, seats in enumerate(s.seatings()):
                 new.append(_match(s.number, rotation, len(self.matches) + len(new), seats, s.seed))
             self.next_set = s.number + 1
         self.matches.extend(new)
         self.config = replace(self.config, rounds=self.next_set)
         return new
+
+    def _present(self, run: Run) -> dict[str, LadderEntrant]:
+        """The active versions that can play now: a remote one only while it is connected to the
+        lobby, with the capacity it declared there."""
+        connected = run.executor.connected() if isinstance(run.executor, RoutedExecutor) else {}
+        present = {}
+        for e in self.field():
+            if e.entrant.remote:
+                capacity = connected.get(entrant_of(e.entrant.name), 0)
+                if not capacity:
+                    continue
+                # Matchmaking counts a set's rotations against capacity; a remote entrant may play
+                # them one after the other (the lobby queues them), so each unit it declared
+                # admits a whole set.
+                e = replace(e, capacity=capacity * SET_ROTATIONS)
+            present[e.entrant.name] = e
+        return present
 
     def _count(self, run: Run) -> None:
         """Add the matches recorded since the last count to ``played`` (records only grow)."""
@@ -183,6 +207,26 @@ class ArenaSchedule(Schedule):
         self.changed.wait(POLL_SECONDS)
         self.changed.clear()
         return not self.draining.is_set()
+
+
+def _fitted(seating: tuple[str, ...], field: dict[str, LadderEntrant]) -> tuple[str, ...] | None:
+    """The table with each remote entrant in no more seats than it can play at once (one match
+    per unit of the capacity it declared): a copied remote entrant trades places with a local
+    one seated once; None if that cannot be done."""
+
+    def too_many(name: str, copies: int) -> bool:
+        e = field[name]
+        return e.entrant.remote and copies * SET_ROTATIONS > e.capacity
+
+    copies = Counter(seating)
+    for name, n in copies.items():
+        if not too_many(name, n):
+            continue
+        swap = next((o for o, k in copies.items() if k == 1 and not too_many(o, n)), None)
+        if swap is None:
+            return None
+        return _fitted(tuple(swap if x == name else name if x == swap else x for x in seating), field)
+    return seating
 
 
 def _match(number_of_set: int, rotation: int, number: int, seats: Sequence[str], seed: int) -> ScheduledMatch:

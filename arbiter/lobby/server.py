@@ -236,6 +236,10 @@ class Lobby:
         """Each connected entrant's free capacity."""
         return {name: sum(s.free for s in streams) for name, streams in self._streams.items() if streams}
 
+    def capacities(self) -> dict[str, int]:
+        """Each connected entrant's capacity, free or not."""
+        return {name: sum(s.capacity for s in streams if s.alive) for name, streams in self._streams.items() if streams}
+
     def _changed(self) -> None:
         """Capacity came or went: grant what waits, oldest first. A match may take an entrant's
         place only when no older waiting match wants that entrant (no match waits forever behind

@@ -100,6 +100,7 @@ class Run:
     arbiter_cpu: float = 0.0
     bots_cpu: float = 0.0
     ratings: RatingBook | None = None  # as far as the recorded games go (the recorder keeps it)
+    executor: Executor | None = None  # once made: what plays the matches (a schedule may ask it who is connected)
 
     @property
     def duplicate(self) -> bool:
@@ -470,6 +471,8 @@ class _Loop:
         by_number = {m.number: m for m in self.run.schedule}
         ok = False
         try:
+            if self.schedule.poll_seconds is not None:  # continuous: its lobby listens from the start
+                executor = self.run.executor = make_executor()
             while True:
                 # Fill the executor's window, but first hand on what is already done (in this
                 # process a match is played as it is submitted).
@@ -481,7 +484,7 @@ class _Loop:
                     if not room or not self.queue:
                         break
                     if executor is None:  # made when a match is to play: a finished run connects nowhere
-                        executor = make_executor()
+                        executor = self.run.executor = make_executor()
                     task = self.queue.pop(0)
                     running[executor.submit(task)] = task
                 if not running:

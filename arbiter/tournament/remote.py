@@ -35,11 +35,16 @@ from arbiter.tournament.config import TournamentConfig
 from arbiter.tournament.executors import Executor, match_failed
 from arbiter.tournament.worker import outcome_from_result, task_setup
 
-__all__ = ["RemoteExecutor", "RoutedExecutor", "has_remote_seat"]
+__all__ = ["RemoteExecutor", "RoutedExecutor", "entrant_of", "has_remote_seat"]
 
 
 def has_remote_seat(task: MatchTask) -> bool:
     return any(bot.remote for bot in task.bots)
+
+
+def entrant_of(name: str) -> str:
+    """The entrant a key is for: an arena's version ``alice@2`` is entrant ``alice``'s."""
+    return name.partition("@")[0]
 
 
 class RemoteExecutor:
@@ -58,7 +63,7 @@ class RemoteExecutor:
             config.lobby.listen,
             credentials=_credentials(config.lobby.cert, config.lobby.key),
             check_key=check_key,
-            entrants=[e.name for e in config.entrants if e.remote],
+            entrants=[entrant_of(e.name) for e in config.entrants if e.remote],
             play=lambda: self.host.server,
             name=config.name,
         )
@@ -113,7 +118,7 @@ class RemoteExecutor:
         async with room:
             remote = [seat for seat, bot in enumerate(task.bots) if bot.remote]
             wait = self.config.remote_wait
-            reserved = await self.lobby.reserve([task.bots[s].name for s in remote], wait)
+            reserved = await self.lobby.reserve([entrant_of(task.bots[s].name) for s in remote], wait)
             entrants: list[BotSpec | Player | Invitee] = list(task.bots)
             for seat, reservation in zip(remote, reserved, strict=True):
                 name = task.bots[seat].name
@@ -132,6 +137,13 @@ class RemoteExecutor:
                         r.release()
         outcome = outcome_from_result(task, played.result, played.log_path, played.wall_seconds)
         return replace(outcome, bots_cpu=played.bots_cpu)
+
+    def connected(self) -> dict[str, int]:
+        """Each connected remote entrant's capacity (matches at once, over all its streams)."""
+        return dict(self._call(self._connected()))
+
+    async def _connected(self) -> dict[str, int]:
+        return self.lobby.capacities()
 
     def close(self, *, cancel: bool) -> None:
         """Stop the lobby and the host; ``cancel``: matches in progress are abandoned (their bots
@@ -172,6 +184,9 @@ class RoutedExecutor:
         if self._local is None:
             self._local = self._make_local()
         return self._local.submit(task)
+
+    def connected(self) -> dict[str, int]:
+        return self.remote.connected()
 
     def close(self, *, cancel: bool) -> None:
         try:

@@ -11,6 +11,7 @@ import re
 import signal
 import sqlite3
 import subprocess
+import sys
 import tarfile
 import time
 import urllib.error
@@ -119,7 +120,9 @@ def leaderboard(server: Server) -> dict[str, dict]:
 
 def recorded(folder: Path) -> list[tuple]:
     with sqlite3.connect(folder / "arena.db") as c:
-        return c.execute("select number, key, seats, totals, log_path, log_sha256 from matches order by number").fetchall()
+        return c.execute(
+            "select number, key, seats, totals, log_path, log_sha256 from matches order by number"
+        ).fetchall()
 
 
 @pytest.fixture
@@ -187,9 +190,13 @@ def _file(name: str, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
 def _multipart(data: bytes) -> tuple[bytes, str]:
     boundary = "barbu-test-boundary"
     body = (
-        f"--{boundary}\r\nContent-Disposition: form-data; name=\"bundle\"; filename=\"bot.tar.gz\"\r\n"
-        "Content-Type: application/gzip\r\n\r\n"
-    ).encode() + data + f"\r\n--{boundary}--\r\n".encode()
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="bundle"; filename="bot.tar.gz"\r\n'
+            "Content-Type: application/gzip\r\n\r\n"
+        ).encode()
+        + data
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
     return body, f"multipart/form-data; boundary={boundary}"
 
 
@@ -255,3 +262,39 @@ def test_a_second_server_on_the_same_database_refuses_in_one_line(arena):
     assert second.returncode != 0 and len(lines) == 1 and lines[0].startswith("error: "), second.stderr
     assert "ladder" in lines[0]
     assert arena.proc.poll() is None  # the first goes on
+
+
+def test_a_remote_house_entrant_plays_while_its_bridge_is_connected_and_is_never_absent(tmp_path):
+    from ..cluster.conftest import free_port
+
+    port = free_port()
+    arena_file = write_arena(tmp_path)
+    text = arena_file.read_text().replace(
+        "rules:", "  - {name: far, remote: true}\nlobby: {listen: 127.0.0.1:%d}\nremote_wait: 60\nrules:" % port
+    )
+    arena_file.write_text(text)
+    made = arbiter(tmp_path, "key", "new", "far", "--db", str(tmp_path / "arena.db"))
+    assert made.returncode == 0, made.stderr
+    (tmp_path / "far.key").write_text(made.stdout.splitlines()[-1] + "\n")
+    server = Server(tmp_path)
+    bridge = None
+    try:
+        server.until(lambda: len(recorded(tmp_path)) >= 4, "four matches of the house's local bots")
+        assert not any("far@1" in seats for _, _, seats, *_ in recorded(tmp_path))  # not connected: not drawn
+        bridge = subprocess.Popen(
+            cli_command("connect", "--lobby", f"127.0.0.1:{port}", "--key-file", str(tmp_path / "far.key"),
+                        "--plaintext", "--out", str(tmp_path / "far-logs"), "--",
+                        sys.executable, str(ROOT / "sample_bots" / "heuristic_bot.py")),
+            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        server.until(lambda: leaderboard(server).get("far@1", {}).get("matches", 0) >= 2, "far@1 to play")
+        code, err = server.stop()
+        assert code == 0, err
+    finally:
+        if server.proc.poll() is None:
+            server.stop(signal.SIGKILL)
+        if bridge is not None:
+            bridge.send_signal(signal.SIGTERM)
+            bridge.communicate(timeout=30)
+    for *_, log_path, _ in recorded(tmp_path):
+        assert '"kind":"absent"' not in Path(log_path).read_text()
