@@ -218,8 +218,11 @@ class ArenaHost:
         store = ArenaStore(self.engine)
         self.checker = Checker(self.arena, store, self.schedule.changed.set)
 
+        opening = threading.Lock()  # one upload opened at a time: each may take twice its unpacked cap
+
         def store_archive(data: bytes) -> tuple[str, str, str]:
-            unpacked = open_archive(data, self.arena.store, self.arena.uploads)
+            with opening:
+                unpacked = open_archive(data, self.arena.store, self.arena.uploads)
             return unpacked.digest, unpacked.name, unpacked.command
 
         service = ArenaService(
