@@ -46,10 +46,10 @@ store: {folder}/bundles
 
 
 class Server:
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, *extra: str):
         self.folder = folder
         self.proc = subprocess.Popen(
-            cli_command("serve", str(folder / "arena.yaml")), cwd=folder, stdout=subprocess.PIPE,
+            cli_command("serve", str(folder / "arena.yaml"), *extra), cwd=folder, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         line = self.proc.stderr.readline()

@@ -27,16 +27,18 @@ from typing import Any
 from arbiter.errors import ArbiterError, TournamentError
 from arbiter.model import MatchOutcome, MatchTask
 from arbiter.text import printable
+from arbiter.tournament import bundle as bundles
 from arbiter.tournament.cluster.plugin import PLUGIN, ArenaPlugin, play_on_worker, retire_idle_matches
 from arbiter.tournament.cluster.shipping import (
     RESOURCE,
     ClusterJob,
     ClusterResult,
+    entrant_bots,
     project_identity,
     remote_bots,
     variable_name,
 )
-from arbiter.tournament.config import TournamentConfig
+from arbiter.tournament.config import EntrantConfig, TournamentConfig
 from arbiter.tournament.worker import play_match
 
 CONNECT_SECONDS = 10.0  # to reach the scheduler
@@ -60,8 +62,6 @@ class DaskExecutor:
         play: Callable[[MatchTask], MatchOutcome] = play_match,
         log_folder: Path | None = None,
     ):
-        from distributed import Variable
-
         self.address = address
         self.play = play
         self.bots, packs = remote_bots(config)  # a command a worker cannot run stops us before connecting
@@ -80,10 +80,7 @@ class DaskExecutor:
             self._resources.callback(_quietly, self._retire_kept_bots)
             self.slots = _wait_for_workers(self.client, address, WORKER_WAIT_SECONDS)
             self.client.register_plugin(ArenaPlugin(), name=PLUGIN)
-            for digest, pack in packs.items():
-                variable = Variable(variable_name(digest, self.run_id), client=self.client)
-                variable.set(pack.data)
-                self._resources.callback(_quietly, variable.delete)
+            self._publish(packs)
         except (OSError, TimeoutError, CancelledError) as e:
             self._resources.close()
             raise TournamentError(
@@ -94,7 +91,25 @@ class DaskExecutor:
             raise
         threading.Thread(target=self._watch, name="barbu-cluster-watch", daemon=True).start()
 
+    def _publish(self, packs: dict[str, bundles.Bundle]) -> None:
+        """Put bundles where the workers fetch them (Dask variables of this run)."""
+        from distributed import Variable
+
+        for digest, pack in packs.items():
+            variable = Variable(variable_name(digest, self.run_id), client=self.client)
+            variable.set(pack.data)
+            self._resources.callback(_quietly, variable.delete)
+
+    def _ship_late(self, task: MatchTask) -> None:
+        """Entrants that joined after the start (an arena's new versions): packed and shipped now."""
+        late = [b for b in task.bots if b.name not in self.bots and not b.remote]
+        if late:
+            bots, packs = entrant_bots(EntrantConfig(b.name, b.command, b.command, b.cwd or ".") for b in late)
+            self._publish(packs)
+            self.bots |= bots
+
     def submit(self, task: MatchTask) -> Future[MatchOutcome]:
+        self._ship_late(task)
         job = ClusterJob(task, tuple(self.bots[b.name] for b in task.bots), self.play, self.identity, self.run_id)
         theirs = self.client.submit(
             play_on_worker, job, key=f"barbu-match-{task.match_id}-{self.run_id}", resources={RESOURCE: 1}, pure=False

@@ -16,7 +16,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from arbiter.errors import ConfigError
 from arbiter.model import MatchOutcome, MatchTask
 from arbiter.text import printable
 from arbiter.tournament import bundle as bundles
-from arbiter.tournament.config import INTERPRETERS, TournamentConfig, _scripts
+from arbiter.tournament.config import INTERPRETERS, EntrantConfig, TournamentConfig, _scripts
 
 RESOURCE = "arena"  # the Dask worker resource a match takes one unit of
 VERSION_SECONDS = 10.0
@@ -131,9 +131,14 @@ def program_version(path: str) -> str:
 # ---- the coordinator: entrants to bundles -----------------------------------------------------
 def remote_bots(config: TournamentConfig) -> tuple[dict[str, RemoteBot], dict[str, bundles.Bundle]]:
     """Each entrant's command as a worker runs it, and the bundles of their folders by digest."""
+    return entrant_bots(config.entrants)
+
+
+def entrant_bots(entrants: Iterable[EntrantConfig]) -> tuple[dict[str, RemoteBot], dict[str, bundles.Bundle]]:
+    """:func:`remote_bots` of these entrants."""
     bots: dict[str, RemoteBot] = {}
     by_folder: dict[str, bundles.Bundle] = {}
-    for e in (e for e in config.entrants if not e.remote):  # remote ones play on the coordinator
+    for e in (e for e in entrants if not e.remote):  # remote ones play on the coordinator
         if e.launch is None:
             raise ConfigError(f"entrant {e.name!r} has no command to run on a cluster worker")
         argv = shlex.split(e.launch)
