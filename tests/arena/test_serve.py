@@ -270,7 +270,7 @@ def test_a_remote_house_entrant_plays_while_its_bridge_is_connected_and_is_never
     port = free_port()
     arena_file = write_arena(tmp_path)
     text = arena_file.read_text().replace(
-        "rules:", "  - {name: far, remote: true}\nlobby: {listen: 127.0.0.1:%d}\nremote_wait: 60\nrules:" % port
+        "rules:", f"  - {{name: far, remote: true}}\nlobby: {{listen: 127.0.0.1:{port}}}\nremote_wait: 60\nrules:"
     )
     arena_file.write_text(text)
     made = arbiter(tmp_path, "key", "new", "far", "--db", str(tmp_path / "arena.db"))
