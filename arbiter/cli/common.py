@@ -15,7 +15,7 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from barbu.rules import BarbuError
@@ -27,6 +27,35 @@ from arbiter.text import printable
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
+
+# Options that mean the same in every command that runs matches (run, serve).
+DatabaseOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        metavar="DATABASE",
+        help="Database URL or SQLite file (default: the file's 'database', else logs/arbiter.db).",
+    ),
+]
+JobsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        metavar="N",
+        min=1,
+        max=1024,
+        help="Matches played at once (default: the file's 'parallelism', else the cores).",
+    ),  # fmt: skip
+]
+ClusterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        metavar="tcp://HOST:PORT",
+        help="Play the matches on the Dask cluster of this scheduler (default: the file's 'cluster', else here); "
+        "see docs/cluster.md.",
+    ),
+]
 
 
 def fail(message: str, code: int = USAGE) -> NoReturn:

@@ -13,15 +13,12 @@ from typing import Annotated
 
 import typer
 
-from arbiter.cli.common import cluster_address, user_errors
+from arbiter.cli.common import ClusterOption, DatabaseOption, JobsOption, cluster_address, user_errors
 
 
 def serve_command(
     arena: Annotated[str, typer.Argument(metavar="ARENA", help="An arena file (YAML), e.g. tournaments/arena.yaml.")],
-    db: Annotated[
-        str | None,
-        typer.Option("--db", metavar="DATABASE", help="Database URL or SQLite file (default: the file's 'database')."),
-    ] = None,
+    db: DatabaseOption = None,
     web: Annotated[
         str | None,
         typer.Option(
@@ -30,24 +27,8 @@ def serve_command(
             help="Where the API listens (default: the file's 'web'; port 0: any free one).",
         ),
     ] = None,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            metavar="N",
-            min=1,
-            max=1024,
-            help="Matches played at once (default: the file's 'parallelism', else the cores).",
-        ),
-    ] = None,
-    cluster: Annotated[
-        str | None,
-        typer.Option(
-            "--cluster",
-            metavar="tcp://HOST:PORT",
-            help="Play the matches on this Dask scheduler's cluster (docs/cluster.md).",
-        ),
-    ] = None,
+    jobs: JobsOption = None,
+    cluster: ClusterOption = None,
 ) -> None:
     """Run a standing arena: submissions, a continuous ladder, its API; until stopped."""
     from arbiter.arena.config import load_arena

@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from arbiter.cli.common import cluster_address, safe_console, user_errors
+from arbiter.cli.common import ClusterOption, DatabaseOption, JobsOption, cluster_address, safe_console, user_errors
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 from arbiter.tournament.schedule import plays_duplicate_sets
@@ -26,36 +26,12 @@ def run_command(
     config: Annotated[
         str, typer.Argument(metavar="CONFIG", help="A tournament file (YAML), e.g. tournaments/league.yaml.")
     ],
-    db: Annotated[
-        str | None,
-        typer.Option(
-            "--db",
-            metavar="DATABASE",
-            help="Database URL or SQLite file (default: the file's 'database', else logs/arbiter.db).",
-        ),
-    ] = None,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            metavar="N",
-            min=1,
-            max=1024,
-            help="Matches played at once (default: the file's 'parallelism', else the cores).",
-        ),
-    ] = None,
+    db: DatabaseOption = None,
+    jobs: JobsOption = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the result and standings as JSON, no progress.")
     ] = False,
-    cluster: Annotated[
-        str | None,
-        typer.Option(
-            "--cluster",
-            metavar="tcp://HOST:PORT",
-            help="Play the matches on the Dask cluster of this scheduler (default: the file's 'cluster', else here); "
-            "see docs/cluster.md.",
-        ),
-    ] = None,
+    cluster: ClusterOption = None,
 ) -> None:
     """Run (or resume) a tournament: play every match not yet recorded, then print the standings."""
     from arbiter.cli.tournament_output import RichReporter, standings_table

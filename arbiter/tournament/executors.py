@@ -62,6 +62,22 @@ class InProcessExecutor:
         pass  # nothing to release: every match ended in submit()
 
 
+def typed_outcome(task: MatchTask, inner: Future[MatchOutcome]) -> Future[MatchOutcome]:
+    """A future of ``inner``'s outcome whose failure is the match's typed error (:func:`match_failed`)."""
+    typed: Future[MatchOutcome] = Future()
+
+    def done(inner: Future[MatchOutcome]) -> None:
+        if inner.cancelled():
+            typed.cancel()
+        elif (e := inner.exception()) is not None:
+            typed.set_exception(match_failed(task, e))
+        else:
+            typed.set_result(inner.result())
+
+    inner.add_done_callback(done)
+    return typed
+
+
 def match_failed(task: MatchTask, e: BaseException) -> TournamentError:
     """The typed error of a match whose worker raised ``e``."""
     if isinstance(e, TournamentError):
@@ -89,18 +105,7 @@ class LocalExecutor:
         )
 
     def submit(self, task: MatchTask) -> Future[MatchOutcome]:
-        typed: Future[MatchOutcome] = Future()
-
-        def done(inner: Future[MatchOutcome]) -> None:
-            if inner.cancelled():
-                typed.cancel()
-            elif (e := inner.exception()) is not None:
-                typed.set_exception(match_failed(task, e))
-            else:
-                typed.set_result(inner.result())
-
-        self.pool.submit(play_task, task, self.play).add_done_callback(done)
-        return typed
+        return typed_outcome(task, self.pool.submit(play_task, task, self.play))
 
     def close(self, *, cancel: bool) -> None:
         if not cancel:

@@ -32,7 +32,7 @@ from arbiter.model import BotSpec, MatchOutcome, MatchTask
 from arbiter.process.limits import Limits
 from arbiter.referee.players import AbsentPlayer, Player
 from arbiter.tournament.config import TournamentConfig
-from arbiter.tournament.executors import Executor, match_failed
+from arbiter.tournament.executors import Executor, typed_outcome
 from arbiter.tournament.worker import outcome_from_result, task_setup
 
 __all__ = ["RemoteExecutor", "RoutedExecutor", "entrant_of", "has_remote_seat"]
@@ -88,21 +88,10 @@ class RemoteExecutor:
         return self.lobby.address
 
     def submit(self, task: MatchTask) -> Future[MatchOutcome]:
-        typed: Future[MatchOutcome] = Future()
         inner = asyncio.run_coroutine_threadsafe(self._play(task), self._loop)
         self._running.add(inner)
-
-        def done(inner: Future[MatchOutcome]) -> None:
-            self._running.discard(inner)
-            if inner.cancelled():
-                typed.cancel()
-            elif (e := inner.exception()) is not None:
-                typed.set_exception(match_failed(task, e))
-            else:
-                typed.set_result(inner.result())
-
-        inner.add_done_callback(done)
-        return typed
+        inner.add_done_callback(self._running.discard)
+        return typed_outcome(task, inner)
 
     async def _play(self, task: MatchTask) -> MatchOutcome:
         assert self._room is not None
