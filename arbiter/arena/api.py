@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from arbiter.errors import ArbiterError, NameTaken, StorageError, TokenRefused
 from arbiter.tournament.config import NAME_RE
 
+from .events import EventHub
 from .service import (
     MAX_PAGE,
     ArenaService,
@@ -122,8 +123,11 @@ class UploadCap:
         await self.app(scope, bounded, send)
 
 
-def create_app(service: ArenaService) -> FastAPI:
-    """The API over ``service``: one app per arena."""
+def create_app(service: ArenaService, *, hub: EventHub | None = None) -> FastAPI:
+    """The API over ``service``, with the pages for people and the events they listen to
+    (``hub``: what the arena publishes, arbiter.arena.events): one app per arena."""
+    from .pages import add_pages
+
     app = FastAPI(
         title=f"Barbu arena {service.arena}",
         summary="A standing ladder of Barbu bots: leaderboard, entrants, matches, submissions",
@@ -134,6 +138,7 @@ def create_app(service: ArenaService) -> FastAPI:
     _errors(app)
     _reads(app, service)
     _authored(app, service)
+    add_pages(app, service, hub if hub is not None else EventHub())
     return app
 
 

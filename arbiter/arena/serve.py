@@ -199,6 +199,9 @@ class ArenaHost:
         self.web: WebServer | None = None
         self.checker: Checker | None = None
         self.engine: Any = None
+        from arbiter.arena.events import EventHub  # with the web server's imports: not at the CLI's start
+
+        self.events = EventHub()
 
     def in_flight(self) -> int:
         run = self.run
@@ -230,15 +233,16 @@ class ArenaHost:
             enqueue=self.checker.enqueue, house=[e.name for e in self.arena.tournament.entrants],
             in_flight=self.in_flight, upload_limit=self.arena.uploads.archive,
         )  # fmt: skip
-        self.web = WebServer(create_app(service), self.listen)
+        self.web = WebServer(create_app(service, hub=self.events), self.listen)
         self.web.start()
         self.checker.start()
         self.announce(f"arena {self.arena.name!r}: serving http://{self.web.address} (database {run.database})")
 
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
-        pass
+        self.events.publish({"type": "match", "number": m.number, "status": outcome.status})
 
     def stopped(self, run: Run) -> None:
+        self.events.close()  # open event streams end, so the web server can stop
         if self.checker is not None:
             self.checker.stop()
         if self.web is not None:

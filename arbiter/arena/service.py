@@ -207,6 +207,18 @@ class ArenaService:
             active=len(self.active()),
         )
 
+    def trends(self, points: int = 40) -> dict[str, list[float]]:
+        """Each version's (``NAME@VERSION``) last ``points`` values of μ, oldest first: the
+        leaderboard's small trend lines."""
+        t = self._tournament()
+        if t is None:
+            return {}
+        out: dict[str, list[float]] = {}
+        with self.repo.reading(f"arena {self.arena!r}"):
+            for r in self.repo.rating_history(row_id(t)):
+                out.setdefault(r.entrant, []).append(r.mu)
+        return {name: mus[-points:] for name, mus in out.items()}
+
     # ---- matches ---------------------------------------------------------------------------
     def _versions_of(self, t_id: int, entrant: str) -> dict[int, str]:
         """The tournament's entrant rows (id -> NAME@VERSION) that are ``entrant``: a NAME (every

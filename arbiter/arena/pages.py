@@ -1,0 +1,152 @@
+"""The arena's pages for people: the leaderboard (``/``), an entrant (``/entrants/{name}``) and a
+match's replay (``/matches/{id}``), served beside the API by the same app.
+
+Each page is rendered on the server from :class:`arbiter.arena.service.ArenaService` with the
+report's templates, styles and chart (arbiter.web), so it is complete with JavaScript off. The
+leaderboard's small script (``static/arena.js``) sorts the table and, on each event of
+``/api/events`` (arbiter.arena.events), fetches the page again and swaps in its table and the
+arena's state: one rendering, on the server. Everything a page needs is in it (styles, scripts,
+the replay's data): it loads nothing, and its Content-Security-Policy lets it fetch from the
+arena alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
+
+from arbiter.errors import ArbiterError
+from arbiter.web.chart import axes
+from arbiter.web.html import json_for_script, render
+from arbiter.web.report.build import DASHES, PALETTE
+from arbiter.web.report.render import Chart, chart, cls, heat, num, plural
+
+from .api import MatchId, Name
+from .events import EventHub, add_events
+from .service import ArenaService, LogGone, split_version
+from .views import EntrantView, MatchSummary
+
+SPARK = (96, 26)  # a leaderboard trend line's box, pixels
+HEAD_TO_HEAD = 8  # opponents shown on an entrant's page, the most frequent first
+FORMATS = {"num": num, "cls": cls, "heat": heat, "plural": plural}
+
+
+@dataclass
+class Opponent:
+    """How an entrant fared against one opponent version in the matches they shared."""
+
+    name: str
+    version: int
+    matches: int = 0
+    ahead: int = 0  # matches where the entrant placed better (its seats' mean place)
+    diff: float = 0.0  # summed difference of mean totals per match
+
+    @property
+    def mean_diff(self) -> float:
+        return self.diff / self.matches if self.matches else 0.0
+
+
+def sparkline(values: Sequence[float]) -> str | None:
+    """The points of a small μ trend line, or None for fewer than two values."""
+    if len(values) < 2:
+        return None
+    lo, hi = min(values), max(values)
+    if hi - lo < 0.5:
+        lo, hi = lo - 0.25, hi + 0.25
+    a = axes(lo, hi, len(values) - 1, SPARK, (2, 2, 3, 3))
+    return " ".join(f"{a.x(i):.1f},{a.y(v):.1f}" for i, v in enumerate(values))
+
+
+def head_to_head(name: str, matches: Sequence[MatchSummary]) -> list[Opponent]:
+    """Against each other version met in ``matches``: shared matches, how often ``name`` placed
+    ahead, its mean score difference; the most frequent opponents first."""
+    out: dict[tuple[str, int], Opponent] = {}
+    for m in matches:
+        if m.status != "complete":
+            continue
+        own = [s for s in m.seats if s.name == name]
+        if not own:
+            continue
+        place = sum(s.place for s in own) / len(own)
+        total = sum(s.total for s in own) / len(own)
+        others: dict[tuple[str, int], list[Any]] = {}
+        for s in m.seats:
+            if s.name != name:
+                others.setdefault((s.name, s.version), []).append(s)
+        for key, seats in others.items():
+            o = out.setdefault(key, Opponent(*key))
+            o.matches += 1
+            o.ahead += place < sum(s.place for s in seats) / len(seats)
+            o.diff += total - sum(s.total for s in seats) / len(seats)
+    ranked = sorted(out.values(), key=lambda o: (-o.matches, o.name, o.version))
+    return ranked[:HEAD_TO_HEAD]
+
+
+def history_chart(view: EntrantView) -> tuple[Chart, dict[int, str]]:
+    """The entrant's rating history, one line per version (x: the ladder's match number)."""
+    versions = [v.version for v in view.versions]
+    series: dict[str, list[list[float]]] = {}
+    for p in view.history:
+        series.setdefault(f"{view.name}@{p.version}", []).append([p.match_number, p.mu, p.sigma])
+    order = [f"{view.name}@{v}" for v in versions if f"{view.name}@{v}" in series]
+    colours = {e: (PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)]) for i, e in enumerate(order)}
+    x_max = max((int(p[0]) for s in series.values() for p in s), default=1)
+    by_version = {split_version(e)[1]: colours[e][0] for e in order}
+    return chart(series, order, colours, x_max), by_version
+
+
+def _page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    return HTMLResponse(render(template, **FORMATS, **context), status_code=status)
+
+
+def _missing(arena: str, e: ArbiterError, status: int = 404) -> HTMLResponse:
+    return _page("arena_missing.html", status, arena=arena, title="Not here", message=str(e))
+
+
+def add_pages(app: FastAPI, service: ArenaService, hub: EventHub) -> None:
+    """The pages, and the events the leaderboard listens to, on ``app``."""
+    add_events(app, hub)
+    arena = service.arena
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def leaderboard() -> HTMLResponse:
+        board = service.leaderboard()
+        trends = service.trends()
+        sparks = {(r.name, r.version): sparkline(trends.get(f"{r.name}@{r.version}", [])) for r in board.entrants}
+        return _page(
+            "arena_leaderboard.html", arena=arena, title=f"Barbu arena — {arena}", board=board,
+            state=service.state(), sparks=sparks,
+        )  # fmt: skip
+
+    @app.get("/entrants/{name}", response_class=HTMLResponse, include_in_schema=False)
+    def entrant(name: Name) -> HTMLResponse:
+        try:
+            view = service.entrant(name)
+        except ArbiterError as e:
+            return _missing(arena, e)
+        rating_chart, colours = history_chart(view)
+        return _page(
+            "arena_entrant.html", arena=arena, title=f"{name} — Barbu arena {arena}", e=view, chart=rating_chart,
+            colours=colours, opponents=head_to_head(name, view.recent_matches),
+        )  # fmt: skip
+
+    @app.get("/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
+    def match(match_id: MatchId) -> HTMLResponse:
+        from arbiter.replay.model import load_replay
+        from arbiter.web.viewer import build_data
+
+        try:
+            detail = service.match(match_id)
+            log = service.match_log(match_id)
+        except ArbiterError as e:
+            return _missing(arena, e, 410 if isinstance(e, LogGone) else 404)
+        replay = load_replay(log.decode("utf-8").splitlines(keepends=True))
+        data = build_data(replay)
+        return _page(
+            "arena_match.html", arena=arena, title=f"Match {detail.number} — Barbu arena {arena}", m=detail,
+            data=json_for_script(data),
+        )  # fmt: skip

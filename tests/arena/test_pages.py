@@ -1,0 +1,260 @@
+"""The arena's pages in a real headless Chromium, served by a real uvicorn over the SQLite
+database a real tournament filled (tests/arena/test_api.py's arena): the leaderboard moves on
+screen when the real loop records matches, without a reload; the entrant page's chart and the
+match page's replay draw with no console error and no request to any other origin; a hostile
+author's name stays text. Screenshots of each page at 1400×900 and 390×844 go to
+test-artifacts/arena/ (the path is printed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+import pytest
+import uvicorn
+
+from arbiter.arena.api import create_app
+from arbiter.arena.events import EventHub
+from arbiter.tournament.config import override, parse_config
+from arbiter.tournament.loop import run_tournament
+from arbiter.tournament.storage.arena import ArenaStore
+
+from .test_api import ARENA, _tournament_file, arena  # noqa: F401  (the module's arena fixture)
+from ..report.conftest import ARTIFACTS
+
+HOSTILE = "<script>window.pwned=1</script><b>eve</b>"
+SIZES = {"laptop": (1400, 900), "phone": (390, 844)}
+SHOTS = ARTIFACTS / "arena"
+
+
+@contextmanager
+def serving(app) -> Iterator[str]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@dataclasses.dataclass
+class Site:
+    url: str
+    hub: EventHub
+    arena: object
+
+
+@pytest.fixture(scope="module")
+def site(arena):  # noqa: F811
+    """The arena's app with its pages and a hub the test publishes to, beside test_api's server;
+    one more author, with a hostile name, has an active entrant that has not played yet."""
+    store = ArenaStore(arena.engine)
+    store.add_author(HOSTILE)
+    row = store.open_submission(ARENA, HOSTILE, "mallory", "1" * 64, "python bot.py", house=["heuristic"])
+    store.decide(row.id, True, json.dumps({"passed": True}))
+    hub = EventHub()
+    with serving(create_app(arena.service, hub=hub)) as url:
+        yield Site(url, hub, arena)
+        hub.close()  # open event streams end, so the server can stop
+
+
+class Opened:
+    """A page of the site in the shared browser at a size, with its requests and console errors."""
+
+    def __init__(self, browser, url: str, size: tuple[int, int]):
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self.page = browser.new_page()
+        self.page.set_viewport_size({"width": size[0], "height": size[1]})
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type in ("error", "warning") else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.goto(url)
+
+    def outside(self, origin: str) -> list[str]:
+        return [u for u in self.requests if not u.startswith(origin + "/")]
+
+
+@pytest.fixture
+def opened(browser) -> Iterator:
+    pages: list[Opened] = []
+
+    def open_page(url: str, size: tuple[int, int] = SIZES["laptop"]) -> Opened:
+        pages.append(Opened(browser, url, size))
+        return pages[-1]
+
+    yield open_page
+    for p in pages:
+        p.page.close()
+
+
+def _shoot(o: Opened, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    o.page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 10_000
+    print(f"screenshot: {path}")
+
+
+def _fits(o: Opened, width: int) -> None:
+    """Nothing wider than the screen: wide tables scroll inside their panels."""
+    assert o.page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+def test_the_leaderboard_is_complete_as_served(site):
+    html = httpx.get(site.url + "/", timeout=30).text
+    board = httpx.get(site.url + "/api/leaderboard", timeout=30).json()
+    state = httpx.get(site.url + "/api/state", timeout=30).json()
+    for row in board["entrants"]:
+        assert f'data-entrant="{row["name"]}@{row["version"]}"' in html
+        assert f'href="/entrants/{row["name"]}"' in html
+        assert f"{row['conservative']:.2f}".replace("-", "−") in html
+    assert f'<b id="played">{state["matches"]}</b>' in html
+    assert "<polyline points=" in html  # the trends of the versions that have played
+    assert "img-src data:; connect-src 'self';" in html
+
+
+def test_the_leaderboard_moves_when_matches_land_without_a_reload(site, opened):
+    o = opened(site.url + "/")
+    o.page.wait_for_function("() => document.body.dataset.live === '1'")
+    played = int(o.page.inner_text("#played"))
+    before = o.page.inner_text("#leaderboard tbody")
+    o.page.evaluate("window.sameDocument = true")
+    # sorting: by matches, most first; then back by rank
+    o.page.click("#leaderboard th:nth-child(6)")
+    o.page.click("#leaderboard th:nth-child(6)")
+    counts = o.page.locator("#leaderboard tbody td:nth-child(6)").all_inner_texts()
+    assert counts == sorted(counts, key=int, reverse=True) and counts[-1] == "0"
+    o.page.click("#leaderboard th:nth-child(1)")
+    ranks = o.page.locator("#leaderboard tbody td:nth-child(1)").all_inner_texts()
+    assert ranks == [str(i) for i in range(1, len(ranks) + 1)]
+
+    class Publisher:  # what `arbiter serve` does in ArenaHost.match_done
+        def started(self, run):
+            pass
+
+        def match_done(self, run, m, outcome):
+            site.hub.publish({"type": "match", "number": m.number, "status": outcome.status})
+
+        def stopped(self, run):
+            pass
+
+    folder = site.arena.folder
+    config = parse_config(_tournament_file(folder), display="arena.yaml", base_dir=folder)
+    versioned = [dataclasses.replace(e, name=f"{e.name}@1") for e in config.entrants]
+    summary = run_tournament(
+        override(config, entrants=versioned, rounds=2), database=f"sqlite:///{folder / 'arena.db'}", jobs=2,
+        observers=[Publisher()],
+    )  # fmt: skip
+    assert summary.played > 0
+    total = httpx.get(site.url + "/api/state", timeout=30).json()["matches"]
+    assert total == played + summary.played
+    o.page.wait_for_function(f"() => document.getElementById('played').textContent === '{total}'", timeout=30_000)
+    assert o.page.evaluate("window.sameDocument") is True  # no reload
+    assert o.page.inner_text("#leaderboard tbody") != before
+    assert o.page.locator("#leaderboard tbody tr.fresh").count() > 0
+    assert o.errors == [] and o.outside(site.url) == []
+
+
+def test_an_entrant_page_draws_its_chart(site, opened):
+    entrant = httpx.get(site.url + "/api/entrants/alice", timeout=30).json()
+    played = sorted({p["version"] for p in entrant["history"]})
+    assert played
+    for name, size in SIZES.items():
+        o = opened(site.url + "/entrants/alice", size)
+        lines = o.page.locator("#rating-chart polyline.mu")
+        assert lines.count() == len(played)
+        box = lines.first.bounding_box()
+        assert box is not None and box["width"] > size[0] / 6
+        assert o.page.locator("#versions tbody tr").count() == len(entrant["versions"])
+        links = o.page.locator("#recent a.replay").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+        assert links == [f"/matches/{m['id']}" for m in entrant["recent_matches"]]
+        assert o.page.locator("#head-to-head tbody tr").count() > 0
+        assert o.page.locator("#contracts tbody tr").count() > 0
+        _fits(o, size[0])
+        _shoot(o, f"entrant-{name}")
+        assert o.errors == [] and o.outside(site.url) == []
+
+
+def test_a_match_page_replays_the_log_with_its_seats_linked(site, opened):
+    match = httpx.get(site.url + "/api/matches", params={"limit": 1}, timeout=30).json()["matches"][0]
+    log = httpx.get(site.url + f"/api/matches/{match['id']}/log", timeout=30).content
+    for name, size in SIZES.items():
+        o = opened(site.url + f"/matches/{match['id']}", size)
+        o.page.wait_for_function("() => window.barbuReplay && document.body.dataset.step !== undefined")
+        assert o.page.evaluate("barbuReplay.data.log.length") == len(log.decode().splitlines())
+        o.page.keyboard.press("End")
+        assert o.page.locator("#chart svg polyline").count() == 4
+        seats = o.page.locator("#arena-bar .seat a.ent").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+        assert seats == [f"/entrants/{s['name']}" for s in match["seats"]]
+        download = o.page.locator("#arena-bar a.download")
+        assert download.get_attribute("href") == f"/api/matches/{match['id']}/log"
+        _fits(o, size[0])
+        _shoot(o, f"match-{name}")
+        assert o.errors == [] and o.outside(site.url) == []
+    fetched = httpx.get(site.url + download.get_attribute("href"), timeout=30)
+    assert fetched.content == log
+
+
+def test_the_leaderboard_at_both_sizes(site, opened):
+    for name, size in SIZES.items():
+        o = opened(site.url + "/", size)
+        o.page.wait_for_function("() => document.body.dataset.live === '1'")
+        assert o.page.locator("#leaderboard tbody tr").count() == len(
+            httpx.get(site.url + "/api/leaderboard", timeout=30).json()["entrants"]
+        )
+        _fits(o, size[0])
+        _shoot(o, f"leaderboard-{name}")
+        assert o.errors == [] and o.outside(site.url) == []
+
+
+def test_a_hostile_author_name_stays_text(site, opened):
+    for path in ("/", "/entrants/mallory"):
+        html = httpx.get(site.url + path, timeout=30).text
+        assert HOSTILE not in html and "&lt;script&gt;window.pwned=1&lt;/script&gt;&lt;b&gt;eve&lt;/b&gt;" in html
+        o = opened(site.url + path)
+        assert HOSTILE in o.page.inner_text("body")
+        assert o.page.evaluate("window.pwned") is None
+        assert o.page.locator("b:text-is('eve')").count() == 0
+        assert o.errors == []
+
+
+def test_what_is_not_there_is_a_page_that_says_so(site):
+    for path in ("/entrants/nobody", "/matches/999999"):
+        r = httpx.get(site.url + path, timeout=30)
+        assert r.status_code == 404 and r.headers["content-type"].startswith("text/html")
+        assert "Back to the leaderboard" in r.text
+
+
+def test_events_reach_every_stream_and_end_when_the_hub_closes(site):
+    hub = EventHub()
+    with serving(create_app(site.arena.service, hub=hub)) as url, httpx.stream("GET", url + "/api/events", timeout=30) as r:
+        assert r.headers["content-type"].startswith("text/event-stream")
+        lines = r.iter_lines()
+        assert next(lines) == "retry: 3000"
+        deadline = time.monotonic() + 10
+        while hub.subscribers == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        threading.Thread(target=hub.publish, args=({"type": "match", "number": 7, "status": "complete"},)).start()
+        data = next(line for line in lines if line.startswith("data:"))
+        assert json.loads(data.removeprefix("data:")) == {"type": "match", "number": 7, "status": "complete"}
+        hub.close()
+        assert [line for line in lines if line] == []  # the stream ends
+    assert hub.subscribers == 0
