@@ -127,7 +127,7 @@ def test_the_leaderboard_is_complete_as_served(site):
         assert f"{row['conservative']:.2f}".replace("-", "−") in html
     assert f'<b id="played">{state["matches"]}</b>' in html
     assert "<polyline points=" in html  # the trends of the versions that have played
-    assert "img-src data:; connect-src 'self';" in html
+    assert "img-src data:; connect-src &#39;self&#39;;" in html  # the page may fetch from the arena alone
 
 
 def test_the_leaderboard_moves_when_matches_land_without_a_reload(site, opened):
@@ -137,7 +137,6 @@ def test_the_leaderboard_moves_when_matches_land_without_a_reload(site, opened):
     before = o.page.inner_text("#leaderboard tbody")
     o.page.evaluate("window.sameDocument = true")
     # sorting: by matches, most first; then back by rank
-    o.page.click("#leaderboard th:nth-child(6)")
     o.page.click("#leaderboard th:nth-child(6)")
     counts = o.page.locator("#leaderboard tbody td:nth-child(6)").all_inner_texts()
     assert counts == sorted(counts, key=int, reverse=True) and counts[-1] == "0"
