@@ -111,8 +111,6 @@ def add_events(app: FastAPI, hub: EventHub) -> None:
         ``{"type": "match", "number": 12, "status": "complete"}`` when a match is recorded."""
         s = hub.subscribe()
         if s is None:
-            return StreamingResponse(
-                iter(["retry: 30000\n\n"]), status_code=503, media_type="text/event-stream"
-            )
+            return StreamingResponse(iter(["retry: 30000\n\n"]), status_code=503, media_type="text/event-stream")
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
         return StreamingResponse(hub.stream(s, request), media_type="text/event-stream", headers=headers)

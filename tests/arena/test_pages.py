@@ -26,8 +26,8 @@ from arbiter.tournament.config import override, parse_config
 from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.storage.arena import ArenaStore
 
-from .test_api import ARENA, _tournament_file, arena  # noqa: F401  (the module's arena fixture)
 from ..report.conftest import ARTIFACTS
+from .test_api import ARENA, _tournament_file, arena  # noqa: F401  (the module's arena fixture)
 
 HOSTILE = "<script>window.pwned=1</script><b>eve</b>"
 SIZES = {"laptop": (1400, 900), "phone": (390, 844)}
@@ -243,7 +243,10 @@ def test_what_is_not_there_is_a_page_that_says_so(site):
 
 def test_events_reach_every_stream_and_end_when_the_hub_closes(site):
     hub = EventHub()
-    with serving(create_app(site.arena.service, hub=hub)) as url, httpx.stream("GET", url + "/api/events", timeout=30) as r:
+    with (
+        serving(create_app(site.arena.service, hub=hub)) as url,
+        httpx.stream("GET", url + "/api/events", timeout=30) as r,
+    ):
         assert r.headers["content-type"].startswith("text/event-stream")
         lines = r.iter_lines()
         assert next(lines) == "retry: 3000"
