@@ -14,6 +14,8 @@ import socket
 import tarfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from select import select as readable
 
@@ -109,6 +111,26 @@ class Arena:
             return list(s.exec(select(Match).order_by(Match.id)))
 
 
+@contextmanager
+def serving(app) -> Iterator[str]:
+    """``app`` served by a real uvicorn on a free loopback port, for the ``with`` block: its URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the API server did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory):
     folder = tmp_path_factory.mktemp("arena")
@@ -128,19 +150,8 @@ def arena(tmp_path_factory):
         engine, ARENA, folder / "logs", store_archive=_stored_archive, enqueue=queued.append, house=["heuristic"],
         in_flight=lambda: 2, upload_limit=UPLOAD_LIMIT, limiter=FailureLimiter(max_failures=1000),
     )  # fmt: skip
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(create_app(service), log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the API server did not start"
-        time.sleep(0.02)
-    yield Arena(f"http://127.0.0.1:{sock.getsockname()[1]}", folder, engine, service, tokens, queued)
-    server.should_exit = True
-    thread.join(10)
-    sock.close()
+    with serving(create_app(service)) as url:
+        yield Arena(url, folder, engine, service, tokens, queued)
 
 
 def _one_line_error(response: httpx.Response, status: int) -> str:

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import httpx
 import pytest
-import uvicorn
 
 from arbiter.arena.api import create_app
 from arbiter.arena.events import EventHub
@@ -27,30 +24,11 @@ from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.storage.arena import ArenaStore
 
 from ..report.conftest import ARTIFACTS
-from .test_api import ARENA, _tournament_file, arena  # noqa: F401  (the module's arena fixture)
+from .test_api import ARENA, _tournament_file, arena, serving  # noqa: F401  (arena: the module's fixture)
 
 HOSTILE = "<script>window.pwned=1</script><b>eve</b>"
 SIZES = {"laptop": (1400, 900), "phone": (390, 844)}
 SHOTS = ARTIFACTS / "arena"
-
-
-@contextmanager
-def serving(app) -> Iterator[str]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
 
 
 @dataclasses.dataclass
