@@ -23,7 +23,7 @@ from arbiter.errors import ArbiterError
 from arbiter.web.chart import axes
 from arbiter.web.html import json_for_script, render
 from arbiter.web.report.build import DASHES, PALETTE
-from arbiter.web.report.render import Chart, chart, cls, heat, num, plural
+from arbiter.web.report.render import Chart, chart, cls, num, plural
 
 from .api import MatchId, Name
 from .events import EventHub, add_events
@@ -32,7 +32,7 @@ from .views import EntrantView, MatchSummary
 
 SPARK = (96, 26)  # a leaderboard trend line's box, pixels
 HEAD_TO_HEAD = 8  # opponents shown on an entrant's page, the most frequent first
-FORMATS = {"num": num, "cls": cls, "heat": heat, "plural": plural}
+FORMATS = {"num": num, "cls": cls, "plural": plural}
 
 
 @dataclass
