@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from arbiter.errors import ArbiterError, NameTaken, StorageError, TokenRefused
 from arbiter.tournament.config import NAME_RE
 
+from .corner import add_corner
 from .service import (
     MAX_PAGE,
     ArenaService,
@@ -122,8 +123,9 @@ class UploadCap:
         await self.app(scope, bounded, send)
 
 
-def create_app(service: ArenaService) -> FastAPI:
-    """The API over ``service``: one app per arena."""
+def create_app(service: ArenaService, *, secret: bytes | None = None) -> FastAPI:
+    """The API over ``service``: one app per arena; with ``secret``, the author's corner too
+    (``/me``, its sessions signed with it: :func:`arbiter.arena.corner.session_secret`)."""
     app = FastAPI(
         title=f"Barbu arena {service.arena}",
         summary="A standing ladder of Barbu bots: leaderboard, entrants, matches, submissions",
@@ -134,6 +136,8 @@ def create_app(service: ArenaService) -> FastAPI:
     _errors(app)
     _reads(app, service)
     _authored(app, service)
+    if secret is not None:
+        add_corner(app, service, secret)
     return app
 
 
