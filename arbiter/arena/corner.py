@@ -160,7 +160,9 @@ def _report_steps(report: Any) -> list[dict[str, Any]] | None:
     steps = report.get("steps") if isinstance(report, dict) else None
     if not isinstance(steps, list) or not all(isinstance(s, dict) for s in steps):
         return None
-    return [{"name": str(s.get("name", "")), "ok": bool(s.get("ok")), "detail": str(s.get("detail", ""))} for s in steps]
+    return [
+        {"name": str(s.get("name", "")), "ok": bool(s.get("ok")), "detail": str(s.get("detail", ""))} for s in steps
+    ]
 
 
 def add_corner(app: FastAPI, service: ArenaService, secret: bytes) -> None:
@@ -269,7 +271,9 @@ def add_corner(app: FastAPI, service: ArenaService, secret: bytes) -> None:
 
     @app.get("/me/matches/{match_id}/stderr/{seat}", include_in_schema=False)
     def stderr(
-        request: Request, match_id: Annotated[int, PathParam(ge=1, le=2**63 - 1)], seat: Annotated[int, PathParam(ge=0, le=3)]
+        request: Request,
+        match_id: Annotated[int, PathParam(ge=1, le=2**63 - 1)],
+        seat: Annotated[int, PathParam(ge=0, le=3)],
     ) -> Response:
         author = author_of(request)
         try:
@@ -306,6 +310,7 @@ def _outputs(service: ArenaService, author: str) -> list[dict[str, Any]]:
         for m in page.matches:
             for s in m.seats:
                 if (s.name, s.version) in versions:
-                    seats.append({"match": m.id, "seat": s.seat, "entrant": f"{s.name}@{s.version}", "finished": m.finished_at})
+                    seats.append(
+                        {"match": m.id, "seat": s.seat, "entrant": f"{s.name}@{s.version}", "finished": m.finished_at}
+                    )
     return sorted(seats, key=lambda s: (-s["match"], s["seat"]))
-

@@ -14,7 +14,6 @@ import http.server
 import io
 import json
 import re
-import shutil
 import socket
 import stat
 import tarfile
@@ -193,7 +192,10 @@ def test_an_author_logs_in_uploads_a_bot_and_reads_only_its_own_bots_output(corn
         # alice's own output is one click away; bob's, guessed by URL, is not there
         match_id, alice_seat, bob_seat, log = corner.seats()
         link = page.locator(f"a.stderr[href='/me/matches/{match_id}/stderr/{alice_seat}']")
-        assert link.count() == 1 and page.locator(f"a.stderr[href='/me/matches/{match_id}/stderr/{bob_seat}']").count() == 0
+        assert (
+            link.count() == 1
+            and page.locator(f"a.stderr[href='/me/matches/{match_id}/stderr/{bob_seat}']").count() == 0
+        )
         response = page.goto(corner.url + link.get_attribute("href"))
         assert response.status == 200 and response.headers["content-type"].startswith("text/plain")
         assert response.body() == Path(log.removesuffix(".jsonl") + f".seat{alice_seat}.stderr").read_bytes()
@@ -304,12 +306,26 @@ def test_a_tampered_cookie_is_refused_and_another_authors_output_is_404(corner):
     assert httpx.get(f"{corner.url}/me/matches/{match_id}/stderr/{alice_seat}").status_code == 404
 
 
-def test_a_wrong_token_is_refused_and_counted(corner):
-    with httpx.Client(base_url=corner.url, timeout=30) as client:
-        csrf = _csrf(client.get("/me").text)
-        response = client.post("/me/login", data={"token": "ba1_nothing_like_a_token", "csrf": csrf})
-        assert response.status_code in (400, 401) and 'id="login"' in response.text and COOKIE in client.cookies
-        assert 'id="upload"' not in client.get("/me").text
+def test_a_wrong_token_is_refused_and_counted_as_the_api_counts_it(corner):
+    kept = corner.service.limiter
+    corner.service.limiter = FailureLimiter(max_failures=2)
+    try:
+        with httpx.Client(base_url=corner.url, timeout=30) as client:
+            csrf = _csrf(client.get("/me").text)
+            for _ in range(2):
+                response = client.post("/me/login", data={"token": corner.tokens["alice"] + "x", "csrf": csrf})
+                assert response.status_code == 401 and 'id="login"' in response.text and 'id="message"' in response.text
+                assert corner.tokens["alice"] not in response.text
+            # the address waits now, the right token too, on the form as on the API
+            response = client.post("/me/login", data={"token": corner.tokens["alice"], "csrf": csrf})
+            assert response.status_code == 429 and int(response.headers["Retry-After"]) > 0
+            assert "too many failed token attempts" in response.text and 'id="upload"' not in client.get("/me").text
+            api = httpx.get(
+                f"{corner.url}/api/submissions/1", headers={"Authorization": f"Bearer {corner.tokens['alice']}"}
+            )
+            assert api.status_code == 429
+    finally:
+        corner.service.limiter = kept
 
 
 def test_the_session_key_is_made_once_private_and_kept(tmp_path):
