@@ -58,6 +58,7 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
     "X-Content-Type-Options": "nosniff",
 }
+MatchNumber = Annotated[int, PathParam(ge=1, le=2**63 - 1)]
 Csrf = Annotated[str, Form(max_length=200, description="the session's CSRF token")]
 REFUSED = "refused: a form of the author's corner must be sent from its own page (reload /me and try again)"
 
@@ -167,118 +168,130 @@ def _report_steps(report: Any) -> list[dict[str, Any]] | None:
 
 def add_corner(app: FastAPI, service: ArenaService, secret: bytes) -> None:
     """The author's corner's routes on ``app``, sessions signed with ``secret``."""
-    sessions = Sessions(secret)
+    corner = _Corner(service, Sessions(secret))
+    _session_routes(app, corner)
+    _author_routes(app, corner)
 
-    def current(request: Request) -> Session | None:
-        return sessions.decode(request.cookies.get(COOKIE))
 
-    def author_of(request: Request) -> str | None:
+class _Corner:
+    """What the corner's routes share: the service, the sessions, the page and the checks."""
+
+    def __init__(self, service: ArenaService, sessions: Sessions):
+        self.service = service
+        self.sessions = sessions
+
+    def current(self, request: Request) -> Session | None:
+        return self.sessions.decode(request.cookies.get(COOKIE))
+
+    def author_of(self, request: Request) -> str | None:
         """The logged-in author, if the session names one who still has a live token."""
-        session = current(request)
-        if session is None or not session.author or not service.store.is_live(session.author):
+        session = self.current(request)
+        if session is None or not session.author or not self.service.store.is_live(session.author):
             return None
         return session.author
 
-    def with_cookie(response: Response, request: Request, session: Session) -> Response:
+    def with_cookie(self, response: Response, request: Request, session: Session) -> Response:
         response.set_cookie(
-            COOKIE, sessions.encode(session), max_age=SESSION_SECONDS, path="/", httponly=True, samesite="strict",
-            secure=request.url.scheme == "https",
+            COOKIE, self.sessions.encode(session), max_age=SESSION_SECONDS, path="/", httponly=True,
+            samesite="strict", secure=request.url.scheme == "https",
         )  # fmt: skip
         return response
 
-    def page(request: Request, message: str = "", status: int = 200) -> Response:
+    def page(self, request: Request, message: str = "", status: int = 200) -> Response:
         """``/me``: the login form, or the author's corner; a visitor without a session gets one."""
-        session = current(request)
-        author = author_of(request)
+        session = self.current(request)
+        author = self.author_of(request)
         if session is None or (session.author and author is None):
-            session = sessions.new()
+            session = self.sessions.new()
         html = render(
             "corner.html",
-            arena=service.arena,
+            arena=self.service.arena,
             author=author,
-            csrf=sessions.csrf(session),
+            csrf=self.sessions.csrf(session),
             message=message,
-            submissions=_submissions(service.submissions_of(author)) if author else [],
-            outputs=_outputs(service, author) if author else [],
-            upload_limit=service.upload_limit,
+            submissions=_submissions(self.service.submissions_of(author)) if author else [],
+            outputs=_outputs(self.service, author) if author else [],
+            upload_limit=self.service.upload_limit,
         )
         response = HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
-        return with_cookie(response, request, session) if session != current(request) else response
+        return self.with_cookie(response, request, session) if session != self.current(request) else response
 
-    def refused() -> Response:
-        return PlainTextResponse(REFUSED, status_code=403, headers=SECURITY_HEADERS)
-
-    def guarded(request: Request, csrf: str, *, logged_in: bool = True) -> bool:
+    def guarded(self, request: Request, csrf: str, *, logged_in: bool = True) -> bool:
         """Whether a POST may go on: same origin, the session's CSRF token, and (``logged_in``) an author."""
-        if not _same_origin(request) or not sessions.csrf_ok(current(request), csrf):
+        if not _same_origin(request) or not self.sessions.csrf_ok(self.current(request), csrf):
             return False
-        return not logged_in or author_of(request) is not None
+        return not logged_in or self.author_of(request) is not None
 
-    def back() -> Response:
-        return RedirectResponse("/me", status_code=303, headers=SECURITY_HEADERS)
 
+def _refused() -> Response:
+    return PlainTextResponse(REFUSED, status_code=403, headers=SECURITY_HEADERS)
+
+
+def _back() -> Response:
+    return RedirectResponse("/me", status_code=303, headers=SECURITY_HEADERS)
+
+
+def _session_routes(app: FastAPI, corner: _Corner) -> None:
     @app.get("/me", response_class=HTMLResponse, include_in_schema=False)
     def me(request: Request) -> Response:
-        return page(request)
+        return corner.page(request)
 
     @app.post("/me/login", include_in_schema=False)
     def login(request: Request, token: Annotated[str, Form(max_length=MAX_TOKEN)] = "", csrf: Csrf = "") -> Response:
-        if not guarded(request, csrf, logged_in=False):
-            return refused()
+        if not corner.guarded(request, csrf, logged_in=False):
+            return _refused()
         try:
-            author = service.author(token.strip(), _client(request))
+            author = corner.service.author(token.strip(), _client(request))
         except TooManyAttempts as e:
-            response = page(request, str(e), 429)
+            response = corner.page(request, str(e), 429)
             response.headers["Retry-After"] = f"{e.retry_after:.0f}"
             return response
         except ArbiterError as e:
-            return page(request, str(e), 401 if isinstance(e, TokenRefused) else 400)
-        return with_cookie(back(), request, sessions.new(author))
+            return corner.page(request, str(e), 401 if isinstance(e, TokenRefused) else 400)
+        return corner.with_cookie(_back(), request, corner.sessions.new(author))
 
     @app.post("/me/logout", include_in_schema=False)
     def logout(request: Request, csrf: Csrf = "") -> Response:
-        if not guarded(request, csrf, logged_in=False):
-            return refused()
-        response = back()
+        if not corner.guarded(request, csrf, logged_in=False):
+            return _refused()
+        response = _back()
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
         return response
 
+
+def _author_routes(app: FastAPI, corner: _Corner) -> None:
+    service = corner.service
+
     @app.post("/me/submit", include_in_schema=False)
     def submit(request: Request, bundle: Annotated[UploadFile | None, File()] = None, csrf: Csrf = "") -> Response:
-        if not guarded(request, csrf):
-            return refused()
-        author = author_of(request)
-        assert author is not None
+        author = corner.author_of(request)
+        if author is None or not corner.guarded(request, csrf):
+            return _refused()
         if bundle is None:
-            return page(request, "choose your bot's folder as a .tar.gz to upload", 400)
+            return corner.page(request, "choose your bot's folder as a .tar.gz to upload", 400)
         try:
             service.submit_as(author, bundle.file.read(service.upload_limit + 1))
         except ArbiterError as e:
-            return page(request, str(e), 400)
-        return back()
+            return corner.page(request, str(e), 400)
+        return _back()
 
     @app.post("/me/retire", include_in_schema=False)
     def retire(request: Request, name: Annotated[str, Form(max_length=64)] = "", csrf: Csrf = "") -> Response:
-        if not guarded(request, csrf):
-            return refused()
-        author = author_of(request)
-        assert author is not None
+        author = corner.author_of(request)
+        if author is None or not corner.guarded(request, csrf):
+            return _refused()
         try:
             service.retire_as(author, name)
         except ArbiterError as e:
-            return page(request, str(e), 400)
-        return back()
+            return corner.page(request, str(e), 400)
+        return _back()
 
     @app.get("/me/matches/{match_id}/stderr/{seat}", include_in_schema=False)
-    def stderr(
-        request: Request,
-        match_id: Annotated[int, PathParam(ge=1, le=2**63 - 1)],
-        seat: Annotated[int, PathParam(ge=0, le=3)],
-    ) -> Response:
-        author = author_of(request)
+    def stderr(request: Request, match_id: MatchNumber, seat: Annotated[int, PathParam(ge=0, le=3)]) -> Response:
+        author = corner.author_of(request)
         try:
             if author is None:
-                raise NotFound("nothing here for you")
+                raise NotFound("no session")
             data = service.stderr_of(author, match_id, seat)
         except NotFound:
             return PlainTextResponse(f"no output of seat {seat} of match {match_id} for you", 404, SECURITY_HEADERS)
@@ -307,10 +320,10 @@ def _outputs(service: ArenaService, author: str) -> list[dict[str, Any]]:
             page = service.matches(entrant=name, limit=STDERR_MATCHES)
         except NotFound:  # never played
             continue
-        for m in page.matches:
-            for s in m.seats:
-                if (s.name, s.version) in versions:
-                    seats.append(
-                        {"match": m.id, "seat": s.seat, "entrant": f"{s.name}@{s.version}", "finished": m.finished_at}
-                    )
+        seats.extend(
+            {"match": m.id, "seat": s.seat, "entrant": f"{s.name}@{s.version}", "finished": m.finished_at}
+            for m in page.matches
+            for s in m.seats
+            if (s.name, s.version) in versions
+        )
     return sorted(seats, key=lambda s: (-s["match"], s["seat"]))
