@@ -28,10 +28,13 @@ from sqlmodel import Session, select
 
 from arbiter.arena.api import create_app
 from arbiter.arena.archive import open_archive
+from arbiter.arena.checking import check_submission
 from arbiter.arena.config import UploadLimits
 from arbiter.arena.corner import COOKIE, session_secret
 from arbiter.arena.service import ArenaService
 from arbiter.lobby.ratelimit import FailureLimiter
+from arbiter.process.limits import Limits
+from arbiter.process.sandbox import strongest_isolation
 from arbiter.tournament.config import override, parse_config
 from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.storage import open_database
@@ -91,14 +94,27 @@ def corner(tmp_path_factory):
         row = store.open_submission(ARENA, author, author, "0" * 64, "python bot.py", house=["heuristic"])
         store.decide(row.id, True, json.dumps(report))
     limits = UploadLimits()
+    folders: dict[str, Path] = {}
 
     def store_archive(data: bytes) -> tuple[str, str, str]:
         unpacked = open_archive(data, folder / "store", limits)
+        folders[unpacked.digest] = unpacked.folder
         return unpacked.digest, unpacked.name, unpacked.command
 
+    def check(submission_id: int) -> None:
+        """The real check-bot on the upload, in the sandbox, as the arena's checker runs it."""
+        row = store.submission(submission_id)
+        assert row is not None
+        passed, text = check_submission(
+            folders[row.bundle], row.command, isolation=strongest_isolation(), limits=Limits(), time_limit=2
+        )
+        store.decide(submission_id, passed, text)
+
+    def enqueue(submission_id: int) -> None:
+        threading.Thread(target=check, args=(submission_id,), daemon=True).start()
+
     service = ArenaService(
-        engine, ARENA, folder / "logs", store_archive=store_archive, house=["heuristic"],
-        enqueue=lambda submission_id: store.decide(submission_id, True, json.dumps(report)),
+        engine, ARENA, folder / "logs", store_archive=store_archive, house=["heuristic"], enqueue=enqueue,
         limiter=FailureLimiter(max_failures=1000),
     )  # fmt: skip
     server, thread, sock = _serve(create_app(service, secret=session_secret(folder / "store")))
@@ -170,11 +186,17 @@ def test_an_author_logs_in_uploads_a_bot_and_reads_only_its_own_bots_output(corn
         first = page.locator(".submission[data-status=active]").first
         assert HOSTILE in first.inner_text() and page.locator(".submission img").count() == 0
 
-        # upload a real bot folder from the browser: checked, then listed as an active entrant
+        # upload a real bot folder from the browser: checked by check-bot, then an active entrant
         page.set_input_files("input[name=bundle]", str(_bot_archive(corner.folder, "alicebot")))
         page.click("#upload button[type=submit]")
         page.wait_for_selector(".submission:has-text('alicebot@1')")
-        assert page.locator(".submission:has-text('alicebot@1')").get_attribute("data-status") == "active"
+        uploaded = page.locator(".submission:has-text('alicebot@1')")
+        deadline = time.monotonic() + 120
+        while uploaded.get_attribute("data-status") == "checking" and time.monotonic() < deadline:
+            time.sleep(1)
+            page.reload()
+        assert uploaded.get_attribute("data-status") == "active", uploaded.inner_text()
+        assert uploaded.locator(".steps li.good").count() >= 3 and uploaded.locator(".steps li.bad").count() == 0
         board = {row.name: row for row in corner.service.leaderboard().entrants}
         assert board["alicebot"].author == "alice" and board["alicebot"].version == 1
 
@@ -336,3 +358,32 @@ def test_the_session_key_is_made_once_private_and_kept(tmp_path):
     path.write_bytes(b"short")
     with pytest.raises(Exception, match="is not 32 bytes"):
         session_secret(tmp_path / "store")
+
+
+def test_over_https_the_cookie_is_secure_and_a_revoked_author_is_logged_out(corner):
+    store = ArenaStore(corner.engine)  # type: ignore[arg-type]
+    corner.tokens["dave"] = store.add_author("dave")
+    # behind a proxy that ends TLS (uvicorn trusts X-Forwarded-Proto from loopback): a Secure cookie
+    https = {"X-Forwarded-Proto": "https"}
+    with httpx.Client(base_url=corner.url, timeout=30, headers=https) as client:
+        page = client.get("/me")
+        assert "secure" in page.headers["set-cookie"].lower().split("; ")
+        login = {"token": corner.tokens["dave"], "csrf": _csrf(page.text)}
+        origin = corner.url.replace("http://", "https://")
+        session = page.headers["set-cookie"].split(";")[0]  # the client keeps a Secure cookie for https only
+        response = client.post("/me/login", data=login, headers={"Origin": origin, "Cookie": session})
+        assert response.status_code == 303
+        cookie = response.headers["set-cookie"].lower().split("; ")
+        assert {"secure", "httponly", "samesite=strict", "path=/"} <= set(cookie)
+    client, _ = _logged_in(corner, "dave")
+    try:
+        assert 'id="upload"' in client.get("/me").text
+        store.revoke_author("dave")
+        page = client.get("/me")
+        assert 'id="login"' in page.text and 'id="upload"' not in page.text
+        csrf = _csrf(page.text)
+        upload = {"bundle": ("davebot.tar.gz", _bot_archive(corner.folder, "davebot").read_bytes(), "application/gzip")}
+        assert client.post("/me/submit", data={"csrf": csrf}, files=upload).status_code == 403
+        assert "davebot" not in {row.name for row in corner.service.leaderboard().entrants}
+    finally:
+        client.close()
