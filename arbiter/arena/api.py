@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from arbiter.errors import ArbiterError, NameTaken, StorageError, TokenRefused
 from arbiter.tournament.config import NAME_RE
 
+from .corner import add_corner
 from .events import EventHub
 from .service import (
     MAX_PAGE,
@@ -123,9 +124,11 @@ class UploadCap:
         await self.app(scope, bounded, send)
 
 
-def create_app(service: ArenaService, *, hub: EventHub | None = None) -> FastAPI:
+def create_app(service: ArenaService, *, hub: EventHub | None = None, secret: bytes | None = None) -> FastAPI:
     """The API over ``service``, with the pages for people and the events they listen to
-    (``hub``: what the arena publishes, arbiter.arena.events): one app per arena."""
+    (``hub``: what the arena publishes, arbiter.arena.events): one app per arena; with
+    ``secret``, the author's corner too (``/me``, its sessions signed with it:
+    :func:`arbiter.arena.corner.session_secret`)."""
     from .pages import add_pages
 
     app = FastAPI(
@@ -139,6 +142,8 @@ def create_app(service: ArenaService, *, hub: EventHub | None = None) -> FastAPI
     _reads(app, service)
     _authored(app, service)
     add_pages(app, service, hub if hub is not None else EventHub())
+    if secret is not None:
+        add_corner(app, service, secret)
     return app
 
 

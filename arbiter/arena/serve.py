@@ -212,6 +212,7 @@ class ArenaHost:
     def started(self, run: Run) -> None:
         from arbiter.arena.api import create_app
         from arbiter.arena.archive import open_archive
+        from arbiter.arena.corner import session_secret
         from arbiter.arena.service import ArenaService
         from arbiter.tournament.storage import open_database
         from arbiter.tournament.storage.arena import ArenaStore
@@ -233,7 +234,8 @@ class ArenaHost:
             enqueue=self.checker.enqueue, house=[e.name for e in self.arena.tournament.entrants],
             in_flight=self.in_flight, upload_limit=self.arena.uploads.archive,
         )  # fmt: skip
-        self.web = WebServer(create_app(service, hub=self.events), self.listen)
+        app = create_app(service, hub=self.events, secret=session_secret(self.arena.store))
+        self.web = WebServer(app, self.listen)
         self.web.start()
         self.checker.start()
         self.announce(f"arena {self.arena.name!r}: serving http://{self.web.address} (database {run.database})")

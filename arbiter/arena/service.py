@@ -320,10 +320,13 @@ class ArenaService:
     def stderr(self, match_id: int, seat: int, token: str | None, client: str) -> bytes:
         """What the seat's bot wrote to stdout and stderr in the match: for its author alone;
         anyone else (and a house seat) is told there is no such thing."""
-        hidden = NotFound(f"no output of seat {seat} of match {match_id} for you")
         if token is None:
-            raise hidden
-        author = self.author(token, client)
+            raise NotFound(f"no output of seat {seat} of match {match_id} for you")
+        return self.stderr_of(self.author(token, client), match_id, seat)
+
+    def stderr_of(self, author: str, match_id: int, seat: int) -> bytes:
+        """:meth:`stderr` for an author already known (the author's corner's session)."""
+        hidden = NotFound(f"no output of seat {seat} of match {match_id} for you")
         _, m = self._match_row(match_id)
         seats = json.loads(m.seats)
         if not 0 <= seat < len(seats):
@@ -445,7 +448,10 @@ class ArenaService:
 
     def submit(self, token: str, data: bytes, client: str) -> SubmissionRow:
         """Store the uploaded bundle, open the submission (a new version of its name) and queue its check."""
-        author = self.author(token, client)
+        return self.submit_as(self.author(token, client), data)
+
+    def submit_as(self, author: str, data: bytes) -> SubmissionRow:
+        """:meth:`submit` for an author already known (the author's corner's session)."""
         if len(data) > self.upload_limit:
             raise UploadTooLarge(f"the upload is larger than the arena's limit of {self.upload_limit} bytes")
         digest, name, command = self._store_archive(data)
@@ -458,18 +464,19 @@ class ArenaService:
         row = self.store.submission(submission_id)
         if row is None or row.arena != self.arena:
             raise NotFound(f"no submission {submission_id} in arena {self.arena!r}")
-        view = SubmissionView(
-            id=row.id, name=row.entrant, version=row.version, status=row.status, created_at=row.created_at,
-            decided_at=row.decided_at, retired_at=row.retired_at,
-        )  # fmt: skip
-        if token is not None and self.author(token, client) == row.author:
-            view.author, view.bundle = row.author, row.bundle
-            view.report = _report(row.report)
-        return view
+        return _submission(row, token is not None and self.author(token, client) == row.author)
+
+    def submissions_of(self, author: str) -> list[SubmissionView]:
+        """Every submission of ``author`` in this arena with its check report, newest first."""
+        return [_submission(row, True) for row in reversed(self.store.by_author(self.arena, author))]
 
     def retire(self, name: str, token: str, client: str) -> SubmissionView:
         """Retire the author's active version of ``name``: it stops playing and keeps its history."""
-        author = self.author(token, client)
+        row = self.retire_as(self.author(token, client), name)
+        return self.submission(row.id, token, client)
+
+    def retire_as(self, author: str, name: str) -> SubmissionRow:
+        """:meth:`retire` for an author already known (the author's corner's session)."""
         versions = self.store.versions(self.arena, name)
         if name in self.house or (versions and versions[0].author != author):
             raise NotYours(f"{name!r} is not yours to retire")
@@ -478,7 +485,7 @@ class ArenaService:
         row = self.store.retire(self.arena, author, name)
         if row is None:
             raise NothingToRetire(f"{name!r} has no active version to retire")
-        return self.submission(row.id, token, client)
+        return row
 
 
 # ---- plain values to views ------------------------------------------------------------------
@@ -503,6 +510,17 @@ def _version(row: SubmissionRow, s: Standing) -> VersionView:
         version=row.version, status=row.status, created_at=row.created_at, decided_at=row.decided_at,
         retired_at=row.retired_at, **_rating(s),
     )  # fmt: skip
+
+
+def _submission(row: SubmissionRow, own: bool) -> SubmissionView:
+    """A submission as anyone sees it; ``own``: as its author does (its bundle and check report too)."""
+    view = SubmissionView(
+        id=row.id, name=row.entrant, version=row.version, status=row.status, created_at=row.created_at,
+        decided_at=row.decided_at, retired_at=row.retired_at,
+    )  # fmt: skip
+    if own:
+        view.author, view.bundle, view.report = row.author, row.bundle, _report(row.report)
+    return view
 
 
 def _house_version(s: Standing) -> VersionView:

@@ -197,6 +197,16 @@ class ArenaStore:
         found = self._read(Submission.id == submission_id)
         return found[0] if found else None
 
+    def by_author(self, arena: str, author: str) -> list[SubmissionRow]:
+        """Every submission of ``author`` in ``arena``, oldest first."""
+        return sorted(self._read(Submission.arena == arena, Submission.author == author), key=lambda r: r.id)
+
+    def is_live(self, author: str) -> bool:
+        """Whether ``author`` has a live (not revoked) token."""
+        with Session(self.engine) as session:
+            found = checked(session, select(Author).where(Author.name == author))
+        return bool(found) and found[0].revoked_at is None
+
     def versions(self, arena: str, entrant: str) -> list[SubmissionRow]:
         """Every version of ``entrant`` in ``arena``, oldest first."""
         return self._read(Submission.arena == arena, Submission.entrant == entrant)

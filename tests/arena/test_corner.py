@@ -1,0 +1,389 @@
+"""The author's corner (``/me``) in a real headless Chromium against a real uvicorn serving
+create_app over an SQLite database that a real tournament of the sample bots filled (alice's and
+bob's versions played; bob's bot writes to stderr), with real authors and tokens. Uploads go
+through the arena's real archive step (open_archive into a store folder); the check is decided
+at once by the test's queue, with a report in check-bot's shape. Screenshots of the corner at
+1400×900 and 390×844 go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import http.server
+import io
+import json
+import re
+import socket
+import stat
+import tarfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from sqlmodel import Session, select
+
+from arbiter.arena.api import create_app
+from arbiter.arena.archive import open_archive
+from arbiter.arena.checking import check_submission
+from arbiter.arena.config import UploadLimits
+from arbiter.arena.corner import COOKIE, session_secret
+from arbiter.arena.service import ArenaService
+from arbiter.lobby.ratelimit import FailureLimiter
+from arbiter.process.limits import Limits
+from arbiter.process.sandbox import strongest_isolation
+from arbiter.tournament.config import override, parse_config
+from arbiter.tournament.loop import run_tournament
+from arbiter.tournament.storage import open_database
+from arbiter.tournament.storage.arena import ArenaStore
+from arbiter.tournament.storage.models import Match
+
+from .test_api import ARENA, ROOT, _tournament_file
+
+ARTIFACTS = ROOT / "test-artifacts"
+HOSTILE = "<img src=x onerror=alert(1)>"  # in a check report: must show as text
+
+
+@dataclasses.dataclass
+class Corner:
+    url: str
+    folder: Path
+    engine: object
+    service: ArenaService
+    tokens: dict[str, str]
+
+    def seats(self) -> tuple[int, int, int, str]:
+        """A match with alice@1 and bob@1 at the table: its id, alice's seat, bob's, its log."""
+        with Session(self.engine) as s:  # type: ignore[arg-type]
+            for m in s.exec(select(Match).order_by(Match.id)):
+                seats = json.loads(m.seats)
+                if "alice@1" in seats and "bob@1" in seats:
+                    assert m.id is not None
+                    return m.id, seats.index("alice@1"), seats.index("bob@1"), m.log_path
+        raise AssertionError("no match of alice and bob")
+
+
+def _serve(app) -> tuple[uvicorn.Server, threading.Thread, socket.socket]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.02)
+    return server, thread, sock
+
+
+@pytest.fixture(scope="module")
+def corner(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("arena")
+    config = parse_config(_tournament_file(folder), display="arena.yaml", base_dir=folder)
+    versioned = [dataclasses.replace(e, name=f"{e.name}@1") for e in config.entrants]
+    db = f"sqlite:///{folder / 'arena.db'}"
+    run_tournament(override(config, entrants=versioned), database=db, jobs=2)
+    engine = open_database(db)
+    store = ArenaStore(engine)
+    tokens = {name: store.add_author(name) for name in ("alice", "bob")}
+    report = {"ok": True, "steps": [{"name": "plays a match", "ok": True, "detail": HOSTILE}], "text": "all good"}
+    for author in ("alice", "bob"):
+        row = store.open_submission(ARENA, author, author, "0" * 64, "python bot.py", house=["heuristic"])
+        store.decide(row.id, True, json.dumps(report))
+    limits = UploadLimits()
+    folders: dict[str, Path] = {}
+
+    def store_archive(data: bytes) -> tuple[str, str, str]:
+        unpacked = open_archive(data, folder / "store", limits)
+        folders[unpacked.digest] = unpacked.folder
+        return unpacked.digest, unpacked.name, unpacked.command
+
+    def check(submission_id: int) -> None:
+        """The real check-bot on the upload, in the sandbox, as the arena's checker runs it."""
+        row = store.submission(submission_id)
+        assert row is not None
+        passed, text = check_submission(
+            folders[row.bundle], row.command, isolation=strongest_isolation(), limits=Limits(), time_limit=2
+        )
+        store.decide(submission_id, passed, text)
+
+    def enqueue(submission_id: int) -> None:
+        threading.Thread(target=check, args=(submission_id,), daemon=True).start()
+
+    service = ArenaService(
+        engine, ARENA, folder / "logs", store_archive=store_archive, house=["heuristic"], enqueue=enqueue,
+        limiter=FailureLimiter(max_failures=1000),
+    )  # fmt: skip
+    server, thread, sock = _serve(create_app(service, secret=session_secret(folder / "store")))
+    yield Corner(f"http://127.0.0.1:{sock.getsockname()[1]}", folder, engine, service, tokens)
+    server.should_exit = True
+    thread.join(10)
+    sock.close()
+
+
+def _bot_archive(folder: Path, name: str) -> Path:
+    """A real bot folder (the sample random bot) packed as a .tar.gz, as a browser would upload it."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        tar.add(ROOT / "sample_bots" / "random_bot.py", arcname="random_bot.py")
+        text = f"name: {name}\ncommand: python random_bot.py\n".encode()
+        info = tarfile.TarInfo("entrant.yaml")
+        info.size = len(text)
+        tar.addfile(info, io.BytesIO(text))
+    path = folder / f"{name}.tar.gz"
+    path.write_bytes(out.getvalue())
+    return path
+
+
+def _csrf(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found, "no CSRF field on the page"
+    return found.group(1)
+
+
+def _logged_in(corner: Corner, author: str) -> tuple[httpx.Client, str]:
+    """An HTTP client logged in as ``author`` through the form, and its session's CSRF token."""
+    client = httpx.Client(base_url=corner.url, timeout=30)
+    csrf = _csrf(client.get("/me").text)
+    response = client.post("/me/login", data={"token": corner.tokens[author], "csrf": csrf})
+    assert response.status_code == 303, response.text
+    page = client.get("/me")
+    assert f'<span id="meta">{author}</span>' in page.text
+    return client, _csrf(page.text)
+
+
+def test_an_author_logs_in_uploads_a_bot_and_reads_only_its_own_bots_output(corner, browser):
+    requests: list[str] = []
+    errors: list[str] = []
+
+    def record(request) -> None:
+        requests.append(request.url)
+
+    browser.on("request", record)
+    page = browser.new_page()
+    page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(corner.url + "/me")
+        assert page.locator("#login").is_visible()
+        page.fill("input[name=token]", corner.tokens["alice"])
+        page.click("#login button[type=submit]")
+        page.wait_for_selector("#upload")
+        assert page.inner_text("#meta") == "alice"
+
+        # the session cookie: signed, HttpOnly, SameSite=Strict, not Secure over http, no token in it
+        (cookie,) = [c for c in browser.cookies(corner.url) if c["name"] == COOKIE]
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and not cookie["secure"] and cookie["path"] == "/"
+        assert corner.tokens["alice"] not in cookie["value"]
+        payload = cookie["value"].split(".")[0]
+        assert json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))[0] == "alice"
+        assert page.evaluate("document.cookie") == ""  # scripts cannot read it
+
+        # the check report shows as text, never as markup
+        first = page.locator(".submission[data-status=active]").first
+        assert HOSTILE in first.inner_text() and page.locator(".submission img").count() == 0
+
+        # upload a real bot folder from the browser: checked by check-bot, then an active entrant
+        page.set_input_files("input[name=bundle]", str(_bot_archive(corner.folder, "alicebot")))
+        page.click("#upload button[type=submit]")
+        page.wait_for_selector(".submission:has-text('alicebot@1')")
+        uploaded = page.locator(".submission:has-text('alicebot@1')")
+        deadline = time.monotonic() + 120
+        while uploaded.get_attribute("data-status") == "checking" and time.monotonic() < deadline:
+            time.sleep(1)
+            page.reload()
+        assert uploaded.get_attribute("data-status") == "active", uploaded.inner_text()
+        assert uploaded.locator(".steps li.good").count() >= 3 and uploaded.locator(".steps li.bad").count() == 0
+        board = {row.name: row for row in corner.service.leaderboard().entrants}
+        assert board["alicebot"].author == "alice" and board["alicebot"].version == 1
+
+        # screenshots, laptop and phone
+        ARTIFACTS.mkdir(exist_ok=True)
+        for width, height in ((1400, 900), (390, 844)):
+            page.set_viewport_size({"width": width, "height": height})
+            shot = ARTIFACTS / f"arena-corner-{width}x{height}.png"
+            page.screenshot(path=str(shot), full_page=True)
+            assert shot.stat().st_size > 10_000
+            assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
+        page.set_viewport_size({"width": 1400, "height": 900})
+
+        assert errors == []
+        # alice's own output is one click away; bob's, guessed by URL, is not there
+        match_id, alice_seat, bob_seat, log = corner.seats()
+        link = page.locator(f"a.stderr[href='/me/matches/{match_id}/stderr/{alice_seat}']")
+        assert (
+            link.count() == 1
+            and page.locator(f"a.stderr[href='/me/matches/{match_id}/stderr/{bob_seat}']").count() == 0
+        )
+        response = page.goto(corner.url + link.get_attribute("href"))
+        assert response.status == 200 and response.headers["content-type"].startswith("text/plain")
+        assert response.body() == Path(log.removesuffix(".jsonl") + f".seat{alice_seat}.stderr").read_bytes()
+        for seat, status in ((bob_seat, 404), (4, 400)):
+            response = page.goto(f"{corner.url}/me/matches/{match_id}/stderr/{seat}")
+            assert response.status == status and "bob was here" not in page.content()
+        response = page.goto(f"{corner.url}/me/matches/999999/stderr/0")
+        assert response.status == 404
+
+        # retire a version from the corner
+        page.goto(corner.url + "/me")
+        page.locator(".submission:has-text('alicebot@1') form.retire button").click()
+        page.wait_for_selector(".submission[data-status=retired]:has-text('alicebot@1')")
+        assert "alicebot" not in {row.name for row in corner.service.leaderboard().entrants}
+
+        # log out: the session is gone
+        page.click("#logout button")
+        page.wait_for_selector("#login")
+        assert page.goto(f"{corner.url}/me/matches/{match_id}/stderr/{alice_seat}").status == 404
+
+        assert all(url.startswith(corner.url + "/") for url in requests), "the corner made outside requests"
+        assert all(e.startswith("Failed to load resource: the server responded with a status of 4") for e in errors)
+    finally:
+        page.close()
+        browser.remove_listener("request", record)
+
+
+def test_a_cross_site_form_post_is_refused(corner, browser):
+    client, csrf = _logged_in(corner, "bob")
+    try:
+        # a form served by another origin (another port: the same site, so SameSite alone would let it in)
+        form = (
+            f'<!doctype html><form id="f" method="post" action="{corner.url}/me/retire">'
+            f'<input name="name" value="bob"><input name="csrf" value="{csrf}"></form>'
+            "<script>document.getElementById('f').submit()</script>"
+        ).encode()
+
+        class Hostile(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.end_headers()
+                self.wfile.write(form)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        hostile = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+        threading.Thread(target=hostile.serve_forever, daemon=True).start()
+        page = browser.new_page()
+        try:
+            for name, value in client.cookies.items():
+                browser.add_cookies([{"name": name, "value": value, "url": corner.url}])
+            with page.expect_response(f"{corner.url}/me/retire") as posted:
+                page.goto(f"http://127.0.0.1:{hostile.server_address[1]}/")
+            response = posted.value
+            assert response.status == 403
+            assert response.text().count("\n") <= 1 and response.text().startswith("refused")
+        finally:
+            page.close()
+            browser.clear_cookies()
+            hostile.shutdown()
+        assert "bob" in {row.name for row in corner.service.leaderboard().entrants}  # still playing
+
+        # the same with a foreign Origin or Referer, or without the session's CSRF token: refused
+        foreign = [{"Origin": "http://evil.example"}, {"Origin": "null"}, {"Referer": "http://evil.example/page"}]
+        for headers in foreign:
+            refused = client.post("/me/retire", data={"name": "bob", "csrf": csrf}, headers=headers)
+            assert refused.status_code == 403 and refused.text.startswith("refused")
+        for data in ({"name": "bob"}, {"name": "bob", "csrf": csrf[:-1] + ("A" if csrf[-1] != "A" else "B")}):
+            assert client.post("/me/retire", data=data).status_code == 403
+        _, alice_csrf = _logged_in(corner, "alice")  # another session's token
+        assert client.post("/me/retire", data={"name": "bob", "csrf": alice_csrf}).status_code == 403
+        assert "bob" in {row.name for row in corner.service.leaderboard().entrants}
+        # a login form posted from elsewhere is refused as well
+        anonymous = httpx.Client(base_url=corner.url, timeout=30)
+        with anonymous:
+            token_csrf = _csrf(anonymous.get("/me").text)
+            login = {"token": corner.tokens["bob"], "csrf": token_csrf}
+            assert anonymous.post("/me/login", data=login, headers=foreign[0]).status_code == 403
+        # from the corner's own page it goes through
+        same = client.post("/me/retire", data={"name": "bob", "csrf": csrf}, headers={"Origin": corner.url})
+        assert same.status_code == 303
+        assert "bob" not in {row.name for row in corner.service.leaderboard().entrants}
+    finally:
+        client.close()
+
+
+def test_a_tampered_cookie_is_refused_and_another_authors_output_is_404(corner):
+    match_id, alice_seat, bob_seat, _ = corner.seats()
+    client, _ = _logged_in(corner, "alice")
+    try:
+        assert client.get(f"/me/matches/{match_id}/stderr/{alice_seat}").status_code == 200
+        assert client.get(f"/me/matches/{match_id}/stderr/{bob_seat}").status_code == 404
+        value = client.cookies[COOKIE]
+        payload, mac = value.split(".")
+        session = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        forged = base64.urlsafe_b64encode(json.dumps(["bob", *session[1:]]).encode()).decode().rstrip("=")
+        for tampered in (f"{forged}.{mac}", f"{payload}.{mac[:-2]}xx", payload, "x" * 5000):
+            client.cookies.set(COOKIE, tampered, domain="127.0.0.1")
+            page = client.get("/me")
+            assert page.status_code == 200 and 'id="login"' in page.text and "bob" not in page.text
+            response = client.get(f"/me/matches/{match_id}/stderr/{bob_seat}")
+            assert response.status_code == 404 and "bob was here" not in response.text
+    finally:
+        client.close()
+    # with no session at all, nothing
+    assert httpx.get(f"{corner.url}/me/matches/{match_id}/stderr/{alice_seat}").status_code == 404
+
+
+def test_a_wrong_token_is_refused_and_counted_as_the_api_counts_it(corner):
+    kept = corner.service.limiter
+    corner.service.limiter = FailureLimiter(max_failures=2)
+    try:
+        with httpx.Client(base_url=corner.url, timeout=30) as client:
+            csrf = _csrf(client.get("/me").text)
+            for _ in range(2):
+                response = client.post("/me/login", data={"token": corner.tokens["alice"] + "x", "csrf": csrf})
+                assert response.status_code == 401 and 'id="login"' in response.text and 'id="message"' in response.text
+                assert corner.tokens["alice"] not in response.text
+            # the address waits now, the right token too, on the form as on the API
+            response = client.post("/me/login", data={"token": corner.tokens["alice"], "csrf": csrf})
+            assert response.status_code == 429 and int(response.headers["Retry-After"]) > 0
+            assert "too many failed token attempts" in response.text and 'id="upload"' not in client.get("/me").text
+            api = httpx.get(
+                f"{corner.url}/api/submissions/1", headers={"Authorization": f"Bearer {corner.tokens['alice']}"}
+            )
+            assert api.status_code == 429
+    finally:
+        corner.service.limiter = kept
+
+
+def test_the_session_key_is_made_once_private_and_kept(tmp_path):
+    first = session_secret(tmp_path / "store")
+    path = tmp_path / "store" / "session.key"
+    assert len(first) == 32 and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert session_secret(tmp_path / "store") == first and [p.name for p in path.parent.iterdir()] == ["session.key"]
+    path.write_bytes(b"short")
+    with pytest.raises(Exception, match="is not 32 bytes"):
+        session_secret(tmp_path / "store")
+
+
+def test_over_https_the_cookie_is_secure_and_a_revoked_author_is_logged_out(corner):
+    store = ArenaStore(corner.engine)  # type: ignore[arg-type]
+    corner.tokens["dave"] = store.add_author("dave")
+    # behind a proxy that ends TLS (uvicorn trusts X-Forwarded-Proto from loopback): a Secure cookie
+    https = {"X-Forwarded-Proto": "https"}
+    with httpx.Client(base_url=corner.url, timeout=30, headers=https) as client:
+        page = client.get("/me")
+        assert "secure" in page.headers["set-cookie"].lower().split("; ")
+        login = {"token": corner.tokens["dave"], "csrf": _csrf(page.text)}
+        origin = corner.url.replace("http://", "https://")
+        session = page.headers["set-cookie"].split(";")[0]  # the client keeps a Secure cookie for https only
+        response = client.post("/me/login", data=login, headers={"Origin": origin, "Cookie": session})
+        assert response.status_code == 303
+        cookie = response.headers["set-cookie"].lower().split("; ")
+        assert {"secure", "httponly", "samesite=strict", "path=/"} <= set(cookie)
+    client, _ = _logged_in(corner, "dave")
+    try:
+        assert 'id="upload"' in client.get("/me").text
+        store.revoke_author("dave")
+        page = client.get("/me")
+        assert 'id="login"' in page.text and 'id="upload"' not in page.text
+        csrf = _csrf(page.text)
+        upload = {"bundle": ("davebot.tar.gz", _bot_archive(corner.folder, "davebot").read_bytes(), "application/gzip")}
+        assert client.post("/me/submit", data={"csrf": csrf}, files=upload).status_code == 403
+        assert "davebot" not in {row.name for row in corner.service.leaderboard().entrants}
+    finally:
+        client.close()
