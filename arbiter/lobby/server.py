@@ -321,12 +321,6 @@ class Lobby:
     async def _admit(self, peer: str, context: Any) -> _Stream | None:
         """The stream of an entrant whose hello and key are good; anything else is refused with
         a status saying why (context.abort raises)."""
-        wait = self.limiter.blocked(peer)
-        if wait is not None:
-            await context.abort(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"too many failed attempts from this address: try again in {wait:.0f} s",
-            )
         if self._pending[peer] >= self.max_pending:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED, "too many connections waiting to say hello from this address"
@@ -350,6 +344,12 @@ class Lobby:
             await context.abort(grpc.StatusCode.CANCELLED, f"no LobbyHello within {self.hello_seconds:g}s")
         if first is grpc.aio.EOF:
             return None
+        wait = self.limiter.blocked(peer)  # after the read: a refusal before it could cut the client's write
+        if wait is not None:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"too many failed attempts from this address: try again in {wait:.0f} s",
+            )
         if first.WhichOneof("msg") != "hello":
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the first message must be a LobbyHello")
         hello = first.hello
