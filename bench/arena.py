@@ -6,23 +6,24 @@ API answers while matches play.
    TrueSkill replay) with the matches' play replaced by synthetic outcomes made at once: what is
    left is the database side. ``--matches`` per run into a fresh SQLite file and a fresh database
    on a throwaway PostgreSQL server (started as the test suite starts one:
-   tests/tournament/conftest.py), median of ``--runs``; matches recorded per second.
+   tests/tournament/conftest.py), median of ``--runs``; matches recorded per second, overall and
+   over the first and the last tenth of the run (the ladder's growth re-reads the history).
 2. **The API under load**: a real ``arbiter serve`` process (port 0; its address read from its
-   "serving http://..." line) on an arena of ``--entrants`` house entrants (the sample heuristic
-   and random bots), its SQLite database first filled with ``--history`` synthetic matches by
-   part 1's loop, so that the leaderboard computes over a real history; its matches play while
-   ``--clients`` concurrent clients (asyncio, httpx) ask ``GET /api/leaderboard`` for
-   ``--seconds``, then ``GET /api/matches?limit=50`` as long. Latency p50 / p99, requests per
-   second, errors. Then the server is stopped (SIGTERM: it drains) and the matches it played
-   give the CPU one match costs (the arbiter's and the four bots', as the worker measured them).
-   Also timed in this process: one leaderboard computed afresh over that history (the server
-   computes it once per newly recorded match).
+   "serving http://..." line) on the same arena, ``--entrants`` house entrants (the sample
+   heuristic and random bots), over the first SQLite run's database, so that the leaderboard
+   computes over a real history; its matches play while ``--clients`` concurrent clients
+   (asyncio, httpx) ask ``GET /api/leaderboard`` for ``--seconds``, then ``GET
+   /api/matches?limit=50`` as long: latency p50 / p99, requests per second, failures. Then the
+   server is stopped (SIGTERM: it drains) and the matches it played give the CPU one match costs
+   (the arbiter's and the four bots', as the worker measured them). Also timed in this process
+   first: one leaderboard computed afresh over that history (the server computes it once per
+   newly recorded match).
 
 The machine's load is printed first: the figures shift with it; compare only figures of one run.
 Last line: ``arena: recorder R_sqlite/s SQLite, R_pg/s PostgreSQL; leaderboard p50 X ms p99 Y ms at
 50 clients (Z req/s)``.
 
-    .venv/bin/python bench/arena.py [--matches 2000] [--runs 3] [--history 3000] [--clients 50] [--seconds 20]
+    .venv/bin/python bench/arena.py [--matches 1500] [--runs 3] [--clients 50] [--seconds 20]
 """
 
 from __future__ import annotations
@@ -123,11 +124,13 @@ class StopAfter:
 
     def __init__(self, schedule: ArenaSchedule, matches: int):
         self.schedule, self.matches = schedule, matches
+        self.times: list[float] = []  # when each match was recorded
 
     def started(self, run: Run) -> None:
         pass
 
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
+        self.times.append(time.perf_counter())
         if run.played >= self.matches:
             self.schedule.drain()
 
@@ -135,9 +138,9 @@ class StopAfter:
         pass
 
 
-def record_synthetic(arena: ArenaConfig, url: str, matches: int) -> tuple[int, float]:
+def record_synthetic(arena: ArenaConfig, url: str, matches: int) -> tuple[int, float, list[float]]:
     """``matches`` synthetic matches recorded through the arena's loop (as ``arbiter serve``
-    builds it); how many were recorded and the seconds it took."""
+    builds it); how many were recorded, the seconds it took and when each was recorded."""
     engine = open_database(url)
     try:
         repo = Repo(engine)
@@ -148,21 +151,27 @@ def record_synthetic(arena: ArenaConfig, url: str, matches: int) -> tuple[int, f
         schedule = kind(arena.tournament, arena.matchmaking, arena.seed, field, lookup, stored)
     finally:
         engine.dispose()
+    stop = StopAfter(schedule, matches)
     started = time.perf_counter()
     summary = run_tournament(
-        schedule.config, database=url, play=synthetic_play, in_process=True,
-        observers=[StopAfter(schedule, matches)], schedule=schedule,
-    )  # fmt: skip
-    return summary.played, time.perf_counter() - started
+        schedule.config, database=url, play=synthetic_play, in_process=True, observers=[stop], schedule=schedule
+    )
+    return summary.played, time.perf_counter() - started, stop.times
 
 
 def recorder_ceiling(arena: ArenaConfig, urls: list[str], kind: str, matches: int) -> float:
     """Median matches recorded per second over one run per (fresh) database URL."""
     rates = []
     for i, url in enumerate(urls):
-        n, seconds = record_synthetic(arena, url, matches)
+        n, seconds, times = record_synthetic(arena, url, matches)
         rates.append(n / seconds)
-        print(f"recorder, {kind} run {i + 1}: {n} matches in {seconds:.1f}s = {n / seconds:.0f} matches/s", flush=True)
+        tenth = max(2, n // 10)
+        first, last = times[:tenth], times[-tenth:]
+        print(
+            f"recorder, {kind} run {i + 1}: {n} matches in {seconds:.1f}s = {n / seconds:.0f} matches/s; "
+            f"first tenth {(tenth - 1) / (first[-1] - first[0]):.0f}/s, last tenth {(tenth - 1) / (last[-1] - last[0]):.0f}/s",
+            flush=True,
+        )
     return statistics.median(rates)
 
 
@@ -193,11 +202,11 @@ def leaderboard_compute_ms(arena: ArenaConfig, url: str, repeats: int = 5) -> fl
 class Server:
     """``arbiter serve`` in a subprocess; its stderr goes to a file (read at the end)."""
 
-    def __init__(self, arena_file: Path):
+    def __init__(self, arena_file: Path, db: Path):
         self.errors_path = arena_file.parent / "serve.stderr"
         self.errors = self.errors_path.open("w+")
         self.proc = subprocess.Popen(
-            [PY, "-m", "arbiter", "serve", str(arena_file)], cwd=arena_file.parent, stdout=subprocess.DEVNULL,
+            [PY, "-m", "arbiter", "serve", str(arena_file), "--db", str(db)], cwd=arena_file.parent, stdout=subprocess.DEVNULL,
             stderr=self.errors,
         )  # fmt: skip
         deadline = time.monotonic() + SERVE_START_SECONDS
@@ -267,18 +276,18 @@ def served_matches(db: Path, after: int) -> list[tuple[float, float, float]]:
         return c.execute(query, (after,)).fetchall()
 
 
-def under_load(args: argparse.Namespace, folder: Path) -> tuple[float, float, float]:
-    """Part 2; the leaderboard's p50 and p99 (ms) and requests per second."""
-    arena_file = write_arena(folder, args.entrants, args.jobs)
+def under_load(args: argparse.Namespace, arena_file: Path, db: Path) -> tuple[float, float, float]:
+    """Part 2 on the SQLite database ``db`` that part 1 filled: the leaderboard's p50 and p99
+    (ms) and requests per second."""
     arena = load_arena(arena_file)
-    url = f"sqlite:///{folder}/arena.db"
-    n, seconds = record_synthetic(arena, url, args.history)
-    print(f"history: {n} synthetic matches of {args.entrants} entrants recorded in {seconds:.1f}s", flush=True)
-    print(f"leaderboard computed afresh over them: {leaderboard_compute_ms(arena, url):.0f} ms", flush=True)
-    with sqlite3.connect(folder / "arena.db") as c:
-        before = c.execute("select max(id) from matches").fetchone()[0]
+    with sqlite3.connect(db) as c:
+        before, history = c.execute("select max(id), count(*) from matches").fetchone()
+    computed = leaderboard_compute_ms(arena, f"sqlite:///{db}")
+    print(
+        f"leaderboard computed afresh over {history} matches of {args.entrants} entrants: {computed:.0f} ms", flush=True
+    )
     started = time.perf_counter()
-    server = Server(arena_file)
+    server = Server(arena_file, db)
     print(f"arbiter serve listening after {time.perf_counter() - started:.1f}s at {server.url}", flush=True)
     figures = {}
     try:
@@ -296,7 +305,7 @@ def under_load(args: argparse.Namespace, folder: Path) -> tuple[float, float, fl
             )
     finally:
         errors = server.stop()
-    played = served_matches(folder / "arena.db", before)
+    played = served_matches(db, before)
     wall_served = time.perf_counter() - started
     print(f"arbiter serve: exit {server.proc.returncode}, {len(played)} matches played in {wall_served:.0f}s")
     for line in errors.splitlines():
@@ -314,10 +323,9 @@ def under_load(args: argparse.Namespace, folder: Path) -> tuple[float, float, fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--matches", type=int, default=2000, help="synthetic matches per recorder run (default 2000)")
+    parser.add_argument("--matches", type=int, default=1500, help="synthetic matches per recorder run (default 1500)")
     parser.add_argument("--runs", type=int, default=3, help="recorder runs per database (default 3)")
     parser.add_argument("--entrants", type=int, default=20, help="house entrants of the arena (default 20)")
-    parser.add_argument("--history", type=int, default=3000, help="matches recorded before serving (default 3000)")
     parser.add_argument("--clients", type=int, default=50, help="concurrent API clients (default 50)")
     parser.add_argument("--seconds", type=float, default=20, help="seconds of load per endpoint (default 20)")
     parser.add_argument("--jobs", type=int, default=2, help="matches the server plays at once (default 2)")
@@ -329,19 +337,20 @@ def main() -> None:
         raise SystemExit("PostgreSQL's initdb and pg_ctl were not found (set $BARBU_PG_BIN or install postgresql)")
     with tempfile.TemporaryDirectory(prefix="barbu-bench-") as tmp:
         folder = Path(tmp)
-        arena = load_arena(write_arena(folder, args.entrants, args.jobs))
+        arena_file = write_arena(folder, args.entrants, args.jobs)
+        arena = load_arena(arena_file)
         sqlite_rate = recorder_ceiling(
             arena, [f"sqlite:///{folder}/recorder{i}.db" for i in range(args.runs)], "SQLite", args.matches
         )
         pg = PostgresServer(bindir)
         pg.start()
         try:
-            pg_rate = recorder_ceiling(arena, [pg.create_database() for _ in range(args.runs)], "PostgreSQL", args.matches)
+            pg_rate = recorder_ceiling(
+                arena, [pg.create_database() for _ in range(args.runs)], "PostgreSQL", args.matches
+            )
         finally:
             pg.stop()
-        served = folder / "served"
-        served.mkdir()
-        p50, p99, rate = under_load(args, served)
+        p50, p99, rate = under_load(args, arena_file, folder / "recorder0.db")
     print(
         f"arena: recorder {sqlite_rate:.0f}/s SQLite, {pg_rate:.0f}/s PostgreSQL; leaderboard p50 {p50:.0f} ms "
         f"p99 {p99:.0f} ms at {args.clients} clients ({rate:.0f} req/s)"
