@@ -23,7 +23,7 @@ The machine's load is printed first: the figures shift with it; compare only fig
 Last line: ``arena: recorder R_sqlite/s SQLite, R_pg/s PostgreSQL; leaderboard p50 X ms p99 Y ms at
 50 clients (Z req/s)``.
 
-    .venv/bin/python bench/arena.py [--matches 1500] [--runs 3] [--clients 50] [--seconds 20]
+    .venv/bin/python bench/arena.py [--matches 1000] [--runs 3] [--clients 50] [--seconds 20]
 """
 
 from __future__ import annotations
@@ -323,7 +323,7 @@ def under_load(args: argparse.Namespace, arena_file: Path, db: Path) -> tuple[fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--matches", type=int, default=1500, help="synthetic matches per recorder run (default 1500)")
+    parser.add_argument("--matches", type=int, default=1000, help="synthetic matches per recorder run (default 1000)")
     parser.add_argument("--runs", type=int, default=3, help="recorder runs per database (default 3)")
     parser.add_argument("--entrants", type=int, default=20, help="house entrants of the arena (default 20)")
     parser.add_argument("--clients", type=int, default=50, help="concurrent API clients (default 50)")
