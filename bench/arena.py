@@ -6,7 +6,7 @@ API answers while matches play.
    TrueSkill replay) with the matches' play replaced by synthetic outcomes made at once: what is
    left is the database side. ``--matches`` per run into a fresh SQLite file and a fresh database
    on a throwaway PostgreSQL server (started as the test suite starts one:
-   tests/tournament/conftest.py), median of ``--runs``; matches recorded per second, overall and
+   tests/tournament/conftest.py), median of ``--runs`` (interleaved); matches recorded per second, overall and
    over the first and the last tenth of the run (the ladder's growth re-reads the history).
 2. **The API under load**: a real ``arbiter serve`` process (port 0; its address read from its
    "serving http://..." line) on the same arena, ``--entrants`` house entrants (the sample
@@ -159,20 +159,17 @@ def record_synthetic(arena: ArenaConfig, url: str, matches: int) -> tuple[int, f
     return summary.played, time.perf_counter() - started, stop.times
 
 
-def recorder_ceiling(arena: ArenaConfig, urls: list[str], kind: str, matches: int) -> float:
-    """Median matches recorded per second over one run per (fresh) database URL."""
-    rates = []
-    for i, url in enumerate(urls):
-        n, seconds, times = record_synthetic(arena, url, matches)
-        rates.append(n / seconds)
-        tenth = max(2, n // 10)
-        first, last = times[:tenth], times[-tenth:]
-        print(
-            f"recorder, {kind} run {i + 1}: {n} matches in {seconds:.1f}s = {n / seconds:.0f} matches/s; "
-            f"first tenth {(tenth - 1) / (first[-1] - first[0]):.0f}/s, last tenth {(tenth - 1) / (last[-1] - last[0]):.0f}/s",
-            flush=True,
-        )
-    return statistics.median(rates)
+def recorder_rate(arena: ArenaConfig, url: str, label: str, matches: int) -> float:
+    """Matches recorded per second by one run into the (fresh) database ``url``."""
+    n, seconds, times = record_synthetic(arena, url, matches)
+    tenth = max(2, n // 10)
+    first, last = times[:tenth], times[-tenth:]
+    print(
+        f"recorder, {label}: {n} matches in {seconds:.1f}s = {n / seconds:.0f} matches/s; first tenth "
+        f"{(tenth - 1) / (first[-1] - first[0]):.0f}/s, last tenth {(tenth - 1) / (last[-1] - last[0]):.0f}/s",
+        flush=True,
+    )
+    return n / seconds
 
 
 def leaderboard_compute_ms(arena: ArenaConfig, url: str, repeats: int = 5) -> float:
@@ -339,17 +336,17 @@ def main() -> None:
         folder = Path(tmp)
         arena_file = write_arena(folder, args.entrants, args.jobs)
         arena = load_arena(arena_file)
-        sqlite_rate = recorder_ceiling(
-            arena, [f"sqlite:///{folder}/recorder{i}.db" for i in range(args.runs)], "SQLite", args.matches
-        )
         pg = PostgresServer(bindir)
         pg.start()
-        try:
-            pg_rate = recorder_ceiling(
-                arena, [pg.create_database() for _ in range(args.runs)], "PostgreSQL", args.matches
-            )
+        sqlite_rates, pg_rates = [], []
+        try:  # interleaved, so that both databases see much the same load
+            for i in range(args.runs):
+                sqlite_url = f"sqlite:///{folder}/recorder{i}.db"
+                sqlite_rates.append(recorder_rate(arena, sqlite_url, f"SQLite run {i + 1}", args.matches))
+                pg_rates.append(recorder_rate(arena, pg.create_database(), f"PostgreSQL run {i + 1}", args.matches))
         finally:
             pg.stop()
+        sqlite_rate, pg_rate = statistics.median(sqlite_rates), statistics.median(pg_rates)
         p50, p99, rate = under_load(args, arena_file, folder / "recorder0.db")
     print(
         f"arena: recorder {sqlite_rate:.0f}/s SQLite, {pg_rate:.0f}/s PostgreSQL; leaderboard p50 {p50:.0f} ms "
