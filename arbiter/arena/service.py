@@ -139,6 +139,7 @@ class ArenaService:
         self._enqueue = enqueue
         self._in_flight = in_flight
         self._lock = threading.Lock()
+        self._computing = threading.Lock()  # one standings computation at a time
         self._standings: tuple[tuple[Any, ...], dict[str, Standing]] | None = None
         self._contracts: dict[tuple[Any, ...], ContractScores] = {}
 
@@ -156,25 +157,33 @@ class ArenaService:
 
     def _table(self, t: Tournament | None, extra: Sequence[str] = ()) -> dict[str, Standing]:
         """Every version's standing (those of ``extra`` too, unplayed ones at the start), computed
-        again only when a match was recorded since."""
+        again only when a match was recorded since: by one request, which the requests arriving
+        meanwhile wait for and share (the whole history is replayed: 50 clients recomputing it at
+        once would each take 50 times as long)."""
+        unplayed = {name: Standing(name, MU, SIGMA) for name in extra}
         if t is None:
-            return {name: Standing(name, MU, SIGMA) for name in extra}
+            return unplayed
         t_id = row_id(t)
         with self.repo.reading(f"arena {self.arena!r}"):
             names = self.repo.entrant_names(t_id)
-            everyone = list(dict.fromkeys([*names, *extra]))
             with self.repo.session() as s:
                 count, last = s.exec(
                     select(func.count(), func.max(Match.id)).select_from(Match).where(Match.tournament_id == t_id)
                 ).one()
-            key = (t_id, count, last, tuple(everyone))
-            with self._lock:
-                if self._standings is not None and self._standings[0] == key:
-                    return self._standings[1]
-            table = {s.name: s for s in standings(everyone, self.repo.matches(t_id))}
+            key = (t_id, count, last, tuple(names))
+            table = self._cached_table(key)
+            if table is None:
+                with self._computing:
+                    table = self._cached_table(key)  # computed while this request waited
+                    if table is None:
+                        table = {s.name: s for s in standings(names, self.repo.matches(t_id))}
+                        with self._lock:
+                            self._standings = (key, table)
+        return {**unplayed, **table}
+
+    def _cached_table(self, key: tuple[Any, ...]) -> dict[str, Standing] | None:
         with self._lock:
-            self._standings = (key, table)
-        return table
+            return self._standings[1] if self._standings is not None and self._standings[0] == key else None
 
     def leaderboard(self) -> Leaderboard:
         active = self.active()

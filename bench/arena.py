@@ -1,0 +1,358 @@
+"""The arena's capacity, side by side in one run: how fast the ladder can record, and how fast its
+API answers while matches play.
+
+1. **The recorder's ceiling**: the arena's own loop (arbiter.tournament.loop with the ladder's
+   :class:`~arbiter.arena.ladder.ArenaSchedule`, its matchmaking, the recorder, the lease and the
+   TrueSkill replay) with the matches' play replaced by synthetic outcomes made at once: what is
+   left is the database side. ``--matches`` per run into a fresh SQLite file and a fresh database
+   on a throwaway PostgreSQL server (started as the test suite starts one:
+   tests/tournament/conftest.py), median of ``--runs`` (interleaved); matches recorded per second, overall and
+   over the first and the last tenth of the run (the ladder's growth re-reads the history).
+2. **The API under load**: a real ``arbiter serve`` process (port 0; its address read from its
+   "serving http://..." line) on the same arena, ``--entrants`` house entrants (the sample
+   heuristic and random bots), over the first SQLite run's database, so that the leaderboard
+   computes over a real history; its matches play while ``--clients`` concurrent clients
+   (asyncio, httpx) ask ``GET /api/leaderboard`` for ``--seconds``, then ``GET
+   /api/matches?limit=50`` as long: latency p50 / p99, requests per second, failures. Then the
+   server is stopped (SIGTERM: it drains) and the matches it played give the CPU one match costs
+   (the arbiter's and the four bots', as the worker measured them). Also timed in this process
+   first: one leaderboard computed afresh over that history (the server computes it once per
+   newly recorded match).
+
+The machine's load is printed first: the figures shift with it; compare only figures of one run.
+Last line: ``arena: recorder R_sqlite/s SQLite, R_pg/s PostgreSQL; leaderboard p50 X ms p99 Y ms at
+50 clients (Z req/s)``.
+
+    .venv/bin/python bench/arena.py [--matches 1000] [--runs 3] [--clients 50] [--seconds 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+
+from arbiter.arena.config import ArenaConfig, load_arena
+from arbiter.arena.ladder import ArenaSchedule
+from arbiter.arena.serve import field_of
+from arbiter.model import MatchOutcome, MatchTask
+from arbiter.tournament.loop import Run, run_tournament
+from arbiter.tournament.schedule import ScheduledMatch
+from arbiter.tournament.storage import Repo, open_database, row_id
+from arbiter.tournament.storage.arena import ArenaStore
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.tournament.conftest import PostgresServer, pg_bindir  # noqa: E402  (the test suite's throwaway server)
+
+PY = sys.executable
+ARENA = "bench"
+SERVE_START_SECONDS = 120  # the server reads the whole history before it listens
+STOP_SECONDS = 120
+
+
+# ---- the arena ---------------------------------------------------------------------------------
+def write_arena(folder: Path, entrants: int, jobs: int) -> Path:
+    """An arena of ``entrants`` house entrants, half the heuristic sample bot, half the random one."""
+    lines = []
+    for i in range(entrants):
+        bot = "heuristic" if i % 2 == 0 else "random"
+        lines.append(f"  - {{name: {bot}{i // 2 + 1:02d}, command: {PY} {ROOT}/sample_bots/{bot}_bot.py}}")
+    text = f"""name: {ARENA}
+entrants:
+{chr(10).join(lines)}
+rules: {{preset: standard}}
+time_control: {{per_decision: 2, reserve: 10, connect: 20, match_limit: 300}}
+web: 127.0.0.1:0
+parallelism: {jobs}
+drain_seconds: 30
+database: {folder}/arena.db
+log_folder: {folder}/matches
+store: {folder}/bundles
+"""
+    path = folder / "arena.yaml"
+    path.write_text(text)
+    return path
+
+
+def synthetic_play(task: MatchTask) -> MatchOutcome:
+    """A made-up outcome of a full match, at once: the stronger entrant (its name's number, the
+    heuristic over the random bot) tends to score more, so the ratings move as in a real ladder."""
+    rng = random.Random(task.seed * 4 + task.number)
+    strength = [(40 if b.name.startswith("heuristic") else 0) + int(re.sub(r"\D", "", b.name) or 0) for b in task.bots]
+    totals = [round(rng.gauss(s, 60)) for s in strength]
+    mean = sum(totals) // 4
+    totals = [t - mean for t in totals]
+    order = sorted(range(4), key=lambda s: -totals[s])
+    places = [order.index(s) + 1 for s in range(4)]
+    return MatchOutcome(
+        number=task.number, status="complete", totals=totals, places=places, deals=28, decisions=1400,
+        think_seconds=[rng.uniform(1, 3) for _ in range(4)], log_path=task.log_path, log_sha256="0" * 64,
+        wall_seconds=rng.uniform(5, 10),
+    )  # fmt: skip
+
+
+class NarrowSeeds(ArenaSchedule):
+    """The ladder's schedule with each set's seed cut to 31 bits. An arena's set seeds
+    (arbiter.arena.matchmaking.set_seed: a 31-bit prefix above a 32-bit counter) do not fit the
+    schema's ``matches.seed`` column, a 32-bit ``integer`` in PostgreSQL (SQLite's integers are
+    64-bit): ``arbiter serve`` on PostgreSQL fails to record its first match ("integer out of
+    range"). Until the schema widens it, the PostgreSQL runs record the narrowed seeds (rows of
+    the same size)."""
+
+    def grow(self, run: Run) -> list[ScheduledMatch]:
+        new = [replace(m, seed=m.seed & 0x7FFFFFFF) for m in super().grow(run)]
+        self.matches[len(self.matches) - len(new) :] = new
+        return new
+
+
+class StopAfter:
+    """The observer that drains the ladder once ``matches`` are recorded (the set in play ends)."""
+
+    def __init__(self, schedule: ArenaSchedule, matches: int):
+        self.schedule, self.matches = schedule, matches
+        self.times: list[float] = []  # when each match was recorded
+
+    def started(self, run: Run) -> None:
+        pass
+
+    def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
+        self.times.append(time.perf_counter())
+        if run.played >= self.matches:
+            self.schedule.drain()
+
+    def stopped(self, run: Run) -> None:
+        pass
+
+
+def record_synthetic(arena: ArenaConfig, url: str, matches: int) -> tuple[int, float, list[float]]:
+    """``matches`` synthetic matches recorded through the arena's loop (as ``arbiter serve``
+    builds it); how many were recorded, the seconds it took and when each was recorded."""
+    engine = open_database(url)
+    try:
+        repo = Repo(engine)
+        known = repo.tournament(arena.name)
+        stored = repo.match_rows(row_id(known)) if known is not None else []
+        field, lookup = field_of(arena, ArenaStore(engine))
+        kind = NarrowSeeds if engine.dialect.name == "postgresql" else ArenaSchedule
+        schedule = kind(arena.tournament, arena.matchmaking, arena.seed, field, lookup, stored)
+    finally:
+        engine.dispose()
+    stop = StopAfter(schedule, matches)
+    started = time.perf_counter()
+    summary = run_tournament(
+        schedule.config, database=url, play=synthetic_play, in_process=True, observers=[stop], schedule=schedule
+    )
+    return summary.played, time.perf_counter() - started, stop.times
+
+
+def recorder_rate(arena: ArenaConfig, url: str, label: str, matches: int) -> float:
+    """Matches recorded per second by one run into the (fresh) database ``url``."""
+    n, seconds, times = record_synthetic(arena, url, matches)
+    tenth = max(2, n // 10)
+    first, last = times[:tenth], times[-tenth:]
+    print(
+        f"recorder, {label}: {n} matches in {seconds:.1f}s = {n / seconds:.0f} matches/s; first tenth "
+        f"{(tenth - 1) / (first[-1] - first[0]):.0f}/s, last tenth {(tenth - 1) / (last[-1] - last[0]):.0f}/s",
+        flush=True,
+    )
+    return n / seconds
+
+
+def leaderboard_compute_ms(arena: ArenaConfig, url: str, repeats: int = 5) -> float:
+    """Median milliseconds of one leaderboard computed afresh (nothing cached) over the database."""
+    from arbiter.arena.service import ArenaService
+
+    def refused(_: bytes) -> tuple[str, str, str]:
+        raise AssertionError("no uploads here")
+
+    engine = open_database(url)
+    times = []
+    try:
+        for _ in range(repeats):
+            service = ArenaService(
+                engine, arena.name, Path(arena.tournament.log_folder), store_archive=refused, enqueue=lambda _: None,
+                house=[e.name for e in arena.tournament.entrants],
+            )  # fmt: skip
+            started = time.perf_counter()
+            service.leaderboard()
+            times.append(time.perf_counter() - started)
+    finally:
+        engine.dispose()
+    return 1000 * statistics.median(times)
+
+
+# ---- the server under load -----------------------------------------------------------------------
+class Server:
+    """``arbiter serve`` in a subprocess; its stderr goes to a file (read at the end)."""
+
+    def __init__(self, arena_file: Path, db: Path):
+        self.errors_path = arena_file.parent / "serve.stderr"
+        self.errors = self.errors_path.open("w+")
+        self.proc = subprocess.Popen(
+            [PY, "-m", "arbiter", "serve", str(arena_file), "--db", str(db)], cwd=arena_file.parent, stdout=subprocess.DEVNULL,
+            stderr=self.errors,
+        )  # fmt: skip
+        deadline = time.monotonic() + SERVE_START_SECONDS
+        while True:
+            found = re.search(r"serving (http://\S+)", self.errors_path.read_text())
+            if found:
+                self.url = found.group(1)
+                return
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                raise SystemExit(f"arbiter serve did not start: {self.errors_path.read_text()[-2000:]}")
+            time.sleep(0.2)
+
+    def stop(self) -> str:
+        """SIGTERM (it drains: the matches in play finish); its stderr."""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        self.errors.close()
+        return self.errors_path.read_text()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+async def load(url: str, clients: int, seconds: float) -> tuple[list[float], int, float]:
+    """``clients`` clients asking ``url`` one request after another for ``seconds``: the
+    latencies of the answered requests (200), the number of failed ones, the wall time."""
+    latencies: list[float] = []
+    failed = 0
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(limits=limits, timeout=30) as http:
+        deadline = time.perf_counter() + seconds
+
+        async def client() -> None:
+            nonlocal failed
+            while time.perf_counter() < deadline:
+                started = time.perf_counter()
+                try:
+                    response = await http.get(url)
+                    ok = response.status_code == 200
+                except httpx.HTTPError:
+                    ok = False
+                if ok:
+                    latencies.append(time.perf_counter() - started)
+                else:
+                    failed += 1
+
+        started = time.perf_counter()
+        await asyncio.gather(*(client() for _ in range(clients)))
+    return latencies, failed, time.perf_counter() - started
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
+
+
+def served_matches(db: Path, after: int) -> list[tuple[float, float, float]]:
+    """(arbiter CPU, bots' CPU, wall seconds) of the matches recorded after row ``after``."""
+    with sqlite3.connect(db) as c:
+        query = "select arbiter_cpu, bots_cpu, wall_seconds from matches where id > ? and status = 'complete'"
+        return c.execute(query, (after,)).fetchall()
+
+
+def under_load(args: argparse.Namespace, arena_file: Path, db: Path) -> tuple[float, float, float]:
+    """Part 2 on the SQLite database ``db`` that part 1 filled: the leaderboard's p50 and p99
+    (ms) and requests per second."""
+    arena = load_arena(arena_file)
+    with sqlite3.connect(db) as c:
+        before, history = c.execute("select max(id), count(*) from matches").fetchone()
+    computed = leaderboard_compute_ms(arena, f"sqlite:///{db}")
+    print(
+        f"leaderboard computed afresh over {history} matches of {args.entrants} entrants: {computed:.0f} ms", flush=True
+    )
+    started = time.perf_counter()
+    server = Server(arena_file, db)
+    print(f"arbiter serve listening after {time.perf_counter() - started:.1f}s at {server.url}", flush=True)
+    figures = {}
+    try:
+        for path in ("/api/leaderboard", "/api/matches?limit=50"):
+            latencies, failed, wall = asyncio.run(load(server.url + path, args.clients, args.seconds))
+            if not latencies:
+                raise SystemExit(f"GET {path}: no request answered ({failed} failed)")
+            p50, p99 = 1000 * percentile(latencies, 50), 1000 * percentile(latencies, 99)
+            rate = len(latencies) / wall
+            figures[path] = (p50, p99, rate)
+            print(
+                f"GET {path}: {args.clients} clients, {wall:.1f}s: {len(latencies)} answered ({rate:.0f} req/s), "
+                f"{failed} failed; p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {1000 * max(latencies):.0f} ms",
+                flush=True,
+            )
+    finally:
+        errors = server.stop()
+    played = served_matches(db, before)
+    wall_served = time.perf_counter() - started
+    print(f"arbiter serve: exit {server.proc.returncode}, {len(played)} matches played in {wall_served:.0f}s")
+    for line in errors.splitlines():
+        if "Traceback" in line or "ERROR" in line or line.startswith("error"):
+            print(f"  server stderr: {line}")
+    if played:
+        arbiter_cpu = statistics.median(p[0] for p in played)
+        bots_cpu = statistics.median(p[1] for p in played)
+        print(
+            f"per match (median of {len(played)}, 28 deals): arbiter CPU {arbiter_cpu:.2f}s, bots CPU "
+            f"{bots_cpu:.2f}s, total {arbiter_cpu + bots_cpu:.2f}s; wall {statistics.median(p[2] for p in played):.1f}s"
+        )
+    return figures["/api/leaderboard"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--matches", type=int, default=1000, help="synthetic matches per recorder run (default 1000)")
+    parser.add_argument("--runs", type=int, default=3, help="recorder runs per database (default 3)")
+    parser.add_argument("--entrants", type=int, default=20, help="house entrants of the arena (default 20)")
+    parser.add_argument("--clients", type=int, default=50, help="concurrent API clients (default 50)")
+    parser.add_argument("--seconds", type=float, default=20, help="seconds of load per endpoint (default 20)")
+    parser.add_argument("--jobs", type=int, default=2, help="matches the server plays at once (default 2)")
+    args = parser.parse_args()
+    load_avg = os.getloadavg()
+    print(f"load: {load_avg[0]:.2f} {load_avg[1]:.2f} {load_avg[2]:.2f}; {os.cpu_count()} cores", flush=True)
+    bindir = pg_bindir()
+    if bindir is None:
+        raise SystemExit("PostgreSQL's initdb and pg_ctl were not found (set $BARBU_PG_BIN or install postgresql)")
+    with tempfile.TemporaryDirectory(prefix="barbu-bench-") as tmp:
+        folder = Path(tmp)
+        arena_file = write_arena(folder, args.entrants, args.jobs)
+        arena = load_arena(arena_file)
+        pg = PostgresServer(bindir)
+        pg.start()
+        sqlite_rates, pg_rates = [], []
+        try:  # interleaved, so that both databases see much the same load
+            for i in range(args.runs):
+                sqlite_url = f"sqlite:///{folder}/recorder{i}.db"
+                sqlite_rates.append(recorder_rate(arena, sqlite_url, f"SQLite run {i + 1}", args.matches))
+                pg_rates.append(recorder_rate(arena, pg.create_database(), f"PostgreSQL run {i + 1}", args.matches))
+        finally:
+            pg.stop()
+        sqlite_rate, pg_rate = statistics.median(sqlite_rates), statistics.median(pg_rates)
+        p50, p99, rate = under_load(args, arena_file, folder / "recorder0.db")
+    print(
+        f"arena: recorder {sqlite_rate:.0f}/s SQLite, {pg_rate:.0f}/s PostgreSQL; leaderboard p50 {p50:.0f} ms "
+        f"p99 {p99:.0f} ms at {args.clients} clients ({rate:.0f} req/s)"
+    )
+
+
+if __name__ == "__main__":
+    main()
