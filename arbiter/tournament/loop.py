@@ -177,11 +177,12 @@ class Recorder:
     def ratings(self) -> RatingBook | None:
         return self.tracker.book if self.tracker is not None else None
 
-    def extend(self, config: TournamentConfig, schedule: list[ScheduledMatch]) -> int:
-        """Start (or grow) the tournament in the database to ``schedule``."""
+    def extend(self, config: TournamentConfig, schedule: list[ScheduledMatch], *, growing: bool = False) -> int:
+        """Start the tournament in the database, or grow it to ``schedule`` (``growing``: during
+        the run, whose start checked what was stored)."""
         from arbiter.tournament.storage import row_id
 
-        tournament, self.entrant_ids = self.repo.start(config, schedule)
+        tournament, self.entrant_ids = self.repo.start(config, schedule, check_stored=not growing)
         tracker = RatingTracker(config.entrant_names, schedule)
         if self.tracker is not None:  # the games so far are a prefix of the grown schedule's
             tracker.adopt(self.tracker.book.including(config.entrant_names), self.tracker.next)
@@ -461,7 +462,7 @@ class _Loop:
         if new:
             self.run.config = self.schedule.config
             self.run.schedule = self.schedule.matches
-            self.recorder.extend(self.schedule.config, self.schedule.matches)
+            self.recorder.extend(self.schedule.config, self.schedule.matches, growing=True)
             self.run.ratings = self.recorder.ratings
             self.queue_matches(new)
 

@@ -17,6 +17,7 @@ from arbiter.tournament.ratings import standings
 from arbiter.tournament.storage import Repo, open_database
 
 from ..tournament import inproc
+from ..tournament.conftest import pg_url, postgres_server  # noqa: F401 - fixtures used here
 
 BASE = """
 name: ladder
@@ -154,3 +155,19 @@ def _records(tmp_path):
 def test_versions_are_names_with_their_number():
     assert versioned("alice", 2) == "alice@2"
     assert replace(entrant("a", "random"), cwd="/x").name == "a@1"
+
+
+def test_the_ladder_records_its_64_bit_set_seeds_in_postgresql(pg_url, tmp_path):
+    field = Field(entrant("a", "random"), entrant("b", "first"), entrant("c", "random"), entrant("d", "first"))
+    schedule = ladder(tmp_path, field)
+    run_tournament(
+        schedule.config, database=pg_url, play=inproc.play_inprocess, in_process=True, schedule=schedule,
+        observers=[StopAfter(schedule, 4)],
+    )  # fmt: skip
+    engine = open_database(pg_url, create=False)
+    try:
+        repo = Repo(engine)
+        seeds = [r.seed for r in repo.match_rows(repo.tournament("ladder").id)]
+    finally:
+        engine.dispose()
+    assert len(seeds) >= 4 and max(seeds) > 2**31  # an arena's set seeds need the 64-bit column

@@ -12,12 +12,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Protocol
 
-from sqlalchemy import Column, Table, Text, UniqueConstraint, inspect
+from sqlalchemy import BigInteger, Column, Integer, Table, Text, UniqueConstraint, inspect
 from sqlmodel import Field, SQLModel
 
 
 def now() -> datetime:
     return datetime.now(UTC)
+
+
+SEED = BigInteger().with_variant(Integer(), "sqlite")  # SQLite's INTEGER holds 64 bits already
 
 
 class _Row(Protocol):
@@ -46,7 +49,7 @@ class Tournament(SQLModel, table=True):
     fingerprint: str  # what fixes the games; a resumed run must match it
     rounds: int
     total_matches: int
-    seed: int
+    seed: int = Field(sa_type=SEED)  # 64 bits: an arena's set seeds (revision 0004)
     rules: str  # the rules as JSON (the match log's rules object)
     config_path: str = ""
     config_text: str = Field(default="", sa_column=Column(Text))
@@ -77,7 +80,7 @@ class Match(SQLModel, table=True):
     table_no: int
     rotation: int
     game: int  # the rated game (the match itself, or its duplicate set)
-    seed: int
+    seed: int = Field(sa_type=SEED)  # 64 bits: an arena's set seeds (revision 0004)
     seats: str  # JSON list of the 4 entrant names in seat order
     status: str  # complete | aborted
     reason: str | None = None

@@ -110,8 +110,12 @@ class Repo:
         with self.session() as s:
             return checked(s, select(Tournament).order_by(col(Tournament.id)))
 
-    def start(self, config: TournamentSpec, schedule: Sequence[ScheduledMatch]) -> tuple[Tournament, dict[str, int]]:
-        """Create the tournament, or check that a stored one is the same and may be resumed."""
+    def start(
+        self, config: TournamentSpec, schedule: Sequence[ScheduledMatch], *, check_stored: bool = True
+    ) -> tuple[Tournament, dict[str, int]]:
+        """Create the tournament, or check that a stored one is the same and may be resumed.
+        ``check_stored``: check the stored matches against ``schedule`` (a schedule that grows
+        during the run was checked when the run began: its new matches are not stored yet)."""
         with self.session() as s:
             t = next(iter(checked(s, select(Tournament).where(Tournament.name == config.name))), None)
             if t is None:
@@ -156,7 +160,7 @@ class Repo:
                         "isolation); "
                         "give the tournament a new 'name' or use another database"
                     )
-                stored = checked(s, select(Match).where(Match.tournament_id == t.id))
+                stored = checked(s, select(Match).where(Match.tournament_id == t.id)) if check_stored else []
                 by_number = {m.number: m for m in schedule}
                 for row in stored:
                     number, key, seats = row.number, row.key, row.seats
