@@ -157,7 +157,8 @@ def test_versions_are_names_with_their_number():
     assert replace(entrant("a", "random"), cwd="/x").name == "a@1"
 
 
-def test_the_ladder_records_its_64_bit_set_seeds_in_postgresql(pg_url, tmp_path):
+def test_the_ladder_records_its_64_bit_set_seeds_in_postgresql(request, tmp_path):
+    pg_url = request.getfixturevalue("pg_url")
     field = Field(entrant("a", "random"), entrant("b", "first"), entrant("c", "random"), entrant("d", "first"))
     schedule = ladder(tmp_path, field)
     run_tournament(
