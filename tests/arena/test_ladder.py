@@ -158,14 +158,14 @@ def test_versions_are_names_with_their_number():
 
 
 def test_the_ladder_records_its_64_bit_set_seeds_in_postgresql(request, tmp_path):
-    pg_url = request.getfixturevalue("pg_url")
+    database = request.getfixturevalue("pg_url")
     field = Field(entrant("a", "random"), entrant("b", "first"), entrant("c", "random"), entrant("d", "first"))
     schedule = ladder(tmp_path, field)
     run_tournament(
-        schedule.config, database=pg_url, play=inproc.play_inprocess, in_process=True, schedule=schedule,
+        schedule.config, database=database, play=inproc.play_inprocess, in_process=True, schedule=schedule,
         observers=[StopAfter(schedule, 4)],
     )  # fmt: skip
-    engine = open_database(pg_url, create=False)
+    engine = open_database(database, create=False)
     try:
         repo = Repo(engine)
         seeds = [r.seed for r in repo.match_rows(repo.tournament("ladder").id)]
