@@ -30,6 +30,7 @@ from arbiter.tournament.config import NAME_RE
 
 from .corner import add_corner
 from .events import EventHub
+from .pages import add_pages
 from .service import (
     MAX_PAGE,
     ArenaService,
@@ -40,11 +41,10 @@ from .service import (
     TooManyAttempts,
     UploadTooLarge,
 )
-from .views import ArenaState, EntrantView, Leaderboard, MatchDetail, MatchPage, SubmissionView
+from .views import MAX_ID, ArenaState, EntrantView, Leaderboard, MatchDetail, MatchId, MatchPage, Name, SubmissionView
 
 FORM_OVERHEAD = 64 << 10  # a multipart body's headers and boundaries, beyond the archive itself
 MAX_TOKEN = 512
-MAX_ID = 2**63 - 1
 STATUS: dict[type[ArbiterError], int] = {
     TokenRefused: 401,
     NotYours: 403,
@@ -59,8 +59,6 @@ STATUS: dict[type[ArbiterError], int] = {
 NAME = NAME_RE.pattern
 ENTRANT = NAME.removesuffix("$") + r"(@[0-9]{1,9})?$"
 
-Name = Annotated[str, Path(max_length=64, pattern=NAME, description="an entrant's name")]
-MatchId = Annotated[int, Path(ge=1, le=MAX_ID, description="a match's id")]
 bearer = HTTPBearer(auto_error=False, description="an author's token (`arbiter author add`)")
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
@@ -129,8 +127,6 @@ def create_app(service: ArenaService, *, hub: EventHub | None = None, secret: by
     (``hub``: what the arena publishes, arbiter.arena.events): one app per arena; with
     ``secret``, the author's corner too (``/me``, its sessions signed with it:
     :func:`arbiter.arena.corner.session_secret`)."""
-    from .pages import add_pages
-
     app = FastAPI(
         title=f"Barbu arena {service.arena}",
         summary="A standing ladder of Barbu bots: leaderboard, entrants, matches, submissions",

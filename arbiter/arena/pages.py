@@ -25,10 +25,9 @@ from arbiter.web.html import json_for_script, render
 from arbiter.web.report.build import DASHES, PALETTE
 from arbiter.web.report.render import Chart, chart, cls, num, plural
 
-from .api import MatchId, Name
 from .events import EventHub, add_events
 from .service import ArenaService, LogGone, split_version
-from .views import EntrantView, MatchSummary
+from .views import EntrantView, MatchId, MatchSummary, Name
 
 SPARK = (96, 26)  # a leaderboard trend line's box, pixels
 HEAD_TO_HEAD = 8  # opponents shown on an entrant's page, the most frequent first

@@ -8,9 +8,17 @@ arena file's commands) have no author. Times are UTC.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Path
 from pydantic import BaseModel, Field
+
+from arbiter.tournament.config import NAME_RE
+
+MAX_ID = 2**63 - 1  # the largest row id
+# What a path may name: bounded before anything reads it.
+Name = Annotated[str, Path(max_length=64, pattern=NAME_RE.pattern, description="an entrant's name")]
+MatchId = Annotated[int, Path(ge=1, le=MAX_ID, description="a match's id")]
 
 
 class Rating(BaseModel):
