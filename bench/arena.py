@@ -12,8 +12,8 @@ API answers while matches play.
    "serving http://..." line) on the same arena, ``--entrants`` house entrants (the sample
    heuristic and random bots), over the first SQLite run's database, so that the leaderboard
    computes over a real history; its matches play while ``--clients`` concurrent clients
-   (asyncio, httpx) ask ``GET /api/leaderboard`` for ``--seconds``, then ``GET
-   /api/matches?limit=50`` as long: latency p50 / p99, requests per second, failures. Then the
+   (asyncio, httpx) ask ``GET /api/leaderboard`` for ``--seconds``, then the leaderboard page
+   ``GET /`` and ``GET /api/matches?limit=50`` as long each: latency p50 / p99, requests per second, failures. Then the
    server is stopped (SIGTERM: it drains) and the matches it played give the CPU one match costs
    (the arbiter's and the four bots', as the worker measured them). Also timed in this process
    first: one leaderboard computed afresh over that history (the server computes it once per
@@ -40,7 +40,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -105,20 +104,6 @@ def synthetic_play(task: MatchTask) -> MatchOutcome:
     )  # fmt: skip
 
 
-class NarrowSeeds(ArenaSchedule):
-    """The ladder's schedule with each set's seed cut to 31 bits. An arena's set seeds
-    (arbiter.arena.matchmaking.set_seed: a 31-bit prefix above a 32-bit counter) do not fit the
-    schema's ``matches.seed`` column, a 32-bit ``integer`` in PostgreSQL (SQLite's integers are
-    64-bit): ``arbiter serve`` on PostgreSQL fails to record its first match ("integer out of
-    range"). Until the schema widens it, the PostgreSQL runs record the narrowed seeds (rows of
-    the same size)."""
-
-    def grow(self, run: Run) -> list[ScheduledMatch]:
-        new = [replace(m, seed=m.seed & 0x7FFFFFFF) for m in super().grow(run)]
-        self.matches[len(self.matches) - len(new) :] = new
-        return new
-
-
 class StopAfter:
     """The observer that drains the ladder once ``matches`` are recorded (the set in play ends)."""
 
@@ -147,8 +132,7 @@ def record_synthetic(arena: ArenaConfig, url: str, matches: int) -> tuple[int, f
         known = repo.tournament(arena.name)
         stored = repo.match_rows(row_id(known)) if known is not None else []
         field, lookup = field_of(arena, ArenaStore(engine))
-        kind = NarrowSeeds if engine.dialect.name == "postgresql" else ArenaSchedule
-        schedule = kind(arena.tournament, arena.matchmaking, arena.seed, field, lookup, stored)
+        schedule = ArenaSchedule(arena.tournament, arena.matchmaking, arena.seed, field, lookup, stored)
     finally:
         engine.dispose()
     stop = StopAfter(schedule, matches)
@@ -288,7 +272,7 @@ def under_load(args: argparse.Namespace, arena_file: Path, db: Path) -> tuple[fl
     print(f"arbiter serve listening after {time.perf_counter() - started:.1f}s at {server.url}", flush=True)
     figures = {}
     try:
-        for path in ("/api/leaderboard", "/api/matches?limit=50"):
+        for path in ("/api/leaderboard", "/", "/api/matches?limit=50"):
             latencies, failed, wall = asyncio.run(load(server.url + path, args.clients, args.seconds))
             if not latencies:
                 raise SystemExit(f"GET {path}: no request answered ({failed} failed)")
@@ -315,7 +299,7 @@ def under_load(args: argparse.Namespace, arena_file: Path, db: Path) -> tuple[fl
             f"per match (median of {len(played)}, 28 deals): arbiter CPU {arbiter_cpu:.2f}s, bots CPU "
             f"{bots_cpu:.2f}s, total {arbiter_cpu + bots_cpu:.2f}s; wall {statistics.median(p[2] for p in played):.1f}s"
         )
-    return figures["/api/leaderboard"]
+    return figures["/api/leaderboard"], figures["/"]
 
 
 def main() -> None:
@@ -347,10 +331,11 @@ def main() -> None:
         finally:
             pg.stop()
         sqlite_rate, pg_rate = statistics.median(sqlite_rates), statistics.median(pg_rates)
-        p50, p99, rate = under_load(args, arena_file, folder / "recorder0.db")
+        (p50, p99, rate), (page50, page99, page_rate) = under_load(args, arena_file, folder / "recorder0.db")
     print(
         f"arena: recorder {sqlite_rate:.0f}/s SQLite, {pg_rate:.0f}/s PostgreSQL; leaderboard p50 {p50:.0f} ms "
-        f"p99 {p99:.0f} ms at {args.clients} clients ({rate:.0f} req/s)"
+        f"p99 {p99:.0f} ms at {args.clients} clients ({rate:.0f} req/s); its page p50 {page50:.0f} ms "
+        f"p99 {page99:.0f} ms ({page_rate:.0f} req/s)"
     )
 
 
