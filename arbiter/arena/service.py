@@ -141,6 +141,7 @@ class ArenaService:
         self._lock = threading.Lock()
         self._computing = threading.Lock()  # one standings computation at a time
         self._standings: tuple[tuple[Any, ...], dict[str, Standing]] | None = None
+        self._trends: tuple[tuple[Any, ...], dict[str, list[float]]] | None = None
         self._contracts: dict[tuple[Any, ...], ContractScores] = {}
 
     # ---- the ladder ------------------------------------------------------------------------
@@ -166,11 +167,7 @@ class ArenaService:
         t_id = row_id(t)
         with self.repo.reading(f"arena {self.arena!r}"):
             names = self.repo.entrant_names(t_id)
-            with self.repo.session() as s:
-                count, last = s.exec(
-                    select(func.count(), func.max(Match.id)).select_from(Match).where(Match.tournament_id == t_id)
-                ).one()
-            key = (t_id, count, last, tuple(names))
+            key = (*self._recorded(t_id), tuple(names))
             table = self._cached_table(key)
             if table is None:
                 with self._computing:
@@ -180,6 +177,14 @@ class ArenaService:
                         with self._lock:
                             self._standings = (key, table)
         return {**unplayed, **table}
+
+    def _recorded(self, t_id: int) -> tuple[int, int, int | None]:
+        """What changes whenever a match is recorded: what a computed view is kept by."""
+        with self.repo.session() as s:
+            count, last = s.exec(
+                select(func.count(), func.max(Match.id)).select_from(Match).where(Match.tournament_id == t_id)
+            ).one()
+        return t_id, count, last
 
     def _cached_table(self, key: tuple[Any, ...]) -> dict[str, Standing] | None:
         with self._lock:
@@ -222,11 +227,18 @@ class ArenaService:
         t = self._tournament()
         if t is None:
             return {}
-        out: dict[str, list[float]] = {}
         with self.repo.reading(f"arena {self.arena!r}"):
+            key = (*self._recorded(row_id(t)), points)
+            with self._lock:
+                if self._trends is not None and self._trends[0] == key:  # nothing recorded since
+                    return self._trends[1]
+            out: dict[str, list[float]] = {}
             for r in self.repo.rating_history(row_id(t)):
                 out.setdefault(r.entrant, []).append(r.mu)
-        return {name: mus[-points:] for name, mus in out.items()}
+        trends = {name: mus[-points:] for name, mus in out.items()}
+        with self._lock:
+            self._trends = (key, trends)
+        return trends
 
     # ---- matches ---------------------------------------------------------------------------
     def _versions_of(self, t_id: int, entrant: str) -> dict[int, str]:
