@@ -4,9 +4,9 @@ The ladder is one tournament row named after the arena; its entrants are version
 ``NAME@VERSION``; the ``submissions`` table (:class:`arbiter.tournament.storage.arena.ArenaStore`)
 says which versions exist, who wrote them and which are active. Ratings, mean scores and faults
 are the tournament's own (:func:`arbiter.tournament.ratings.standings`), computed once per new
-match and shared by every request until the next; per-contract scores come from the match logs,
-read as the tournament report reads them (:func:`arbiter.web.report.logs.read_match_log`: only a
-log of the arena's folder with its recorded SHA-256) and summed by the report's own
+match and shared by every request until the next; per-contract scores and the doubling record
+come from the match logs, read as the tournament report reads them (only a log of the arena's
+folder with its recorded SHA-256) and summed in one pass by the report's own
 :class:`arbiter.web.report.stats.Analysis`.
 
 Every write needs an author's token; failed tokens are counted per client address
@@ -35,12 +35,14 @@ from arbiter.tournament.storage.arena import ArenaStore, SubmissionRow
 from arbiter.tournament.storage.models import Fault, Match, SeatResult, Tournament
 from arbiter.tournament.storage.rows import checked
 from arbiter.web.report.logs import read_match_log
-from arbiter.web.report.stats import Analysis, contract_stats
+from arbiter.web.report.stats import Analysis, contract_stats, doubling_stats
 
 from .views import (
     ArenaState,
     ContractScore,
     ContractScores,
+    Doubling,
+    DoublingRecord,
     EntrantView,
     FaultView,
     Leaderboard,
@@ -142,7 +144,7 @@ class ArenaService:
         self._computing = threading.Lock()  # one standings computation at a time
         self._standings: tuple[tuple[Any, ...], dict[str, Standing]] | None = None
         self._trends: tuple[tuple[Any, ...], dict[str, list[float]]] | None = None
-        self._contracts: dict[tuple[Any, ...], ContractScores] = {}
+        self._from_logs_cache: dict[tuple[Any, ...], tuple[ContractScores, Doubling]] = {}
 
     # ---- the ladder ------------------------------------------------------------------------
     def _tournament(self) -> Tournament | None:
@@ -383,6 +385,7 @@ class ArenaService:
             return EntrantView(
                 name=name, author=None if house else versions[0].author, active_version=active, versions=views,
                 history=[], contract_scores=ContractScores(matches=0, contracts=[], by_version={}),
+                doubling=Doubling(matches=0, by_version={}),
                 recent_matches=[], faults=[], fault_counts={},
             )  # fmt: skip
         t_id = row_id(t)
@@ -394,13 +397,15 @@ class ArenaService:
             ]
             recent = self.matches(entrant=name, limit=RECENT_MATCHES).matches if self._versions_of(t_id, name) else []
             faults, counts = self._faults(t_id, name)
+        scores, doubling = self._from_logs(t, own, recent)
         return EntrantView(
             name=name,
             author=None if house else versions[0].author,
             active_version=active,
             versions=views,
             history=history,
-            contract_scores=self._contract_scores(t, own, recent),
+            contract_scores=scores,
+            doubling=doubling,
             recent_matches=recent,
             faults=faults,
             fault_counts=counts,
@@ -416,8 +421,11 @@ class ArenaService:
             rows = checked(s, select(Fault).where(where).order_by(col(Fault.id).desc()).limit(RECENT_FAULTS))
         return [_fault(f, ids) for f in rows], counts
 
-    def _contract_scores(self, t: Tournament, own: Sequence[str], recent: Sequence[MatchSummary]) -> ContractScores:
-        """Per version, the mean deal score per contract over its recent matches' sound logs."""
+    def _from_logs(
+        self, t: Tournament, own: Sequence[str], recent: Sequence[MatchSummary]
+    ) -> tuple[ContractScores, Doubling]:
+        """Per version, the mean deal score per contract and the doubling record, in one pass over
+        its recent matches' sound logs."""
         from barbu.matchlog import read_log
         from barbu.rules import ruleset_from_json
 
@@ -425,8 +433,8 @@ class ArenaService:
 
         key = (row_id(t), tuple(own), tuple(m.id for m in recent))
         with self._lock:
-            if key in self._contracts:
-                return self._contracts[key]
+            if key in self._from_logs_cache:
+                return self._from_logs_cache[key]
         rules = ruleset_from_json(json.loads(t.rules))
         analysis = Analysis()
         for m in recent:
@@ -448,11 +456,15 @@ class ArenaService:
                 split_version(v)[1]: {c: ContractScore(**value) for c, value in per.items()} for v, per in stats.items()
             },
         )
+        doubling = Doubling(
+            matches=analysis.matches,
+            by_version={split_version(v)[1]: DoublingRecord(**row) for v, row in doubling_stats(analysis, own).items()},
+        )
         with self._lock:
-            if len(self._contracts) > 1000:
-                self._contracts.clear()
-            self._contracts[key] = scores
-        return scores
+            if len(self._from_logs_cache) > 1000:
+                self._from_logs_cache.clear()
+            self._from_logs_cache[key] = (scores, doubling)
+        return scores, doubling
 
     # ---- authors and submissions -----------------------------------------------------------
     def author(self, token: str, client: str) -> str:

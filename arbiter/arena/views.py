@@ -122,6 +122,26 @@ class ContractScores(BaseModel):
     )
 
 
+class DoublingRecord(BaseModel):
+    doubles: int = Field(description="doubles it made")
+    redoubles: int = Field(description="redoubles it made")
+    pairs: int = Field(description="pairs it doubled or redoubled")
+    won: int = Field(description="of those pairs, the ones that gained")
+    lost: int = Field(description="of those pairs, the ones that lost")
+    net: int = Field(description="the sum of those pairs' settlements to it")
+    mean: float | None = Field(description="mean settlement per pair it doubled or redoubled")
+    ci95: tuple[float, float] | None
+    doubled_pairs: int = Field(description="pairs in which another entrant doubled it and it did not redouble")
+    doubled_mean: float | None = Field(description="mean settlement per such pair")
+
+
+class Doubling(BaseModel):
+    matches: int = Field(description="the entrant's most recent sound, complete matches these cover")
+    by_version: dict[int, DoublingRecord] = Field(
+        description="per version: each doubled pair settles m(L)·(own raw − other's raw); copies doubling each other are left out"
+    )
+
+
 class EntrantView(BaseModel):
     name: str
     author: str | None
@@ -129,6 +149,7 @@ class EntrantView(BaseModel):
     versions: list[VersionView]
     history: list[RatingPoint]
     contract_scores: ContractScores
+    doubling: Doubling = Field(description="the doubling record over the same matches as contract_scores")
     recent_matches: list[MatchSummary]
     faults: list[FaultView] = Field(description="the most recent faults")
     fault_counts: dict[str, int] = Field(description="every fault of the entrant, by kind")

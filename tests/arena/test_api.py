@@ -205,12 +205,35 @@ def test_an_entrant_page_has_versions_history_contract_scores_and_matches(arena)
     first = scores["by_version"]["1"]
     assert first["all"]["n"] == len(played) * 12 and all(first[c]["n"] > 0 for c in scores["contracts"])
     assert scores["by_version"]["2"]["all"]["n"] == 0
+    _check_doubling(arena, page, len(played))
     ids = {m.id for m in played}
     assert {m["id"] for m in page["recent_matches"]} == ids
     assert arena.get("/api/entrants/heuristic").json()["versions"][0]["status"] == "active"
     _one_line_error(arena.get("/api/entrants/nobody"), 404)
     _one_line_error(arena.get("/api/entrants/" + "x" * 65), 400)
     _one_line_error(arena.get("/api/entrants/bad%20name"), 400)
+
+
+def _check_doubling(arena, alice: dict, played: int) -> None:
+    """Every entrant's doubling record covers every match here (fewer than the recent matches an
+    entrant page reads), so the records balance: each doubled pair is one double made and either
+    a redouble or a pair doubled by others, and every settlement is won by one side, lost by the other."""
+    assert played <= 20 and alice["doubling"]["matches"] == played
+    assert alice["doubling"]["by_version"]["2"] == {
+        "doubles": 0, "redoubles": 0, "pairs": 0, "won": 0, "lost": 0, "net": 0, "mean": None, "ci95": None,
+        "doubled_pairs": 0, "doubled_mean": None,
+    }  # fmt: skip
+    records = [
+        row
+        for name in ("heuristic", "alice", "bob")
+        for row in arena.get(f"/api/entrants/{name}").json()["doubling"]["by_version"].values()
+    ]
+    doubles = sum(r["doubles"] for r in records)
+    assert doubles > 0  # the standard quota forces doubles
+    assert doubles == sum(r["doubled_pairs"] + r["redoubles"] for r in records)
+    assert all(r["pairs"] == r["doubles"] + r["redoubles"] >= r["won"] + r["lost"] for r in records)
+    passive = sum(r["doubled_mean"] * r["doubled_pairs"] for r in records if r["doubled_pairs"])
+    assert sum(r["net"] for r in records) + passive == pytest.approx(0, abs=0.1 * len(records))
 
 
 def test_matches_are_listed_newest_first_filtered_and_paged(arena):

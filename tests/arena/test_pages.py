@@ -164,6 +164,11 @@ def test_an_entrant_page_draws_its_chart(site, opened):
         assert links == [f"/matches/{m['id']}" for m in entrant["recent_matches"]]
         assert o.page.locator("#head-to-head tbody tr").count() > 0
         assert o.page.locator("#contracts tbody tr").count() > 0
+        doubled = o.page.locator("#doubling tbody tr").evaluate_all("els => els.map(e => e.dataset.version)")
+        assert doubled == [str(v) for v in sorted(map(int, entrant["doubling"]["by_version"]), reverse=True)]
+        first = entrant["doubling"]["by_version"]["1"]
+        made = o.page.inner_text("#doubling tbody tr[data-version='1'] td:nth-child(2)")
+        assert made.split() == [str(first["doubles"]), "/", str(first["redoubles"])]
         _fits(o, size[0])
         _shoot(o, f"entrant-{name}")
         assert o.errors == [] and o.outside(site.url) == []
