@@ -6,28 +6,16 @@ no request to any other origin."""
 
 from __future__ import annotations
 
-import signal
 import time
-
-import pytest
 
 from arbiter.arena.archive import pack_folder
 
 from .test_pages import Opened
-from .test_serve import TIMEOUT, Server, author, leaderboard, new_bot, write_arena
+from .test_serve import TIMEOUT, arena, author, leaderboard, new_bot  # noqa: F401  (arena: the real server)
 
 
-@pytest.fixture
-def served(tmp_path):
-    write_arena(tmp_path)
-    server = Server(tmp_path)
-    yield server
-    if server.proc.poll() is None:
-        server.stop(signal.SIGKILL)
-
-
-def test_the_leaderboard_moves_and_an_upload_becomes_active_on_a_real_server(served, browser):
-    board = Opened(browser, served.url + "/", (1400, 900))
+def test_the_leaderboard_moves_and_an_upload_becomes_active_on_a_real_server(arena, browser):  # noqa: F811
+    board = Opened(browser, arena.url + "/", (1400, 900))
     corner: Opened | None = None
     try:
         board.page.wait_for_function("() => document.body.dataset.live === '1'")
@@ -39,12 +27,12 @@ def test_the_leaderboard_moves_and_an_upload_becomes_active_on_a_real_server(ser
         )
         assert board.page.evaluate("window.sameDocument") is True  # pushed by the server's loop, no reload
         assert board.page.inner_text("#leaderboard tbody") != before
-        assert int(board.page.inner_text("#played")) <= served.get("/api/state")["matches"]
+        assert int(board.page.inner_text("#played")) <= arena.get("/api/state")["matches"]
 
-        token = author(served.folder, "alice").read_text().strip()
-        bundle = served.folder / "alicebot.tar.gz"
-        bundle.write_bytes(pack_folder(new_bot(served.folder, "alicebot")))
-        corner = Opened(browser, served.url + "/me", (1400, 900))
+        token = author(arena.folder, "alice").read_text().strip()
+        bundle = arena.folder / "alicebot.tar.gz"
+        bundle.write_bytes(pack_folder(new_bot(arena.folder, "alicebot")))
+        corner = Opened(browser, arena.url + "/me", (1400, 900))
         corner.page.fill("input[name=token]", token)
         corner.page.click("#login button[type=submit]")
         corner.page.wait_for_selector("#upload")
@@ -59,12 +47,12 @@ def test_the_leaderboard_moves_and_an_upload_becomes_active_on_a_real_server(ser
             corner.page.reload()
         assert uploaded.get_attribute("data-status") == "active", uploaded.inner_text()
         assert uploaded.locator(".steps li.good").count() >= 3 and uploaded.locator(".steps li.bad").count() == 0
-        served.until(lambda: "alicebot@1" in leaderboard(served), "alicebot@1 on the leaderboard")
+        arena.until(lambda: "alicebot@1" in leaderboard(arena), "alicebot@1 on the leaderboard")
         for o in (board, corner):
-            assert o.errors == [] and o.outside(served.url) == []
+            assert o.errors == [] and o.outside(arena.url) == []
     finally:
         for o in (board, corner):
             if o is not None:
                 o.page.close()
-    code, err = served.stop()
+    code, err = arena.stop()
     assert code == 0, err
