@@ -350,6 +350,7 @@ class AbResult:
     played: int  # matches played by this run
     recorded_before: int
     wall_seconds: float
+    reconciled: int = 0  # finished logs a stopped run left unrecorded, recorded from the log by this run
 
     @property
     def voided(self) -> list[int]:
@@ -372,6 +373,7 @@ class AbResult:
             max_matches=self.budget_sets * MATCHES_PER_SET,
             played_now=self.played,
             recorded_before=self.recorded_before,
+            reconciled=self.reconciled,
             wall_seconds=round(self.wall_seconds, 3),
             contracts_ci95={k: (list(v) if v is not None else None) for k, v in self.contract_cis.items()},
         )
@@ -503,6 +505,7 @@ def run_ab(
         played=summary.played,
         recorded_before=summary.recorded_before,
         wall_seconds=time.perf_counter() - started,
+        reconciled=summary.reconciled,
     )
 
 

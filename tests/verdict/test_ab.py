@@ -283,7 +283,8 @@ def test_heuristic_against_random_accepts_h1_within_16_sets_across_an_interrupti
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["verdict"] == "H1" and data["decided_at"] <= 16, data
-    assert data["recorded_before"] == before and data["played_now"] == data["matches"] - before
+    # a match whose log was finished but not yet recorded when Ctrl-C came is recorded from its log
+    assert data["recorded_before"] == before and data["played_now"] + data["reconciled"] == data["matches"] - before
     assert data["mean"] > data["delta1"] and data["ci95"][0] > 0
     assert set(data["contracts"]) == {"no_tricks", "no_hearts", "barbu"}
     assert (tmp_path / "ab.html").stat().st_size > 10_000 and data["html"] == str(tmp_path / "ab.html")
