@@ -105,12 +105,19 @@ def stop_on_signals() -> Iterator[None]:
         yield
     finally:
         _state.installed -= 1
-        if _state.installed == 0 and _state.stopping is None:
+        if _state.installed == 0:
+            # The caller's handlers come back even after a stop: a stop is not always the process's
+            # end (a test, a library caller). The command line, which does exit, ignores further
+            # signals itself (:func:`ignore_stop_signals`).
             for s, handler in previous.items():
                 signal.signal(s, handler)
             _state.pending = None
-        # A stop keeps the handler that only notes signals: the process is on its way out, and a
-        # second Ctrl-C during what remains (printing, exit clean-up) must not end in a traceback.
+
+
+def ignore_stop_signals() -> None:
+    """The process is on its way out: a second Ctrl-C must not end its last lines in a traceback."""
+    for s in STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
 
 
 @contextmanager
@@ -123,6 +130,8 @@ def draining_on_signals(drain: Callable[[int], None], limit: float) -> Iterator[
             yield
             return
 
+        alarm = signal.getsignal(signal.SIGALRM)
+
         def start(signum: int) -> None:
             signal.signal(signal.SIGALRM, _handler)
             signal.setitimer(signal.ITIMER_REAL, limit)
@@ -133,6 +142,8 @@ def draining_on_signals(drain: Callable[[int], None], limit: float) -> Iterator[
             yield
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            if alarm is not None:  # (None: a handler set outside Python, which cannot be put back)
+                signal.signal(signal.SIGALRM, alarm)
             _state.drain = None
 
 

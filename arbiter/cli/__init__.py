@@ -72,7 +72,7 @@ def main() -> None:
     except ImportError:  # pragma: no cover - a typer that uses click itself
         from click import exceptions as click_exceptions  # type: ignore[no-redef]  # the same module, unvendored
 
-    from arbiter.signals import INTERRUPTS, exit_code, signal_of, stop_on_signals
+    from arbiter.signals import INTERRUPTS, exit_code, ignore_stop_signals, signal_of, stop_on_signals
     from arbiter.text import printable
 
     terminal = logging.StreamHandler(sys.stderr)
@@ -102,12 +102,14 @@ def main() -> None:
         print(f"error: {printable(str(e))}", file=sys.stderr)
         code = 2
     except INTERRUPTS as e:  # stopped where no command said more
+        ignore_stop_signals()
         print("interrupted", file=sys.stderr)
         code = exit_code(signal_of(e))
     except BrokenPipeError:
         code = 0
     _quiet_if_pipe_closed()
     if code >= 128:
+        ignore_stop_signals()
         # Stopped, and everything of ours is cleaned up by now (bots, workers, folders, the
         # lease): exit without waiting on interpreter-exit hooks, so that a process pool whose
         # workers were killed mid-task cannot keep a stopped arbiter alive.
