@@ -14,6 +14,8 @@ import typer
 from arbiter.cli.common import print_json, user_errors
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from sqlalchemy.engine import Engine
 
 author_app = typer.Typer(
@@ -53,12 +55,8 @@ def add_author_command(
     from arbiter.lobby.keys import AUTHOR_PREFIX, parse_key
     from arbiter.tournament.storage.arena import ArenaStore
 
-    with user_errors():
-        engine, shown = _open(name, config, db, create=True)
-        try:
-            token = ArenaStore(engine).add_author(name)
-        finally:
-            engine.dispose()
+    with user_errors(), _database(name, config, db, create=True) as (engine, shown):
+        token = ArenaStore(engine).add_author(name)
     if as_json:
         print_json({"author": name, "token_id": parse_key(token, AUTHOR_PREFIX)[0], "token": token, "database": shown})
         return
@@ -82,12 +80,8 @@ def revoke_author_command(
     from arbiter.errors import ConfigError
     from arbiter.tournament.storage.arena import ArenaStore
 
-    with user_errors():
-        engine, shown = _open(name, config, db, create=False)
-        try:
-            revoked = ArenaStore(engine).revoke_author(name)
-        finally:
-            engine.dispose()
+    with user_errors(), _database(name, config, db, create=False) as (engine, shown):
+        revoked = ArenaStore(engine).revoke_author(name)
         if revoked == 0:
             raise ConfigError(f"author {name} has no live token in database {shown}: nothing was revoked")
     if as_json:
@@ -96,10 +90,12 @@ def revoke_author_command(
     typer.echo(f"revoked the token of author {name} in database {shown}")
 
 
-def _open(name: str, config: str | None, db: str | None, *, create: bool) -> tuple[Engine, str]:
-    """The database's engine (at the code's newest schema) and its name to show (no password)."""
+def _database(
+    name: str, config: str | None, db: str | None, *, create: bool
+) -> AbstractContextManager[tuple[Engine, str]]:
+    """:func:`named_database` of the arena, after NAME is checked."""
     from arbiter.arena.config import load_arena
-    from arbiter.cli.common import open_named_database
+    from arbiter.cli.common import named_database
     from arbiter.errors import ConfigError
     from arbiter.tournament.config import NAME_RE
 
@@ -109,4 +105,4 @@ def _open(name: str, config: str | None, db: str | None, *, create: bool) -> tup
     if config is not None:
         arena = load_arena(config, check_commands=False)  # its bots need not be here
         database = db if db is not None else arena.tournament.database  # --db "" is an error, not the default
-    return open_named_database(database, create=create)
+    return named_database(database, create=create)

@@ -151,11 +151,12 @@ def print_json(obj: Any) -> None:
     typer.echo(json.dumps(obj))
 
 
-def open_named_database(database: str | None, *, create: bool) -> tuple[Engine, str]:
+@contextmanager
+def named_database(database: str | None, *, create: bool) -> Iterator[tuple[Engine, str]]:
     """The engine of the database a command was given (a --db value, a file's ``database``;
     None: $BARBU_DB, else the default), at the code's newest schema, and its name to show (no
-    password). ``create``: make it if it does not exist yet; else an SQLite file that is not
-    there is an error, and nothing is made."""
+    password), for the ``with`` block. ``create``: make it if it does not exist yet; else an
+    SQLite file that is not there is an error, and nothing is made."""
     from pathlib import Path
 
     from sqlalchemy.engine import make_url
@@ -172,7 +173,11 @@ def open_named_database(database: str | None, *, create: bool) -> tuple[Engine, 
             file = None  # open_database says what is wrong with it
         if file and file != ":memory:" and not file.startswith("file:") and not Path(file).exists():
             raise ConfigError(f"no such database: {printable(file)} (give --db, or the tournament file)")
-    return open_database(database, create=True), without_password(url)
+    engine = open_database(database, create=True)
+    try:
+        yield engine, without_password(url)
+    finally:
+        engine.dispose()
 
 
 def database_error(e: BaseException) -> str | None:

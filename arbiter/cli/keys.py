@@ -14,6 +14,8 @@ import typer
 from arbiter.cli.common import print_json, user_errors
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from sqlalchemy.engine import Engine
 
 key_app = typer.Typer(
@@ -53,12 +55,8 @@ def new_key_command(
     from arbiter.lobby.keys import parse_key
     from arbiter.tournament.storage.keys import KeyStore
 
-    with user_errors():
-        engine, shown = _open(name, config, db, create=True)
-        try:
-            key = KeyStore(engine).issue(name)
-        finally:
-            engine.dispose()
+    with user_errors(), _database(name, config, db, create=True) as (engine, shown):
+        key = KeyStore(engine).issue(name)
     if as_json:
         print_json({"entrant": name, "key_id": parse_key(key)[0], "key": key, "database": shown})
         return
@@ -80,12 +78,8 @@ def revoke_key_command(
     from arbiter.errors import ConfigError
     from arbiter.tournament.storage.keys import KeyStore
 
-    with user_errors():
-        engine, shown = _open(name, config, db, create=False)
-        try:
-            revoked = KeyStore(engine).revoke(name)
-        finally:
-            engine.dispose()
+    with user_errors(), _database(name, config, db, create=False) as (engine, shown):
+        revoked = KeyStore(engine).revoke(name)
         if revoked == 0:
             raise ConfigError(f"entrant {name} has no live key in database {shown}: nothing was revoked")
     if as_json:
@@ -94,10 +88,11 @@ def revoke_key_command(
     typer.echo(f"revoked {revoked} key{'s' * (revoked != 1)} of entrant {name} in database {shown}")
 
 
-def _open(name: str, config: str | None, db: str | None, *, create: bool) -> tuple[Engine, str]:
-    """The database's engine (at the code's newest schema) and its name to show (no password):
-    :func:`open_named_database`, after NAME is checked against CONFIG's entrants."""
-    from arbiter.cli.common import open_named_database
+def _database(
+    name: str, config: str | None, db: str | None, *, create: bool
+) -> AbstractContextManager[tuple[Engine, str]]:
+    """:func:`named_database`, after NAME is checked against CONFIG's entrants."""
+    from arbiter.cli.common import named_database
     from arbiter.errors import ConfigError
     from arbiter.text import printable
     from arbiter.tournament.config import NAME_RE, load_config
@@ -112,4 +107,4 @@ def _open(name: str, config: str | None, db: str | None, *, create: bool) -> tup
                 f"{name!r} is not an entrant of {printable(config)}: its entrants are {', '.join(cfg.entrant_names)}"
             )
         database = db if db is not None else cfg.database  # --db "" is an error, not the default
-    return open_named_database(database, create=create)
+    return named_database(database, create=create)

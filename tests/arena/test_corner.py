@@ -14,7 +14,6 @@ import http.server
 import io
 import json
 import re
-import socket
 import stat
 import tarfile
 import threading
@@ -23,7 +22,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from sqlmodel import Session, select
 
 from arbiter.arena.api import create_app
@@ -41,7 +39,7 @@ from arbiter.tournament.storage import open_database
 from arbiter.tournament.storage.arena import ArenaStore
 from arbiter.tournament.storage.models import Match
 
-from .test_api import ARENA, ROOT, _tournament_file
+from .test_api import ARENA, ROOT, _tournament_file, serving
 
 ARTIFACTS = ROOT / "test-artifacts"
 HOSTILE = "<img src=x onerror=alert(1)>"  # in a check report: must show as text
@@ -64,19 +62,6 @@ class Corner:
                     assert m.id is not None
                     return m.id, seats.index("alice@1"), seats.index("bob@1"), m.log_path
         raise AssertionError("no match of alice and bob")
-
-
-def _serve(app) -> tuple[uvicorn.Server, threading.Thread, socket.socket]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.02)
-    return server, thread, sock
 
 
 @pytest.fixture(scope="module")
@@ -117,11 +102,8 @@ def corner(tmp_path_factory):
         engine, ARENA, folder / "logs", store_archive=store_archive, house=["heuristic"], enqueue=enqueue,
         limiter=FailureLimiter(max_failures=1000),
     )  # fmt: skip
-    server, thread, sock = _serve(create_app(service, secret=session_secret(folder / "store")))
-    yield Corner(f"http://127.0.0.1:{sock.getsockname()[1]}", folder, engine, service, tokens)
-    server.should_exit = True
-    thread.join(10)
-    sock.close()
+    with serving(create_app(service, secret=session_secret(folder / "store"))) as url:
+        yield Corner(url, folder, engine, service, tokens)
 
 
 def _bot_archive(folder: Path, name: str) -> Path:
