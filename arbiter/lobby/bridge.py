@@ -64,6 +64,9 @@ CHANNEL_OPTIONS = [
     ("grpc.keepalive_permit_without_calls", 0),
     ("grpc.enable_retries", 0),
     ("grpc.max_receive_message_length", MESSAGE_BYTES),
+    # Each channel its own connections: a new channel to an address starts afresh, never sharing
+    # the back-off of another channel's failed attempts (the relay replaces a failing one).
+    ("grpc.use_local_subchannel_pool", 1),
 ]
 # The bot runs on its author's machine, for its author: no limits but the bound on its output.
 BOT_LIMITS = Limits(memory=None, cpu=None, processes=None, open_files=None, file_size=None)

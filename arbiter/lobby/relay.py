@@ -113,10 +113,21 @@ class Relay:
         finally:
             target.ended.set()
 
+    async def _channel(self, address: str) -> grpc.aio.Channel:
+        """The kept channel to ``address``, or a new one if its last connection attempt failed: a
+        channel backing off from a failure (its table was down: a killed arbiter, before its
+        rerun) fails every call at once until its next attempt, seconds later, even once the
+        table is back on the same port."""
+        channel = self._channels.get(address)
+        if channel is None or channel.get_state() is grpc.ChannelConnectivity.TRANSIENT_FAILURE:
+            stale, channel = channel, self._open_channel(address)
+            self._channels[address] = channel  # before any await: a seat arriving meanwhile takes it
+            if stale is not None:
+                await stale.close()
+        return channel
+
     async def _pipe(self, first: bytes, target: RelayTarget, context: Any) -> None:
-        channel = self._channels.get(target.address)
-        if channel is None:
-            channel = self._channels[target.address] = self._open_channel(target.address)
+        channel = await self._channel(target.address)
         call: Any = channel.stream_stream(PLAY)()
         upstream = asyncio.create_task(_upstream(first, call, context))
         try:

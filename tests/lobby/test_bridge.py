@@ -414,3 +414,38 @@ def test_the_bridge_stops_for_good_with_one_line_saying_why(certs, tmp_path, cas
     message = asyncio.run(scenario())
     assert expected in message and "\n" not in message
     assert KEY not in message
+
+
+def test_a_table_restarted_on_the_same_port_gets_the_next_bot_at_once(tmp_path, monkeypatch):
+    """A killed `arbiter run` resumed: a bot invited just before the kill reached for the dead
+    table, which left the relay's channel to that address backing off from the failure; the table
+    comes back on the same port. The next invited bot must reach it, not fail at once with the old
+    channel's last error (as two remote seats did in a league's first match after a resume)."""
+    monkeypatch.setenv("BARBU_MODE", "legal")
+
+    def moved(token: str, lobby: TestLobby, table: TestLobby) -> None:
+        table.issued[token] = lobby.issued.pop(token)  # the table, not the lobby, checks the token
+
+    async def scenario():
+        lobby = await TestLobby().start()
+        table = await TestLobby().start()
+        try:
+            async with Running(Bridge(settings(lobby, tmp_path, RAW_BOT))) as bridge:
+                await until(lambda: bridge.welcomes == 1, what="the welcome")
+                await table.stop()
+                lobby.invite("during", seat=1, address=table.address)  # its bot finds no table
+                await until(lambda: len(lobby.seat_ended()) == 1, what="the first bot's end")
+                again = await TestLobby(port=table.port).start()
+                try:
+                    moved(lobby.invite("after", seat=1, address=again.address), lobby, again)
+                    await until(lambda: len(lobby.seat_ended()) == 2, what="the second bot's end")
+                finally:
+                    await again.stop()
+        finally:
+            await lobby.stop()
+        return lobby, again
+
+    lobby, again = asyncio.run(scenario())
+    first, second = lobby.seat_ended()
+    assert (first.match_id, second.match_id) == ("during", "after")
+    assert [match for match, *_ in again.played] == ["after"], second.detail  # the second bot played

@@ -60,7 +60,7 @@ def _check_lease_rules(url: str) -> None:
         for t in threads:
             t.start()
         for t in threads:
-            t.join()
+            t.join(timeout=120)
         assert errors == [] and len(won) == 1 and len(refused) == 7, (won, refused, errors)
         assert all("is already being run by pid" in r and "\n" not in r for r in refused)
 

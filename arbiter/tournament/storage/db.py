@@ -82,7 +82,8 @@ def open_database(value: str | None = None, *, create: bool = True) -> Engine:
                 raise ConfigError(f"cannot create the folder of database {printable(db_path)}: {e.strerror}") from None
         kwargs["connect_args"] = {"timeout": 30}
     elif backend == "postgresql":
-        kwargs["connect_args"] = {"connect_timeout": 10}
+        # A lock waited for longer than SQLite's busy timeout is an error there too, never a silent hang.
+        kwargs["connect_args"] = {"connect_timeout": 10, "options": "-c lock_timeout=30s"}
         kwargs["pool_pre_ping"] = True
     else:
         raise ConfigError(
