@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -23,6 +24,7 @@ import pytest
 from ..tournament.conftest import ROOT, cli_command
 
 TIMEOUT = 120  # a loaded CI machine is slow: every wait below ends as soon as its condition holds
+SERVING = re.compile(r"serving (http://\S+)")
 
 
 def write_arena(folder: Path) -> Path:
@@ -46,16 +48,30 @@ store: {folder}/bundles
 
 
 class Server:
+    """A running `arbiter serve`. Its stderr is read all along (a thread keeps the lines): a pipe
+    nobody reads would fill and stall the server, and a server that never says where it serves
+    fails the test after TIMEOUT instead of hanging it."""
+
     def __init__(self, folder: Path, *extra: str):
         self.folder = folder
         self.proc = subprocess.Popen(
-            cli_command("serve", str(folder / "arena.yaml"), *extra), cwd=folder, stdout=subprocess.PIPE,
+            cli_command("serve", str(folder / "arena.yaml"), *extra), cwd=folder, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        line = self.proc.stderr.readline()
-        found = re.search(r"serving (http://\S+)", line)
-        assert found, line + self.proc.stderr.read()
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        found = self.until(lambda: next(filter(None, map(SERVING.search, list(self.lines))), None), "the address")
         self.url = found.group(1)
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.lines)
 
     def get(self, path: str, token: str | None = None) -> dict:
         request = urllib.request.Request(self.url + path)
@@ -80,14 +96,17 @@ class Server:
             found = condition()
             if found:
                 return found
-            assert self.proc.poll() is None, self.proc.stderr.read()
+            if self.proc.poll() is not None:
+                self._reader.join(10)
+                pytest.fail(f"the server ended (code {self.proc.returncode}) before {what}:\n{self.stderr}")
             time.sleep(0.3)
-        pytest.fail(f"timed out waiting for {what}")
+        pytest.fail(f"timed out waiting for {what}:\n{self.stderr[-3000:]}")
 
     def stop(self, signum: int = signal.SIGTERM) -> tuple[int, str]:
         self.proc.send_signal(signum)
-        _, err = self.proc.communicate(timeout=TIMEOUT)
-        return self.proc.returncode, err
+        self.proc.wait(timeout=TIMEOUT)
+        self._reader.join(10)
+        return self.proc.returncode, self.stderr
 
 
 def arbiter(folder: Path, *args: str) -> subprocess.CompletedProcess:

@@ -228,8 +228,8 @@ def test_a_pipe_that_closes_early_is_quiet(tmp_path):
         )  # fmt: skip
         p.stdout.read(10)  # `| head -c 10`
         p.stdout.close()
+        p.wait(timeout=60)  # (it writes nothing else to stderr: no pipe to fill meanwhile)
         err = p.stderr.read().decode()
-        p.wait(timeout=60)
         assert err == "" and p.returncode in (0, 1), (p.returncode, err)
     r = arbiter("replay", "m.jsonl", "--json", cwd=tmp_path)
     assert json.loads(r.stdout)["valid"] is True
