@@ -59,10 +59,11 @@
         const before = {};
         Array.from(table.tBodies[0].rows).forEach((r) => { before[r.dataset.entrant] = r.textContent; });
         const body = fresh.querySelector("#leaderboard tbody");
-        if (body) {
-          Array.from(body.rows).forEach((r) => {
-            if (before[r.dataset.entrant] !== r.textContent) r.classList.add("fresh");
-          });
+        const changed = body ? Array.from(body.rows).filter((r) => before[r.dataset.entrant] !== r.textContent) : [];
+        // A refresh that finds the table as it was (two events, one fetch) leaves it alone: the
+        // rows the last change marked stay marked.
+        if (body && (changed.length || body.rows.length !== table.tBodies[0].rows.length)) {
+          changed.forEach((r) => r.classList.add("fresh"));
           table.replaceChild(document.importNode(body, true), table.tBodies[0]);
           sort();
         }
