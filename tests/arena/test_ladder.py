@@ -110,7 +110,7 @@ def test_a_too_small_field_waits_until_a_second_version_comes(tmp_path):
         schedule.config, database=f"sqlite:///{tmp_path}/r.db", play=inproc.play_inprocess, in_process=True,
         schedule=schedule, observers=[StopAfter(schedule, 4)],
     )  # fmt: skip
-    timer.join()
+    timer.join(30)
     assert {name for *_, seats in rows(tmp_path) for name in json.loads(seats)} == {"a@1", "b@1"}
 
 

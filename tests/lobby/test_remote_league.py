@@ -87,7 +87,7 @@ def stop(bridges: list[subprocess.Popen]) -> list[str]:
             _, err = b.communicate(timeout=20)
         except subprocess.TimeoutExpired:
             b.kill()
-            _, err = b.communicate()
+            _, err = b.communicate(timeout=30)
         errors.append(err)
     return errors
 
@@ -142,7 +142,7 @@ def test_a_league_with_two_remote_entrants_equals_the_same_league_played_locally
                 except sqlite3.OperationalError:
                     pass
             time.sleep(0.1)
-        assert run.poll() is None, run.communicate()[1]
+        assert run.poll() is None, run.communicate(timeout=60)[1]
         run.send_signal(signal.SIGKILL)
         run.wait(10)
         recorded = len(rows(db))

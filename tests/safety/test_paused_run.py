@@ -134,7 +134,7 @@ def paused_run(folder: Path, tag: str, ready: str, pause: float, *, bots_too: bo
     stopped: list[int] = []
     try:
         wait_for(lambda: run.poll() is not None or any(p.name.startswith(ready) for p in marks.iterdir()), 120, ready)
-        assert run.poll() is None, f"the run ended before any bot left a {ready} mark: {run.communicate()}"
+        assert run.poll() is None, f"the run ended before any bot left a {ready} mark: {run.communicate(timeout=60)}"
         # The arbiter first (it starts no worker while stopped), then its workers (they start no
         # bot while stopped), then, for a whole machine's pause, every bot that is there by then.
         stopped = stop([run.pid])
@@ -154,7 +154,7 @@ def paused_run(folder: Path, tag: str, ready: str, pause: float, *, bots_too: bo
                 os.kill(pid, signal.SIGCONT)
         if run.poll() is None:
             run.kill()
-            run.wait()
+            run.wait(60)
         kill_tagged(tag)
     return subprocess.CompletedProcess(run.args, run.returncode, out, err)
 

@@ -46,7 +46,7 @@ def test_a_second_signal_during_shutdown(tmp_path, first, second):
         wait_for(
             lambda: count_matches(tmp_path / "results.db") >= 1 or proc.poll() is not None, 120, "a recorded match"
         )
-        assert proc.poll() is None, proc.communicate()
+        assert proc.poll() is None, proc.communicate(timeout=60)
         send = os.killpg if first == signal.SIGINT else os.kill  # Ctrl-C reaches the whole foreground group
         send(proc.pid, first)
         time.sleep(0.05)

@@ -271,7 +271,7 @@ def test_heuristic_against_random_accepts_h1_within_16_sets_across_an_interrupti
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None and recorded(tmp_path / "ab.db") < MATCHES_PER_SET:
         time.sleep(0.1)
-    assert proc.poll() is None, proc.communicate()
+    assert proc.poll() is None, proc.communicate(timeout=60)
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and out == "", err
