@@ -61,7 +61,9 @@ class Server:
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
-        found = self.until(lambda: next(filter(None, map(SERVING.search, list(self.lines))), None), "the address")
+        found = self.until(
+            lambda: next((m for line in list(self.lines) if (m := SERVING.search(line))), None), "the address"
+        )
         self.url = found.group(1)
 
     def _read(self) -> None:

@@ -31,6 +31,9 @@ from arbiter.tournament.storage import schema
 
 DEFAULT_DATABASE = "logs/arbiter.db"  # relative to the current directory
 ENV_VAR = "BARBU_DB"
+# How long a writer waits for another's lock before it is an error, on SQLite and PostgreSQL
+# alike: never a silent hang.
+LOCK_WAIT_SECONDS = 30
 
 
 def database_url(value: str | None = None, base_dir: Path | None = None) -> str:
@@ -80,10 +83,9 @@ def open_database(value: str | None = None, *, create: bool = True) -> Engine:
                 folder.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise ConfigError(f"cannot create the folder of database {printable(db_path)}: {e.strerror}") from None
-        kwargs["connect_args"] = {"timeout": 30}
+        kwargs["connect_args"] = {"timeout": LOCK_WAIT_SECONDS}
     elif backend == "postgresql":
-        # A lock waited for longer than SQLite's busy timeout is an error there too, never a silent hang.
-        kwargs["connect_args"] = {"connect_timeout": 10, "options": "-c lock_timeout=30s"}
+        kwargs["connect_args"] = {"connect_timeout": 10, "options": f"-c lock_timeout={LOCK_WAIT_SECONDS}s"}
         kwargs["pool_pre_ping"] = True
     else:
         raise ConfigError(
@@ -155,7 +157,7 @@ def _open_sqlite_reading(db_path: str) -> Engine:
     uri = "file:" + urllib.parse.quote(os.path.abspath(db_path)) + "?mode=ro"
 
     def connect(extra: str = "") -> sqlite3.Connection:
-        conn = sqlite3.connect(uri + extra, uri=True, timeout=30, check_same_thread=False)
+        conn = sqlite3.connect(uri + extra, uri=True, timeout=LOCK_WAIT_SECONDS, check_same_thread=False)
         conn.execute("PRAGMA query_only=ON")
         conn.execute("select count(*) from sqlite_master").fetchone()
         return conn
