@@ -27,6 +27,13 @@ class LogFileError(ArbiterError):
     """A match log that cannot be read or written (missing, unreadable, not UTF-8)."""
 
 
+class ArbiterStalled(ArbiterError):
+    """The arbiter itself kept stalling (stopped, suspended) while a match's bots connected: the
+    match is not played, and no bot is charged; a rerun plays it."""
+
+    exit_code = FAILED
+
+
 class StorageError(ArbiterError):
     """A results database that cannot be used: not ours, newer, a conflicting tournament."""
 

@@ -44,6 +44,14 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
         )
 
 
+@pytest.fixture(autouse=True)
+def _tmp_path_readable_by_bots(request) -> None:
+    """A test's tmp_path as a user's folder would be (0755, not pytest's 0700): a root arbiter's
+    sandboxed bots run as uids of their own and read their folders as anyone may."""
+    if "tmp_path" in request.fixturenames:
+        os.chmod(request.getfixturevalue("tmp_path"), 0o755)
+
+
 CHROMIUM = os.environ.get("BARBU_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

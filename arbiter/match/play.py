@@ -40,13 +40,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arbiter.errors import ArbiterError, ConfigError, LogFileError
+from arbiter.errors import ArbiterError, ArbiterStalled, ConfigError, LogFileError
 from arbiter.match.invited import Invitation, Invitee
 from arbiter.model import BotSpec
 from arbiter.process.bot import BotProcess, wait_until
 from arbiter.process.limits import Limits
-from arbiter.process.sandbox import bubblewrap_problem
-from arbiter.process.users import BotUser, make_reachable, resolve_user
+from arbiter.process.sandbox import Isolation, bot_user, bubblewrap_problem
+from arbiter.process.users import BotUser, make_reachable
 from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.logfile import AtomicLogFile
 from arbiter.referee.loop import MatchResult, MatchSetup, Referee
@@ -94,6 +94,7 @@ class BotMatch:
 
 _warned_unisolated = False
 EXIT_GRACE = 2.0  # seconds for the four bots together to exit by themselves after MatchEnd
+CONNECT_ATTEMPTS = 3  # times a match's bots are seated afresh after the arbiter stalled while they connected
 
 
 ProcessKey = tuple[str, str, str | None, Limits, str]
@@ -124,6 +125,21 @@ class _Seat:
     process: BotProcess
     kept: _Kept | None = None  # the kept process this seat reuses
     cpu_start: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Seating:
+    """What seating a match's bots needs: who plays, how their processes run, where they write."""
+
+    label: str
+    entrants: Sequence[BotSpec | Player | Invitee]
+    setup: MatchSetup
+    outputs: list[Path]
+    deals: set[DealKey]
+    limits: Limits
+    isolation: str
+    user: BotUser
+    env: dict[str, str] | None
 
 
 @dataclass
@@ -233,23 +249,26 @@ class MatchHost:
         keep its ``multi_match`` bots for a later match; ``env``: added to the bots' environment;
         ``exit_grace``: for the bots let go to exit by themselves; ``wrap``: wraps each bot's
         player (check-bot's recorder). A file it cannot write is a LogFileError, nobody's fault."""
-        reuse, user, started = self.reuse if reuse is None else reuse, resolve_user(limits.user), time.perf_counter()
+        reuse, user, started = (
+            self.reuse if reuse is None else reuse,
+            bot_user(limits.user, isolation),
+            time.perf_counter(),
+        )
         self._check_isolation(isolation, user)
         log_path = Path(log_path)
         stem = log_path.name.removesuffix(".jsonl")
         outputs = [log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4)]
         server = await self._ensure_server(time_control)
         sink = AtomicLogFile(log_path, replace=replace)
-        desk = server.open_desk(setup.match_id or stem)
         deals = _deal_keys(setup)
         seats: list[_Seat] = []
         invited: list[_Invited] = []
+        desk: MatchDesk | None = None
         try:
             if self._kept:
                 await asyncio.sleep(0)  # let the loop see what happened to kept streams meanwhile
-            seats = self._launch(desk, entrants, outputs, deals, limits, isolation, user, env)
-            invited = _invite(desk, entrants, setup, time_control)
-            connected = await self._await_connections(seats, invited, time_control)
+            seating = _Seating(setup.match_id or stem, entrants, setup, outputs, deals, limits, isolation, user, env)
+            desk, seats, invited, connected = await self._seat_everyone(server, seating, time_control)
             players = self._players(entrants, seats, invited, time_control, setup.match_id or stem, reuse, wrap)
             header_seats, header = _header(entrants, seats, isolation, limits)
             referee = Referee(
@@ -263,7 +282,8 @@ class MatchHost:
         except BaseException as e:
             sink.discard()  # the match never started (a bot could not be launched), or we are being stopped
             await self._end_match(seats, invited, deals, None, False, 0.0)
-            desk.close()
+            if desk is not None:
+                desk.close()
             _abandoned(e, outputs, log_path)
             raise
         kept_seats, cpu, exits = await self._end_match(seats, invited, deals, result, reuse, exit_grace)
@@ -315,42 +335,81 @@ class MatchHost:
             )
             _warned_unisolated = True
 
-    def _launch(
-        self, desk: MatchDesk, entrants: Sequence[BotSpec | Player | Invitee], outputs: list[Path], deals: set[DealKey],
-        limits: Limits, isolation: str, user: BotUser, env: dict[str, str] | None,
-    ) -> list[_Seat]:  # fmt: skip
+    def _launch(self, desk: MatchDesk, seating: _Seating) -> list[_Seat]:
         """Each bot's seat: a kept process of the entrant's that may play these deals, or a new
         one. A bot that cannot be started ends the match before it begins (the caller kills the
         others)."""
         assert self.server is not None
-        if self._socket_dir and user.is_other:  # another user must reach and use the socket
-            make_reachable(self._socket_dir, user)
-            os.chmod(self._socket_dir, 0o711)
+        limits, isolation, user = seating.limits, seating.isolation, seating.user
+        if self._socket_dir and user.is_other:  # another user must use the socket
             os.chmod(os.path.join(self._socket_dir, "arbiter.sock"), 0o666)
+            if isolation == Isolation.NONE:  # and reach it: a sandbox shows the socket file alone
+                make_reachable(self._socket_dir, user)
+                os.chmod(self._socket_dir, 0o711)
         seats: list[_Seat] = []
-        for seat, bot in enumerate(entrants):
+        for seat, bot in enumerate(seating.entrants):
             if not isinstance(bot, BotSpec):
                 continue
             if bot.remote:
                 raise ConfigError(f"{bot.name!r} is a remote entrant: it plays through a lobby (arbiter run)")
             key = (bot.name, bot.command, bot.cwd, limits, isolation)
-            kept = self._take(key, deals)
+            kept = self._take(key, seating.deals)
             if kept is not None:
                 session = desk.hand_over(seat, kept.stream)
                 session.probe = kept.process.running
-                kept.process.redirect_output(outputs[seat])
+                kept.process.redirect_output(seating.outputs[seat])
                 seats.append(_Seat(seat, key, session, kept.process, kept, kept.process.cpu_seconds()))
                 continue
             session = desk.expect(seat)
-            bot_env = {**(env or {}), "BARBU_ARBITER": self.server.address, "BARBU_TOKEN": session.token}
+            bot_env = {**(seating.env or {}), "BARBU_ARBITER": self.server.address, "BARBU_TOKEN": session.token}
             bot_env["BARBU_SEAT"] = str(seat)
             process = BotProcess(
-                bot.command, bot_env, outputs[seat], cwd=bot.cwd, limits=limits, isolation=isolation,
-                socket_dir=self._socket_dir,
-            )  # fmt: skip
+                bot.command, bot_env, seating.outputs[seat], cwd=bot.cwd, limits=limits, isolation=isolation
+            )
             session.probe = process.running
             seats.append(_Seat(seat, key, session, process))
         return seats
+
+    async def _seat_everyone(
+        self, server: ArbiterServer, seating: _Seating, time_control: TimeControl
+    ) -> tuple[MatchDesk, list[_Seat], list[_Invited], float]:
+        """Launch and invite the match's bots and wait for them to connect. A bot that could not
+        connect while the arbiter itself was stalled (stopped, suspended: a bot's own connect
+        timeout may run out meanwhile) is nobody's fault: the seats are let go and seated
+        afresh, up to :data:`CONNECT_ATTEMPTS` times."""
+        for attempt in range(1, CONNECT_ATTEMPTS + 1):
+            desk = server.open_desk(seating.label)
+            seats: list[_Seat] = []
+            invited: list[_Invited] = []
+            try:
+                seats = self._launch(desk, seating)
+                invited = _invite(desk, seating.entrants, seating.setup, time_control)
+                mark = StallWatch.now()
+                connected = await self._await_connections(seats, invited, time_control)
+                sessions = [s.session for s in seats] + [i.session for i in invited]
+                missing = [session.seat for session in sessions if not session.connected.is_set()]
+                stalled = self.stalls.since(mark)
+                if not missing or stalled <= 0:
+                    return desk, seats, invited, connected
+                if attempt == CONNECT_ATTEMPTS:
+                    raise ArbiterStalled(
+                        f"the arbiter stalled ({stalled:.0f} s) while the bots of match {seating.label} connected, "
+                        f"{attempt} times in a row: no bot is charged; run it again when the machine is steady"
+                    )
+            except BaseException:
+                await self._end_match(seats, invited, seating.deals, None, False, 0.0)
+                desk.close()
+                raise
+            log.warning(
+                "the arbiter stalled for %.1f s while the bots of match %s connected and seats %s never did: "
+                "no bot is charged, they start again",
+                stalled,
+                seating.label,
+                ", ".join(map(str, missing)),
+            )
+            await self._end_match(seats, invited, seating.deals, None, False, 0.0)
+            desk.close()
+        raise AssertionError("unreachable")  # pragma: no cover - the last attempt returns or raises
 
     async def _await_connections(self, seats: list[_Seat], invited: list[_Invited], time_control: TimeControl) -> float:
         """Wait for every bot to connect, or to die, or for the connect limit (which a stall of

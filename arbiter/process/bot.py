@@ -16,15 +16,17 @@ the process limit real, and to keep a bot from lifting its own limits, when the 
 root. A uid range gives every bot a uid of its own (:class:`UidReservation`). docs/security.md says
 what each limit does and does not stop.
 
-**Isolation** (``isolation: bubblewrap``): the bot runs under ``bwrap`` with no network, its
-own process, IPC and user namespaces, a read-only view of the system, of the arbiter's Python
-and of its own program's folder, a private ``/tmp``, and the arbiter's Unix socket bound in.
+**Isolation** (``isolation: bubblewrap``, arbiter.process.sandbox): the bot runs under ``bwrap``
+with no network, its own process, IPC and user namespaces, a read-only view of the system, of the
+arbiter's Python and of its own program's folder, a private ``/tmp``, and the arbiter's Unix
+socket file bound in read-only; never as root, inside or outside its namespace.
 :func:`bubblewrap_problem` checks at run time that ``bwrap`` works here; a match that asks for
 isolation it cannot have is refused, never played unisolated.
 
-At the end the whole group is killed, and so is every process that escaped the group (e.g. with
-``setsid``), found by :class:`~arbiter.process.tree.ProcessTree`: the bot's own cgroup where
-this machine allows one, else its uid when it has one of its own, else the seat's token in the
+Where the machine allows, the bot's own cgroup bounds its memory and processes as a whole
+(arbiter.process.cgroup). At the end the whole group is killed, and so is every process that
+escaped the group (e.g. with ``setsid``), found by :class:`~arbiter.process.tree.ProcessTree`:
+the bot's own cgroup where this machine allows one, else its uid when it has one of its own, else the seat's token in the
 environment; a sandboxed bot's processes also die with the sandbox's PID namespace. The seat's
 scratch folder (its ``TMPDIR``) is removed.
 """
@@ -45,14 +47,22 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from arbiter.errors import ConfigError
 from arbiter.process.command import split_command
 from arbiter.process.limits import CPU_GRACE, Limits, human_bytes, prlimit_argv, prlimit_program, rlimit_values
 from arbiter.process.procfs import processes_of_uid, tree_cpu_seconds, tree_exiting
-from arbiter.process.sandbox import ISOLATIONS, Isolation, bubblewrap_argv, bubblewrap_problem
+from arbiter.process.sandbox import (
+    ISOLATIONS,
+    SANDBOX_SOCKET,
+    Isolation,
+    bot_user,
+    bubblewrap_argv,
+    bubblewrap_problem,
+)
 from arbiter.process.tree import ProcessTree
-from arbiter.process.users import BotUser, UidReservation, as_user, make_reachable, path_problem, resolve_user
+from arbiter.process.users import BotUser, UidReservation, as_user, make_reachable, path_problem
 from arbiter.text import printable
 
 log = logging.getLogger(__name__)
@@ -73,7 +83,6 @@ class BotProcess:
         *,
         limits: Limits | None = None,
         isolation: str = Isolation.NONE,
-        socket_dir: str | None = None,
     ):
         self.command = command
         self.argv = split_command(command)
@@ -96,7 +105,7 @@ class BotProcess:
         self._reservation: UidReservation | None = None
         self._tree: ProcessTree | None = None
         self._out: io.BufferedWriter | None = None  # see _output_file
-        user = resolve_user(limits.user)
+        user = bot_user(limits.user, isolation)
         if user.is_other and os.geteuid() != 0:
             raise ConfigError(f"running bots as user {user.name} needs the arbiter to run as root")
         self._check_program()
@@ -105,30 +114,32 @@ class BotProcess:
         if isolation == Isolation.BUBBLEWRAP and (problem := bubblewrap_problem(user)):
             raise ConfigError(f"isolation: bubblewrap was asked for, but {problem}: bots are not isolated")
         try:
-            self._start(env, user, socket_dir)
+            self._start(env, user)
         except BaseException:
             self._release()
             raise
         self._drain = threading.Thread(target=self._keep_output, name=f"bot-output-{self.pid}", daemon=True)
         self._drain.start()
 
-    def _start(self, env: dict[str, str], user: BotUser, socket_dir: str | None) -> None:
+    def _start(self, env: dict[str, str], user: BotUser) -> None:
         if user.pool is not None:  # a uid of its own, for this bot only
             self._reservation = UidReservation(user.pool)
             user = BotUser(self._reservation.uid, self._reservation.uid, str(self._reservation.uid), pool=user.pool)
         self.user = user
         self.rlimits = rlimit_values(self.limits, user)
         child_env = self._environment(env)
+        kw: dict[str, Any] = {}
         if self.isolation == Isolation.BUBBLEWRAP:
             child_env.update(HOME="/tmp", TMPDIR="/tmp")
+            # The arbiter's socket file, alone, at the sandbox's one place for it.
+            address = child_env.get("BARBU_ARBITER", "")
+            socket = address.removeprefix("unix:") if address.startswith("unix:") else None
+            if socket is not None:
+                child_env["BARBU_ARBITER"] = f"unix:{SANDBOX_SOCKET}"
             # Its /tmp is memory: as large as one file may be (and a little), not more.
             size = self.limits.file_size
             argv = bubblewrap_argv(
-                self.argv,
-                cwd=self.cwd,
-                socket_dir=socket_dir,
-                user=user,
-                tmp_size=None if size is None else size + (1 << 20),
+                self.argv, cwd=self.cwd, socket=socket, user=user, tmp_size=None if size is None else size + (1 << 20)
             )
         else:
             self.scratch = tempfile.mkdtemp(prefix="barbu-seat-")
@@ -137,13 +148,18 @@ class BotProcess:
                 make_reachable(self.scratch, user)
                 child_env["HOME"] = self.scratch
             child_env["TMPDIR"] = self.scratch
-            argv = list(self.argv)
-        argv, kw = as_user(argv, user)
+            argv, kw = as_user(list(self.argv), user)
         prlimit = prlimit_program()
         if prlimit is not None:
             argv = [*prlimit_argv(prlimit, self.rlimits), *argv]
         # A cgroup is entered by a shell of the arbiter's user: not when the whole chain runs as another
-        self._tree = ProcessTree(self.token, None if self._reservation is None else user.uid, own_cgroup=not kw)
+        self._tree = ProcessTree(
+            self.token,
+            None if self._reservation is None else user.uid,
+            own_cgroup=not kw,
+            memory=self.limits.memory,
+            processes=self.limits.processes,
+        )
         argv = self._tree.wrap(argv)
         self.output.parent.mkdir(parents=True, exist_ok=True)
         self._out = open(self.output, "wb")  # noqa: SIM115 - open while the bot runs; _close_output closes it
@@ -326,13 +342,13 @@ class BotProcess:
         self._drain.join(timeout=0.3)  # let the last output arrive
         sig = self.exit_signal()
         first, last = _output_line(self._head, 0), self.last_output_line()
-        if sig is not None:
-            how = f"was killed by {_signal_name(sig)}"
-            reason = self._signal_reason(sig)
+        how = f"was killed by {_signal_name(sig)}" if sig is not None else f"exited with code {code}"
+        if self._tree is not None and self._tree.out_of_memory():  # the kernel killed one of its processes
+            reason: str | None = (
+                f"memory limit: {human_bytes(self.limits.memory or 0)} for the bot's processes together"
+            )
         else:
-            how = f"exited with code {code}"
-            reason = None
-        reason = reason or self._output_reason(last)
+            reason = (self._signal_reason(sig) if sig is not None else None) or self._output_reason(last)
         text = f"the bot process {how}"
         if reason:
             text += f" ({reason})"
@@ -363,7 +379,7 @@ class BotProcess:
         if limits.memory is not None and re.search(
             r"MemoryError|out of memory|Cannot allocate memory|bad_alloc|ENOMEM|Allocation failed", last, re.IGNORECASE
         ):
-            return f"memory limit: {human_bytes(limits.memory)} of address space"
+            return f"memory limit: {human_bytes(limits.memory)}"
         if limits.file_size is not None and re.search(r"File too large|EFBIG|\[Errno 27\]", last):
             return f"file size limit: {human_bytes(limits.file_size)}"
         if self.isolation == Isolation.BUBBLEWRAP and re.search(r"No space left on device|ENOSPC|\[Errno 28\]", last):
@@ -371,10 +387,11 @@ class BotProcess:
             return f"its private /tmp is full{size}"
         if limits.open_files is not None and re.search(r"Too many open files|EMFILE|\[Errno 24\]", last):
             return f"open files limit: {limits.open_files}"
-        if resource.RLIMIT_NPROC in self.rlimits and re.search(
+        bounded = resource.RLIMIT_NPROC in self.rlimits or (self._tree is not None and self._tree.bounds_processes)
+        if bounded and re.search(
             r"fork|thread|Resource temporarily unavailable|EAGAIN|\[Errno 11\]", last, re.IGNORECASE
         ):
-            return f"process limit: {limits.processes} processes and threads of user {self.user.name}"
+            return f"process limit: {limits.processes} processes and threads"
         return None
 
     def last_output_line(self) -> str:

@@ -29,14 +29,17 @@ class Limits:
 
     Every process of the bot gets them (children inherit them). ``cpu`` is CPU seconds per
     process over its life: one match, or several for a bot kept between matches (multi_match;
-    arbiter.match.play lets such a process go once it has used half of it). ``processes`` counts every process
-    and thread of the bots' *user* (that is how the kernel counts RLIMIT_NPROC), so it is only
-    applied when ``user`` names another user than the arbiter's; root ignores it anyway.
+    arbiter.match.play lets such a process go once it has used half of it). ``memory`` and
+    ``processes`` bound the bot as a whole where this machine gives it a cgroup with those
+    controllers (arbiter.process.cgroup); besides, ``memory`` bounds each process's data
+    (RLIMIT_DATA: what it writes, not the address space it merely reserves, which a JVM or a Go
+    runtime reserves by gigabytes), and ``processes`` counts every process and thread of the
+    bot's *user* (RLIMIT_NPROC), applied when the bot runs as a user of its own.
     """
 
-    memory: int | None = 2 << 30  # bytes of address space per process (RLIMIT_AS)
+    memory: int | None = 2 << 30  # bytes: the bot's memory (cgroup) and each process's data (RLIMIT_DATA)
     cpu: int | None = 1800  # CPU seconds per process (RLIMIT_CPU: SIGXCPU, then SIGKILL)
-    processes: int | None = 256  # processes + threads of the bots' user (RLIMIT_NPROC)
+    processes: int | None = 256  # processes + threads of the bot (cgroup pids) and of its user (RLIMIT_NPROC)
     open_files: int | None = 1024  # file descriptors per process (RLIMIT_NOFILE)
     file_size: int | None = 64 << 20  # bytes: the largest file it may write (RLIMIT_FSIZE); sizes the sandbox's /tmp
     output: int = DEFAULT_OUTPUT_LIMIT  # bytes of stdout+stderr kept per seat and match
@@ -64,7 +67,7 @@ def human_bytes(n: int) -> str:
 
 
 _RLIMITS = {  # Limits field -> (prlimit option, resource constant)
-    "memory": ("--as", resource.RLIMIT_AS),
+    "memory": ("--data", resource.RLIMIT_DATA),
     "open_files": ("--nofile", resource.RLIMIT_NOFILE),
     "file_size": ("--fsize", resource.RLIMIT_FSIZE),
     "processes": ("--nproc", resource.RLIMIT_NPROC),
@@ -85,7 +88,7 @@ def rlimit_values(limits: Limits, user: BotUser) -> dict[int, tuple[int, int]]:
 
 
 def prlimit_argv(program: str, values: dict[int, tuple[int, int]]) -> list[str]:
-    """``prlimit --as=… … --`` for these limits (util-linux; ``program``: :func:`prlimit_program`)."""
+    """``prlimit --data=… … --`` for these limits (util-linux; ``program``: :func:`prlimit_program`)."""
     options = {res: option for option, res in _RLIMITS.values()}
     options[resource.RLIMIT_CORE] = "--core"
     options[resource.RLIMIT_CPU] = "--cpu"

@@ -201,6 +201,18 @@ def path_problem(path: str, user: BotUser, need: str) -> str | None:
     return None
 
 
+def dir_problem(path: str, user: BotUser) -> str | None:
+    """Why ``user`` cannot read and enter the folder ``path`` once a sandbox shows it (by its own
+    mode: the sandbox makes the folders above it searchable), or None."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        return f"{path}: {e.strerror}"
+    if not _may(st, user, 5):
+        return f"it cannot read {os.path.realpath(path)} (mode {stat.filemode(st.st_mode)}): let others read it (chmod o+rx)"
+    return None
+
+
 def make_reachable(path: str, user: BotUser) -> None:
     """Let ``user`` reach ``path``: folders above it that are the arbiter's own temporary
     folders (``barbu-…``) get search permission for others; anything else must already allow it."""

@@ -1,6 +1,8 @@
 """A hostile bot that plays legally, then at its 3rd decision attacks a resource (BARBU_MODE):
 
-- ``memory``: tries to lift its address-space limit, then allocates 64 MiB blocks forever;
+- ``memory``: tries to lift its data limit, then allocates 64 MiB blocks forever;
+- ``memory_split``: forks 3 children that each allocate a little less than the per-process data
+  limit: together they pass the bot's memory limit, which only a cgroup of the bot's own binds;
 - ``cpu``: tries to lift its CPU limit, then spins;
 - ``disk``: tries to lift its file size limit, then writes one file in $TMPDIR (or
   BARBU_FILL_DIR) forever;
@@ -24,12 +26,13 @@ from barbu.runner import run
 
 MODE = os.environ.get("BARBU_MODE", "memory")
 LIMITS = {
-    "memory": resource.RLIMIT_AS,
+    "memory": resource.RLIMIT_DATA,
+    "memory_split": resource.RLIMIT_DATA,
     "cpu": resource.RLIMIT_CPU,
     "disk": resource.RLIMIT_FSIZE,
     "fork": resource.RLIMIT_NPROC,
 }
-SAFE_MAX = {"memory": 4 << 30, "cpu": 120, "disk": 1 << 30, "fork": 512}
+SAFE_MAX = {"memory": 4 << 30, "memory_split": 2 << 30, "cpu": 120, "disk": 1 << 30, "fork": 512}
 
 
 def capabilities() -> int:
@@ -72,6 +75,21 @@ def memory(limit: int) -> None:
         blocks.append(bytearray(64 << 20))  # touched: real memory, not just address space
         if len(blocks) * (64 << 20) > limit + (512 << 20):
             refuse("allocated past the limit: it does not bind")  # never reached when limits work
+
+
+HOLD = "import sys, time; block = bytearray(int(sys.argv[1])); time.sleep(60)"  # touched: real memory
+
+
+def memory_split(limit: int) -> None:
+    """Each child (a fresh interpreter: forking the bot would run gRPC's fork handlers) stays
+    under the per-process limit; the bot as a whole passes it (a memory cgroup kills one). The
+    children end within 60 s whatever happens."""
+    children = [subprocess.Popen([sys.executable, "-c", HOLD, str(limit - (128 << 20))]) for _ in range(3)]
+    for child in children:
+        if child.wait() < 0:
+            print(f"hostile_hog: a child was killed by signal {-child.returncode}", file=sys.stderr, flush=True)
+            os._exit(3)
+    refuse("three children held three times the limit: nothing bound the bot as a whole")
 
 
 def cpu(limit: int) -> None:
@@ -148,7 +166,7 @@ class HogBot(Bot):
             limit = check_safe()
             try_to_lift()
             print(f"hostile_hog: attacking ({MODE}, limit {limit})", file=sys.stderr, flush=True)
-            {"memory": memory, "cpu": cpu, "disk": disk, "fork": fork}[MODE](limit)
+            {"memory": memory, "memory_split": memory_split, "cpu": cpu, "disk": disk, "fork": fork}[MODE](limit)
         return self.rng.choice(view.legal)
 
 

@@ -30,7 +30,7 @@ from arbiter.match.blocking import play_bot_match
 from arbiter.match.play import BotSpec
 from arbiter.process.limits import Limits
 from arbiter.process.procfs import processes_of_uid
-from arbiter.process.sandbox import bubblewrap_problem
+from arbiter.process.sandbox import DEFAULT_UIDS, bubblewrap_problem
 from arbiter.process.users import path_problem, resolve_user
 from arbiter.referee.logfile import read_log_lines
 from arbiter.referee.loop import MatchSetup
@@ -191,7 +191,7 @@ def assert_clean(played) -> None:
     assert leftover_processes(played) == []
     for uid in set(played.uids):
         lo, hi = map(int, UIDS.split("-"))
-        if lo <= uid <= hi:
+        if lo <= uid <= hi or DEFAULT_UIDS[0] <= uid <= DEFAULT_UIDS[1]:
             assert processes_of_uid(uid) == [], f"processes of uid {uid} are left"
     for folder in played.scratch:
         assert not os.path.exists(folder), f"scratch folder {folder} is left"

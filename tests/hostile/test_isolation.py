@@ -16,7 +16,7 @@ import arbiter.match.play as match_module
 from arbiter.errors import ConfigError
 from arbiter.match.blocking import play_bot_match
 from arbiter.match.play import BotSpec
-from arbiter.process import sandbox, tree
+from arbiter.process import cgroup, sandbox
 from arbiter.process.limits import Limits
 from arbiter.referee.loop import MatchSetup
 
@@ -130,9 +130,9 @@ def test_a_grandchild_that_left_the_session_and_cleared_its_environment_dies_wit
     """Neither its process group, nor the seat's token, finds it: the bot's cgroup does (as the
     arbiter's user); for a bot of a uid of its own without a cgroup, its uid does."""
     if mode == "user":
-        monkeypatch.setattr(tree, "cgroup_parent", lambda: None)  # the fallback: the uid
+        monkeypatch.setattr(cgroup, "hierarchies", lambda: ())  # the fallback: the uid
     else:
-        assert tree.cgroup_parent() is not None, "cgroup v2 is not writable here: nothing finds such a grandchild"
+        assert cgroup.hierarchies(), "no cgroup is writable here: nothing finds such a grandchild"
     drop = tempfile.mkdtemp(prefix="barbu-escape-")
     os.chmod(drop, 0o777)  # the bot's user writes its grandchild's pid there
     pid_file = os.path.join(drop, "pid")
@@ -146,7 +146,8 @@ def test_a_grandchild_that_left_the_session_and_cleared_its_environment_dies_wit
         shutil.rmtree(drop, ignore_errors=True)
     assert grandchild not in played.pids
     assert live([grandchild]) == [], f"the grandchild {grandchild} outlived its match"
-    assert not [n for n in os.listdir(tree.cgroup_parent() or tmp_path) if n.startswith(f"barbu-{os.getpid()}-")]
+    for hierarchy in cgroup.hierarchies():
+        assert not [n for n in os.listdir(hierarchy.parent) if n.startswith(f"barbu-{os.getpid()}-")]
 
 
 def test_under_the_default_a_bot_reaches_no_record(tmp_path):

@@ -94,7 +94,7 @@ def test_limits_are_set_without_prlimit_too(folder, monkeypatch):
             " ".join(line.split()[:-1]) if line.split()[-1] in ("bytes", "files", "seconds") else line
             for line in limits.splitlines()
         }
-        assert "Max address space 268435456 268435456" in rows
+        assert "Max data size 268435456 268435456" in rows
         assert "Max open files 64 64" in rows
         assert "Max cpu time 30 32" in rows
         assert "Max core file size 0 0" in rows

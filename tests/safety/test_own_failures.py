@@ -76,6 +76,60 @@ def test_a_paused_arbiter_charges_no_bot_and_says_so_in_the_log(tmp_path):
     assert "the arbiter did not run for" in err
 
 
+IMPATIENT = """\
+import random, time
+import barbu.runner
+from barbu.bot import Bot
+
+# A bot whose gRPC gives up on a connection that says nothing for 1 s (gRPC's own default is 20 s).
+barbu.runner.CHANNEL_OPTIONS += (("grpc.min_reconnect_backoff_ms", 1000), ("grpc.initial_reconnect_backoff_ms", 1000))
+
+class Impatient(Bot):
+    def decide(self, view):
+        return random.choice(view.legal)
+
+time.sleep(1.0)  # the arbiter is stopped meanwhile
+raise SystemExit(barbu.runner.run(Impatient()))
+"""
+
+
+def test_an_arbiter_stalled_while_the_bots_connect_charges_no_bot(tmp_path):
+    """SIGSTOP the arbiter right after it launched its bots, for longer than they wait to
+    connect: they give up and exit; the arbiter sees that it stalled, seats them afresh, and the
+    match is played with no fault."""
+    impatient = tmp_path / "impatient.py"
+    impatient.write_text(IMPATIENT)
+    bots = [a for _ in range(4) for a in ("--bot", f"{PY} {impatient}")]
+    command = [ARBITER, "match", *bots, "--log", str(tmp_path / "m.jsonl"), "--json", "--set", "contracts=barbu"]
+    arbiter = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        launched = lambda: len([p for p in _processes_running(str(impatient))]) >= 4  # noqa: E731
+        assert _wait_for(launched, 60), "the bots never started"
+        os.kill(arbiter.pid, signal.SIGSTOP)
+        time.sleep(4)
+        os.kill(arbiter.pid, signal.SIGCONT)
+        out, err = arbiter.communicate(timeout=120)
+    finally:
+        if arbiter.poll() is None:
+            os.kill(arbiter.pid, signal.SIGCONT)
+            arbiter.kill()
+    assert arbiter.returncode == 0, err
+    result = json.loads(out)
+    assert result["status"] == "complete" and result["faults"] == [] and result["forfeits"] == [], result
+    assert "while the bots of match" in err and "no bot is charged, they start again" in err, err
+
+
+def _processes_running(needle: str) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        try:
+            if entry.name.isdigit() and needle.encode() in Path(f"/proc/{entry.name}/cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
 @pytest.fixture
 def full_disk(tmp_path):
     """A real file system of 64 KiB (tmpfs, mounted as root): a match log does not fit in it."""
