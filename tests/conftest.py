@@ -44,12 +44,18 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
         )
 
 
-@pytest.fixture(autouse=True)
-def _tmp_path_readable_by_bots(request) -> None:
-    """A test's tmp_path as a user's folder would be (0755, not pytest's 0700): a root arbiter's
-    sandboxed bots run as uids of their own and read their folders as anyone may."""
-    if "tmp_path" in request.fixturenames:
-        os.chmod(request.getfixturevalue("tmp_path"), 0o755)
+@pytest.fixture(scope="session", autouse=True)
+def _temporary_folders_readable_by_bots(tmp_path_factory) -> None:
+    """Every tmp_path and mktemp folder as a user's folder would be (0755, not pytest's 0700): a
+    root arbiter's sandboxed bots run as uids of their own and read their folders as anyone may."""
+    make = tmp_path_factory.mktemp
+
+    def mktemp(basename: str, numbered: bool = True) -> Path:
+        path = make(basename, numbered)
+        os.chmod(path, 0o755)
+        return path
+
+    tmp_path_factory.mktemp = mktemp
 
 
 CHROMIUM = os.environ.get("BARBU_CHROMIUM", "/usr/bin/chromium")

@@ -42,6 +42,7 @@ from typing import Any
 
 from arbiter.errors import ArbiterError, ArbiterStalled, ConfigError, LogFileError
 from arbiter.match.invited import Invitation, Invitee
+from arbiter.match.kept import DealKey, Kept, KeptBots, ProcessKey, deal_keys
 from arbiter.model import BotSpec
 from arbiter.process.bot import BotProcess, wait_until
 from arbiter.process.limits import Limits
@@ -97,33 +98,13 @@ EXIT_GRACE = 2.0  # seconds for the four bots together to exit by themselves aft
 CONNECT_ATTEMPTS = 3  # times a match's bots are seated afresh after the arbiter stalled while they connected
 
 
-ProcessKey = tuple[str, str, str | None, Limits, str]
-"""What a kept process is found by: the entrant's name, command and folder, its limits and isolation."""
-DealKey = tuple[object, ...]
-"""One deal's hands, or ("seed", seed) for every deal shuffled from that seed."""
-
-
-@dataclass
-class _Kept:
-    """A bot process kept between matches, idle on its open stream."""
-
-    key: ProcessKey
-    process: BotProcess
-    stream: Stream
-    deals: set[DealKey] = field(default_factory=set)  # every deal it has seen (see _deal_keys)
-    cpu_mark: float = 0.0
-
-    def usable(self) -> bool:
-        return self.stream.alive and self.process.exit_code() is None
-
-
 @dataclass
 class _Seat:
     index: int  # the seat number
     key: ProcessKey  # the entrant and how its process runs: what a kept process is found by
     session: Session
     process: BotProcess
-    kept: _Kept | None = None  # the kept process this seat reuses
+    kept: Kept | None = None  # the kept process this seat reuses
     cpu_start: float = 0.0
 
 
@@ -151,14 +132,6 @@ class _Invited:
     liveness: BotLiveness
 
 
-def _deal_keys(setup: MatchSetup) -> set[DealKey]:
-    """What identifies the deals of a match: each deal's hands, or the seed they are shuffled
-    from (two matches of one seed deal the same hands)."""
-    if setup.deals is not None:
-        return {tuple(d) for d in setup.deals}
-    return {("seed", setup.seed)}
-
-
 class MatchHost:
     """One arbiter for many matches (see the module's docstring): ``await host.play(...)`` for
     each, then ``await host.close()`` (or ``async with MatchHost() as host``), which retires the
@@ -169,13 +142,11 @@ class MatchHost:
     ):
         self.listen = listen
         self.reuse = reuse
-        self.keep_per_entrant = keep_per_entrant
-        self.keep_total = keep_total
         self.server: ArbiterServer | None = None
         self.stalls = StallWatch()  # the arbiter's own stalls: never charged to a bot
         self._server_key: tuple[float, float] | None = None
         self._socket_dir: str | None = None
-        self._kept: list[_Kept] = []
+        self._kept = KeptBots(keep_per_entrant, keep_total)
         self._starting = asyncio.Lock()
 
     async def __aenter__(self) -> MatchHost:
@@ -218,7 +189,7 @@ class MatchHost:
 
     async def close(self) -> None:
         """Retire every kept bot and stop the server."""
-        kept, self._kept = self._kept, []
+        kept = self._kept.release()
         await self._retire([k.process for k in kept], [k.stream for k in kept], [0.5] * len(kept))
         self.stalls.stop()
         if self.server is not None:
@@ -249,18 +220,15 @@ class MatchHost:
         keep its ``multi_match`` bots for a later match; ``env``: added to the bots' environment;
         ``exit_grace``: for the bots let go to exit by themselves; ``wrap``: wraps each bot's
         player (check-bot's recorder). A file it cannot write is a LogFileError, nobody's fault."""
-        reuse, user, started = (
-            self.reuse if reuse is None else reuse,
-            bot_user(limits.user, isolation),
-            time.perf_counter(),
-        )
+        reuse = self.reuse if reuse is None else reuse
+        user, started = bot_user(limits.user, isolation), time.perf_counter()
         self._check_isolation(isolation, user)
         log_path = Path(log_path)
         stem = log_path.name.removesuffix(".jsonl")
         outputs = [log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4)]
         server = await self._ensure_server(time_control)
         sink = AtomicLogFile(log_path, replace=replace)
-        deals = _deal_keys(setup)
+        deals = deal_keys(setup)
         seats: list[_Seat] = []
         invited: list[_Invited] = []
         desk: MatchDesk | None = None
@@ -353,7 +321,7 @@ class MatchHost:
             if bot.remote:
                 raise ConfigError(f"{bot.name!r} is a remote entrant: it plays through a lobby (arbiter run)")
             key = (bot.name, bot.command, bot.cwd, limits, isolation)
-            kept = self._take(key, seating.deals)
+            kept = self._kept.take(key, seating.deals)
             if kept is not None:
                 session = desk.hand_over(seat, kept.stream)
                 session.probe = kept.process.running
@@ -451,33 +419,6 @@ class MatchHost:
             result.append(wrap(i, remote) if wrap is not None else remote)
         return result
 
-    def _take(self, key: ProcessKey, deals: set[DealKey]) -> _Kept | None:
-        """A kept process of this entrant that never saw any of these deals, or None."""
-        for kept in list(self._kept):
-            if kept.key != key:
-                continue
-            if not kept.usable() or self._spent(kept):
-                self._kept.remove(kept)
-                self._discard(kept)
-                continue
-            if kept.deals & deals:
-                continue  # it saw one of these deals (from some seat): never again
-            self._kept.remove(kept)
-            return kept
-        return None
-
-    @staticmethod
-    def _spent(kept: _Kept) -> bool:
-        """Whether a kept process has used half of its CPU limit (RLIMIT_CPU counts over its
-        whole life): it is let go before it could run out in the middle of somebody's match."""
-        cpu = kept.process.limits.cpu
-        return cpu is not None and kept.process.cpu_seconds() > cpu / 2
-
-    def _discard(self, kept: _Kept) -> None:
-        """A kept bot that died or misbehaved between matches: gone, charged to no match."""
-        kept.stream.release()
-        kept.process.kill()
-
     async def _end_match(
         self, seats: list[_Seat], invited: list[_Invited], deals: set[DealKey], result: MatchResult | None,
         reuse: bool, grace: float,
@@ -512,28 +453,16 @@ class MatchHost:
             stream = s.session.stream
             assert stream is not None
             stream.detach()
-            kept = s.kept or _Kept(s.key, s.process, stream)
+            kept = s.kept or Kept(s.key, s.process, stream)
             kept.deals |= deals
             cpu += s.process.cpu_seconds() - s.cpu_start
-            self._kept.append(kept)
+            self._kept.add(kept)
         forfeits = set(result.forfeits) if result is not None else set()
         graces = [min(grace, 0.5) if s.index in forfeits else grace for s in drop]
         ends = await self._retire([s.process for s in drop], [s.session.stream for s in drop], graces)
         cpu += sum(max(0.0, used - s.cpu_start) for (used, _), s in zip(ends, drop, strict=True))
-        self._trim()
+        self._kept.trim()
         return [s.index for s in keep], cpu, {s.index: end for (_, end), s in zip(ends, drop, strict=True)}
-
-    def _trim(self) -> None:
-        """At most ``keep_per_entrant`` kept processes per entrant and ``keep_total`` in all:
-        the oldest go."""
-        counts: dict[ProcessKey, int] = {}
-        for kept in reversed(list(self._kept)):
-            counts[kept.key] = counts.get(kept.key, 0) + 1
-            if counts[kept.key] > self.keep_per_entrant:
-                self._kept.remove(kept)
-                self._discard(kept)
-        while len(self._kept) > self.keep_total:
-            self._discard(self._kept.pop(0))
 
     async def _retire(
         self, processes: list[BotProcess], streams: list[Stream | None], graces: list[float]
