@@ -76,8 +76,8 @@ class Arena:
 def make(tmp_path):
     made: list[Arena] = []
 
-    def arena(quotas: Quotas = Quotas(), **kwargs) -> Arena:
-        made.append(Arena(tmp_path / f"arena{len(made)}", quotas, **kwargs))
+    def arena(quotas: Quotas | None = None, **kwargs) -> Arena:
+        made.append(Arena(tmp_path / f"arena{len(made)}", quotas or Quotas(), **kwargs))
         return made[-1]
 
     yield arena
@@ -166,7 +166,9 @@ def test_an_author_over_the_store_quota_is_refused_and_told_when_room_returns(ma
     full = make(Quotas(queued=5))
     full.uploads.submit("alice", bot("five", 3 << 10))
     full.uploads.quotas = Quotas(author_store=2 << 10, queued=5)
-    with pytest.raises(OverQuota, match=r"^your bots keep 3.1 KiB in the arena's store; .* retire a version, then") as e:
+    with pytest.raises(
+        OverQuota, match=r"^your bots keep 3.1 KiB in the arena's store; .* retire a version, then"
+    ) as e:
         full.uploads.submit("alice", b"not even an archive")
     assert e.value.retry_after is None  # a checking version's files stay: nothing frees them by itself
 

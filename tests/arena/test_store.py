@@ -122,7 +122,9 @@ def test_names_are_one_name_in_any_case(engine):
     store = ArenaStore(engine)
     for name in ("alice", "bob"):
         store.add_author(name)
-    with pytest.raises(NameTaken, match="the name 'Heuristic' is a house entrant's in arena 'ladder' .spelt 'heuristic'"):
+    with pytest.raises(
+        NameTaken, match="the name 'Heuristic' is a house entrant's in arena 'ladder' .spelt 'heuristic'"
+    ):
         submit(store, "bob", "Heuristic", house=("random", "heuristic"))
     submit(store, "alice", "wolf")
     with pytest.raises(NameTaken, match="'WOLF' is another author's entrant in arena 'ladder', spelt 'wolf'"):
