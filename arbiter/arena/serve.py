@@ -17,6 +17,7 @@ is abandoned too and done again at the restart.
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import signal
@@ -72,7 +73,7 @@ def _check_in_child(
 ) -> None:
     """A child process's whole life: one check. SIGTERM ends it through its clean-up (its bots
     are killed, as after Ctrl-C)."""
-    from arbiter.arena.checking import check_submission
+    from arbiter.arena.checking import check_submission, without_store
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
@@ -80,7 +81,7 @@ def _check_in_child(
     except KeyboardInterrupt:
         pass
     except Exception as e:  # the check itself failed: the author is told so, not left waiting
-        conn.send((False, f'{{"ok": false, "error": {str(e)!r}}}'))
+        conn.send((False, json.dumps({"ok": False, "error": without_store(str(e), Path(folder))})))
 
 
 class Checker:
@@ -274,7 +275,7 @@ class ArenaHost:
             self.arena.name, store, self.arena.store, enqueue=self.checker.enqueue, house=house,
             limits=self.arena.uploads, quotas=self.arena.quotas, disk=disk, in_play=self.seated,
         )  # fmt: skip
-        uploads.sweep()  # before anyone uploads: what a killed upload left is removed
+        self._sweep_once(uploads)  # before anyone uploads: what a killed upload left goes
         self._sweeper = threading.Thread(
             target=self._sweep, args=(uploads, sweep_seconds(self.arena.quotas)), name="barbu-sweep", daemon=True
         )
@@ -290,12 +291,17 @@ class ArenaHost:
         self.announce(f"arena {self.arena.name!r}: serving http://{self.web.address} (database {run.database})")
 
     def _sweep(self, uploads: Uploads, seconds: float) -> None:
-        """The store's sweep, every ``seconds`` until the arena stops; a failed one is logged."""
+        """The store's sweep, every ``seconds`` until the arena stops."""
         while not self._stopping.wait(seconds):
-            try:
-                uploads.sweep()
-            except Exception:
-                log.exception("sweeping the bundle store failed")
+            self._sweep_once(uploads)
+
+    @staticmethod
+    def _sweep_once(uploads: Uploads) -> None:
+        """One sweep; one that fails is logged, and the arena goes on (the next may succeed)."""
+        try:
+            uploads.sweep()
+        except Exception as e:
+            log.warning("sweeping the bundle store failed: %s", e)
 
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
         self.events.publish({"type": "match", "number": m.number, "status": outcome.status})

@@ -80,6 +80,18 @@ def test_the_bot_runs_with_the_isolation_and_limits_it_is_given(tmp_path):
     assert not {s["name"]: s["ok"] for s in json.loads(report)["steps"]}["hello"]
 
 
+def test_the_report_never_shows_where_the_arena_keeps_the_bot(tmp_path):
+    """Finding: the bot's output in its report showed the store's folder (its working folder, as
+    the bot printed it): only paths inside it, with a slash after, were shortened."""
+    script = b"import os, sys\nprint('in', os.getcwd(), os.path.dirname(os.getcwd()), file=sys.stderr)\nsys.exit(3)\n"
+    bot = upload(tmp_path / "store", b"name: where\ncommand: python where.py\n", ("where.py", script))
+    passed, report = check_submission(
+        bot.folder, bot.command, isolation=strongest_isolation(), limits=Limits(), time_limit=2
+    )
+    assert not passed and "output: in . <store>/" in report, report
+    assert str(tmp_path) not in report and "/files" not in report
+
+
 def test_the_checker_takes_the_authors_in_turn(tmp_path):
     """Finding: one author's two slow bots kept the single checker ~429 s each, and the next
     author's bot waited 861 s: checks were first come, first served. Now the authors take turns:
