@@ -158,19 +158,17 @@ def recorder_rate(arena: ArenaConfig, url: str, label: str, matches: int) -> flo
 
 def leaderboard_compute_ms(arena: ArenaConfig, url: str, repeats: int = 5) -> float:
     """Median milliseconds of one leaderboard computed afresh (nothing cached) over the database."""
+    from arbiter.arena.quotas import Uploads
     from arbiter.arena.service import ArenaService
-
-    def refused(_: bytes) -> tuple[str, str, str]:
-        raise AssertionError("no uploads here")
+    from arbiter.tournament.storage.arena import ArenaStore
 
     engine = open_database(url)
     times = []
     try:
         for _ in range(repeats):
-            service = ArenaService(
-                engine, arena.name, Path(arena.tournament.log_folder), store_archive=refused, enqueue=lambda _: None,
-                house=[e.name for e in arena.tournament.entrants],
-            )  # fmt: skip
+            house = [e.name for e in arena.tournament.entrants]
+            uploads = Uploads(arena.name, ArenaStore(engine), arena.store, enqueue=lambda _: None, house=house)
+            service = ArenaService(engine, arena.name, Path(arena.tournament.log_folder), uploads=uploads, house=house)
             started = time.perf_counter()
             service.leaderboard()
             times.append(time.perf_counter() - started)

@@ -11,7 +11,8 @@ lengths, a request body by the arena's upload limit before it is read (:class:`U
 declared length over it is refused at once, a streamed body as soon as it passes it). Every
 error is ``{"detail": "one line"}`` with its status: 400 a request that cannot be used, 401 a
 missing or wrong token, 403 another's name, 404 nothing (that you may see) there, 409 nothing to
-retire, 410 a log that changed since it was recorded, 413 too large, 429 too many wrong tokens.
+retire, 410 a log that changed since it was recorded, 413 too large (or over a store quota), 429
+too many wrong tokens (or uploads), 503 a disk short of space; with Retry-After when it is known.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from arbiter.tournament.config import NAME_RE
 from .corner import add_corner
 from .events import EventHub
 from .pages import add_pages
+from .quotas import OverQuota, TooManyUploads
 from .service import (
     MAX_PAGE,
     ArenaService,
@@ -53,7 +55,9 @@ STATUS: dict[type[ArbiterError], int] = {
     NothingToRetire: 409,
     LogGone: 410,
     UploadTooLarge: 413,
+    OverQuota: 413,
     TooManyAttempts: 429,
+    TooManyUploads: 429,
     StorageError: 503,
 }
 NAME = NAME_RE.pattern
@@ -147,7 +151,8 @@ def _errors(app: FastAPI) -> None:
     @app.exception_handler(ArbiterError)
     async def arbiter_error(request: Request, e: Exception) -> JSONResponse:
         status = next((STATUS[k] for k in type(e).__mro__ if k in STATUS), 400)
-        headers = {"Retry-After": f"{e.retry_after:.0f}"} if isinstance(e, TooManyAttempts) else None
+        retry_after = getattr(e, "retry_after", None)
+        headers = {"Retry-After": f"{max(1, round(retry_after))}"} if retry_after is not None else None
         return _error(status, str(e), headers)
 
     @app.exception_handler(RequestValidationError)

@@ -8,8 +8,10 @@ breaks it:
   header declares it, before any of it is written, so a forged or sparse 1 GB member costs
   nothing), entries (files and folders); the decompressed stream is capped too (the files plus
   an allowance per entry for its headers), so a gzip bomb stops at the cap, whatever it hides;
-* paths: absolute, ``..``, empty or ``.`` parts, backslashes, control characters, a name twice;
-* kinds: symbolic and hard links, devices, named pipes, sparse files: only files and folders.
+* paths: absolute, ``..``, empty or ``.`` parts, backslashes, control characters, a name twice,
+  more than :data:`MAX_DEPTH` levels or :data:`MAX_PATH_BYTES` bytes;
+* kinds: symbolic and hard links, devices, named pipes, sparse files: only files and folders;
+* the gzip stream's CRC and length, read to its end once the archive's entries are in.
 
 The files land in a temporary folder inside the store, where ``entrant.yaml`` must give the
 entrant's ``name`` and ``command``, checked as a tournament file's entrants are (the name's
@@ -18,7 +20,9 @@ is then packed as a cluster bundle (:func:`arbiter.tournament.bundle.pack`: a de
 whose SHA-256 is the bundle's digest) and unpacked by that digest
 (:func:`arbiter.tournament.bundle.unpack`: checked against the digest, made read-only, renamed
 into place at once) as ``STORE/<digest>/files``. Nothing is written outside the store; the same
-files sent again, by anyone, reuse the same folder.
+files sent again, by anyone, reuse the same folder. A store whose disk fills meanwhile is
+:class:`~arbiter.arena.disk.DiskFull` (the arena's trouble, not the author's), and no message
+shows the server's folders.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ from typing import IO, cast
 from pydantic import ValidationError
 
 from arbiter.arena.config import UploadLimits
-from arbiter.errors import ConfigError, SubmissionRefused
+from arbiter.arena.disk import DiskFull, disk_full
+from arbiter.errors import ConfigError, SubmissionRefused, TournamentError
 from arbiter.files import human_size, read_text
 from arbiter.text import printable
 from arbiter.tournament.bundle import MAX_BUNDLE_BYTES, SKIPPED, pack, unpack
@@ -49,6 +54,9 @@ from arbiter.tournament.config.yamltree import read_tree
 ENTRANT_FILE = "entrant.yaml"
 MAX_ENTRANT_FILE = 64 << 10
 HEADER_ALLOWANCE = 8 << 10  # decompressed bytes an entry may take beyond its data (headers, long names)
+MAX_DEPTH = 64  # folders in a path: deeper ones would outgrow the recursion of os.walk and rmtree
+MAX_PATH_BYTES = 1024
+UPLOAD_PREFIX = ".upload-"  # the folder an upload is unpacked into, inside the store, while it is checked
 
 
 DEFAULT_UPLOADS = UploadLimits()
@@ -67,22 +75,39 @@ class Unpacked:
 
 def open_archive(data: bytes | IO[bytes], store: Path, limits: UploadLimits) -> Unpacked:
     """Check the uploaded .tar.gz ``data`` (its bytes, or a stream read only up to the cap) and
-    keep its files in ``store``; a SubmissionRefused saying why not."""
+    keep its files in ``store``; a SubmissionRefused saying why not, or DiskFull when the store's
+    disk has no room for them. No message names a folder of the server's."""
     if isinstance(data, bytes) and len(data) > limits.archive:
         raise _archive_too_large(limits)
     source = io.BytesIO(data) if isinstance(data, bytes) else data
     store = store.resolve()
-    store.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".upload-", dir=store))
+    work = store
     try:
+        store.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=UPLOAD_PREFIX, dir=store))
         _extract(source, work, limits)
         name, command = entrant_of(work)
         _check_command(command, work)
         bundle = pack(work, name, max_bytes=limits.unpacked)
         folder = unpack(bundle.digest, bundle.data, store, max_bytes=limits.unpacked)
+    except SubmissionRefused as e:
+        raise SubmissionRefused(_hidden(str(e), work, store)) from None
+    except (OSError, ConfigError, TournamentError) as e:
+        if disk_full(e):
+            raise DiskFull("the arena's disk has no room for this upload now: try again later") from None
+        reason = e.strerror or str(e) if isinstance(e, OSError) else str(e)
+        raise SubmissionRefused(f"the upload cannot be stored: {_hidden(reason, work, store)}") from None
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if work != store:
+            shutil.rmtree(work, ignore_errors=True)
     return Unpacked(bundle.digest, folder, name, command)
+
+
+def _hidden(message: str, work: Path, store: Path) -> str:
+    """``message`` without the server's folders: the upload's own is the bot's folder."""
+    for folder, shown in ((work, "the bot's folder"), (store, "the arena's store")):
+        message = message.replace(f"{folder}/", "").replace(str(folder), shown)
+    return message
 
 
 def pack_folder(folder: Path, limits: UploadLimits = DEFAULT_UPLOADS) -> bytes:
@@ -162,7 +187,7 @@ def _check_command(command: str, folder: Path) -> None:
     try:
         check_launch(launch_command(command), folder)
     except ValueError as e:
-        message = re.sub(rf" \(looked for {re.escape(str(folder))}/[^)]*\)", " in the bot's folder", str(e))
+        message = re.sub(rf" \(looked for {re.escape(str(folder))}(/.*)?\)$", " in the bot's folder", str(e))
         raise SubmissionRefused(f"{ENTRANT_FILE}: command: {message}") from None
 
 
@@ -223,6 +248,8 @@ def _extract(source: IO[bytes], dest: Path, limits: UploadLimits) -> None:
                     )
                 if not _left_out(name):
                     _write(tar, member, dest / name)
+            while inflated.read(1 << 16):  # to the gzip stream's end, where its CRC is checked
+                pass
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as e:
         raise SubmissionRefused(f"the upload is not a readable .tar.gz archive ({printable(str(e))})") from None
 
@@ -252,6 +279,11 @@ def _member_name(member: tarfile.TarInfo) -> str | None:
         return None
     if any(p in ("", ".") for p in parts) or "\\" in name or any(ord(c) < 32 or ord(c) == 127 for c in name):
         raise SubmissionRefused(f"the archive holds the unusual path {shown!r}: rename it")
+    if len(parts) > MAX_DEPTH or len(name.encode("utf-8", "replace")) > MAX_PATH_BYTES:
+        raise SubmissionRefused(
+            f"the archive holds a path {len(parts)} levels deep, {len(name)} characters long ({shown[:40]!r}…): "
+            f"an arena takes paths at most {MAX_DEPTH} levels deep and {MAX_PATH_BYTES} bytes long"
+        )
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
@@ -291,5 +323,7 @@ def _write(tar: tarfile.TarFile, member: tarfile.TarInfo, path: Path) -> None:
             if content is not None:
                 shutil.copyfileobj(content, out)
     except OSError as e:
+        if disk_full(e):
+            raise  # the arena's trouble, not the upload's
         shown = printable(member.name[:200])
         raise SubmissionRefused(f"the archive's {shown!r} cannot be unpacked: {e.strerror or e}") from None

@@ -22,6 +22,15 @@ def check_submission(
     bot's folder: the author sees its files, not where the arena keeps them."""
     report = check_bot(command, time_limit, cwd=str(folder), isolation=isolation, limits=limits)
     for step in report.steps:  # the bot's output names its files: by their place in its folder only
-        for path in {str(folder), os.path.realpath(folder)}:
-            step.detail = step.detail.replace(f"{path}/", "")
+        step.detail = without_store(step.detail, folder)
     return report.ok, json.dumps({**report.to_json(), "text": report.render()})
+
+
+def without_store(text: str, folder: Path) -> str:
+    """``text`` with the bot's ``folder`` (``STORE/<digest>/files``) as ``.``, its files by their
+    place in it, and the store itself as ``<store>``: an author never sees where the arena keeps bots."""
+    store = folder.parent.parent
+    for path, shown in ((folder, "."), (store, "<store>")):
+        for name in dict.fromkeys((str(path), os.path.realpath(path))):
+            text = text.replace(f"{name}/", "" if shown == "." else f"{shown}/").replace(name, shown)
+    return text

@@ -4,7 +4,7 @@ An arena file shares a tournament file's keys (``name``, ``entrants``, ``rules``
 ``time_control``, ``limits``, ``isolation``, ``faults``, ``lobby``, ...: the tournament schema's
 :class:`~arbiter.tournament.config.schema.SharedFile`), so entrants and rules paste from one into
 the other unchanged, and adds the arena's own: ``matchmaking``, ``web``, ``store``, ``uploads``,
-``check`` and ``drain_seconds``. Its house entrants may be none: submissions fill the ladder.
+``quotas``, ``free_space``, ``check`` and ``drain_seconds``. Its house entrants may be none: submissions fill the ladder.
 A tournament's keys that mean nothing to a ladder (``format``, ``rounds``, ...) are refused with
 the reason. Every mistake is one :class:`~arbiter.errors.ConfigError` naming the file, the line
 and the key. docs/arena.md ("The arena file") describes every key.
@@ -53,6 +53,11 @@ MIN_UPLOAD_BYTES = 1 << 10
 MAX_ARCHIVE_BYTES = 1 << 30  # an upload is held in memory while it is checked
 MAX_UNPACKED_BYTES = 64 << 30
 MAX_UPLOAD_FILES = 1_000_000
+MAX_STORE_BYTES = 64 << 40
+MAX_UPLOADS_PER_HOUR = 1_000_000
+MAX_QUEUED = 1000
+MAX_KEEP_SECONDS = 7 * 86400.0
+DEFAULT_FREE_SPACE = 1 << 30
 _MATCHMAKING = Matchmaking()
 
 
@@ -66,6 +71,18 @@ class UploadLimits:
 
 
 @dataclass(frozen=True)
+class Quotas:
+    """What the arena's store and checker give each author (docs/arena.md, "Quotas"): on by
+    default, so that one author can neither fill the disk nor keep the checker to itself."""
+
+    author_store: int = 1 << 30  # bytes of files one author's submissions keep in the store
+    store: int = 10 << 30  # bytes of files all submissions keep in the store
+    uploads_per_hour: int = 10  # uploads per author in any hour
+    queued: int = 1  # submissions per author waiting for their check (or in it)
+    keep_seconds: float = 3600.0  # how long a rejected or retired version's files stay in the store
+
+
+@dataclass(frozen=True)
 class ArenaConfig:
     """An arena file, validated. ``tournament`` holds the keys a tournament file shares, as the
     ladder's tournament row (format ``arena``, the house entrants) records them."""
@@ -75,6 +92,8 @@ class ArenaConfig:
     web: str = DEFAULT_WEB  # HOST:PORT where the API listens (port 0: any free port)
     store: Path = Path(DEFAULT_STORE)  # the bundle store: submitted bots, content-addressed
     uploads: UploadLimits = UploadLimits()
+    quotas: Quotas = Quotas()
+    free_space: int = DEFAULT_FREE_SPACE  # the ladder pauses while a disk of the arena has less free
     check_time_limit: float = DEFAULT_CHECK_TIME_LIMIT  # check-bot's per-decision limit, seconds
     drain_seconds: float = DEFAULT_DRAIN_SECONDS  # how long matches in flight may finish on a stop
     seed: int = 0  # every set's deals derive from it (arbiter.arena.matchmaking.set_seed)
@@ -117,6 +136,17 @@ class UploadsFile(Section):
     files: Annotated[int, BeforeValidator(checks.whole(1, MAX_UPLOAD_FILES))] = _UPLOADS.files
 
 
+_QUOTAS = Quotas()
+
+
+class QuotasFile(Section):
+    author_store: Annotated[int, _bytes(MIN_UPLOAD_BYTES, MAX_STORE_BYTES)] = _QUOTAS.author_store
+    store: Annotated[int, _bytes(MIN_UPLOAD_BYTES, MAX_STORE_BYTES)] = _QUOTAS.store
+    uploads_per_hour: Annotated[int, BeforeValidator(checks.whole(1, MAX_UPLOADS_PER_HOUR))] = _QUOTAS.uploads_per_hour
+    queued: Annotated[int, BeforeValidator(checks.whole(1, MAX_QUEUED))] = _QUOTAS.queued
+    keep_seconds: Annotated[float, BeforeValidator(checks.number(0.0, MAX_KEEP_SECONDS))] = _QUOTAS.keep_seconds
+
+
 class CheckFile(Section):
     time_limit: Annotated[float, BeforeValidator(checks.number(0.0, MAX_CHECK_TIME_LIMIT, above=True))] = (
         DEFAULT_CHECK_TIME_LIMIT
@@ -139,6 +169,8 @@ class ArenaFile(SharedFile):
     web: Annotated[str, listen_address("the arena's API", "0.0.0.0:8080")] = DEFAULT_WEB
     store: Annotated[str, not_empty("the folder name is empty")] = DEFAULT_STORE
     uploads: UploadsFile = UploadsFile()
+    quotas: QuotasFile = QuotasFile()
+    free_space: Annotated[int, _bytes(0, MAX_STORE_BYTES)] = DEFAULT_FREE_SPACE
     check: CheckFile = CheckFile()
     drain_seconds: Annotated[float, BeforeValidator(checks.number(0.0, MAX_DRAIN_SECONDS))] = DEFAULT_DRAIN_SECONDS
 
@@ -174,13 +206,15 @@ def parse_arena(
     data, lines = read_tree(text, display, kind="arena file", needs=None)
     file = validate(data, lines, ArenaFile)
     tournament = build_config(file, lines, text, base, kept=("store",), format=TournamentFormat.ARENA)
-    m, u = file.matchmaking, file.uploads
+    m, u, q = file.matchmaking, file.uploads, file.quotas
     config = ArenaConfig(
         tournament=tournament,
         matchmaking=Matchmaking(m.provisional, m.min_share, m.window, m.tail),
         web=file.web,
         store=file_path(file.store, base),
         uploads=UploadLimits(u.archive, u.unpacked, u.files),
+        quotas=Quotas(q.author_store, q.store, q.uploads_per_hour, q.queued, q.keep_seconds),
+        free_space=file.free_space,
         check_time_limit=file.check.time_limit,
         drain_seconds=file.drain_seconds,
         seed=file.seed,

@@ -11,6 +11,10 @@ prior and the old one keeps its history.
 A restarted arena takes up what the database holds: the sets it recorded, and the rotations of a
 set a stop cut short, which it plays first (a set is rated once all its rotations are in).
 ``drain`` ends it: no set starts any more, and the loop ends when the matches in play end.
+
+A disk short of space pauses the ladder (arbiter.arena.disk): no match starts while it lasts; a
+match whose log or row could not be written for want of space is held, not lost, and played (or
+recorded from its log) again once the disk has room; an arena never stops for a full disk.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from arbiter.arena.disk import DiskWatch, disk_full
 from arbiter.arena.matchmaking import Contender, Matchmaking, next_sets
 from arbiter.errors import ConfigError
 from arbiter.model import TournamentFormat
@@ -57,7 +62,8 @@ class ArenaSchedule(Schedule):
     """The ladder's matches, chosen as the loop has room (see the module's docstring).
 
     ``field`` gives the active versions now; ``lookup`` any version by name (a stopped set's
-    rotations may need one retired since); ``stored`` the arena's recorded match rows."""
+    rotations may need one retired since); ``stored`` the arena's recorded match rows; ``disk``
+    whether the arena is short of disk space."""
 
     poll_seconds = POLL_SECONDS
 
@@ -69,8 +75,10 @@ class ArenaSchedule(Schedule):
         field: Callable[[], Sequence[LadderEntrant]],
         lookup: Callable[[str], EntrantConfig | None],
         stored: Sequence[Any] = (),
+        disk: DiskWatch | None = None,
     ):
         self.policy = policy
+        self.disk = disk
         self.arena_seed = seed
         self.field = field
         self.lookup = lookup
@@ -200,6 +208,17 @@ class ArenaSchedule(Schedule):
             for seat in record.seats:
                 self.played[seat.entrant] += 1
         self._counted = len(records)
+
+    def paused(self, run: Run) -> bool:
+        return self.disk is not None and self.disk.paused() is not None
+
+    def hold(self, run: Run, error: Exception) -> bool:
+        """A match (or the ladder's growth) that a full disk kept from being written: held, and
+        the ladder paused until the disk has room (any other error ends the run)."""
+        if self.disk is None or not disk_full(error):
+            return False
+        self.disk.failed(error)
+        return True
 
     def wait_for_more(self, run: Run) -> bool:
         if self.draining.is_set():

@@ -3,10 +3,11 @@
 The main thread runs the loop (arbiter.tournament.loop) with the ladder's schedule
 (arbiter.arena.ladder): the arena is a tournament that never ends, recorded, rated, leased and
 resumed as tournaments are. Once the loop holds the arena's lease, the :class:`ArenaHost`
-observer starts the rest: the API (arbiter.arena.api) served by uvicorn in a thread, and the
+observer starts the rest: the API (arbiter.arena.api) served by uvicorn in a thread, the
 :class:`Checker`, which runs each submission through check-bot in a child process of its own,
-one at a time, and makes it active or rejected. A version that becomes active, or retires, wakes
-the ladder.
+one at a time and the authors in turn, and makes it active or rejected, and the store's sweep
+(arbiter.arena.quotas). A version that becomes active, or retires, wakes the ladder. A disk
+short of space pauses the ladder, the checker and uploads (arbiter.arena.disk); the API stays up.
 
 The first SIGTERM or Ctrl-C drains: no set starts, the matches in play finish, the run ends
 (exit 0). A second signal, or ``drain_seconds`` after the first, stops at once: the matches in
@@ -16,22 +17,24 @@ is abandoned too and done again at the restart.
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
-import queue
 import signal
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arbiter.addresses import host_port
 from arbiter.arena.config import ArenaConfig
-from arbiter.arena.ladder import ArenaSchedule, LadderEntrant, versioned
+from arbiter.arena.disk import DiskWatch, disk_full
+from arbiter.arena.ladder import POLL_SECONDS, ArenaSchedule, LadderEntrant, versioned
 from arbiter.errors import ConfigError, TournamentInterrupted
 from arbiter.model import MatchOutcome
 from arbiter.process.limits import Limits
@@ -41,6 +44,9 @@ from arbiter.tournament.config import EntrantConfig, override
 from arbiter.tournament.config.environment import launch_command
 from arbiter.tournament.loop import Run, RunSummary, run_tournament
 from arbiter.tournament.schedule import ScheduledMatch
+
+if TYPE_CHECKING:
+    from arbiter.arena.quotas import Uploads
 
 __all__ = ["ArenaHost", "Checker", "ServeResult", "serve"]
 
@@ -67,7 +73,7 @@ def _check_in_child(
 ) -> None:
     """A child process's whole life: one check. SIGTERM ends it through its clean-up (its bots
     are killed, as after Ctrl-C)."""
-    from arbiter.arena.checking import check_submission
+    from arbiter.arena.checking import check_submission, without_store
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
@@ -75,30 +81,63 @@ def _check_in_child(
     except KeyboardInterrupt:
         pass
     except Exception as e:  # the check itself failed: the author is told so, not left waiting
-        conn.send((False, f'{{"ok": false, "error": {str(e)!r}}}'))
+        conn.send((False, json.dumps({"ok": False, "error": without_store(str(e), Path(folder))})))
 
 
 class Checker:
-    """Checks the submitted versions, one at a time, each in a child process."""
+    """Checks the submitted versions, one at a time, each in a child process: the authors in
+    turn (round robin: an author's next submission waits until every other author with one
+    waiting had a check), each author's oldest first. It starts no check while ``disk`` says the
+    arena is short of space; a decision the database could not store for want of space is made
+    again once it has room."""
 
-    def __init__(self, arena: ArenaConfig, store: Any, woke: Callable[[], None]):
-        self.arena, self.store, self.woke = arena, store, woke
-        self.waiting: queue.Queue[int | None] = queue.Queue()
+    def __init__(self, arena: ArenaConfig, store: Any, woke: Callable[[], None], disk: DiskWatch | None = None):
+        self.arena, self.store, self.woke, self.disk = arena, store, woke, disk
+        self._waiting: dict[str, deque[int]] = {}  # each author's submissions to check, oldest first
+        self._turns: deque[str] = deque()  # the authors with one waiting, whose turn is first first
+        self._ready = threading.Condition()
         self._thread = threading.Thread(target=self._work, name="barbu-checker", daemon=True)
         self._child: Any = None
         self._stopping = False
 
     def start(self) -> None:
         for row in self.store.checking(self.arena.name):  # left unchecked by an earlier run
-            self.waiting.put(row.id)
+            self._put(row.author, row.id)
         self._thread.start()
 
     def enqueue(self, submission_id: int) -> None:
-        self.waiting.put(submission_id)
+        row = self.store.submission(submission_id)
+        if row is not None:
+            self._put(row.author, submission_id)
+
+    def _put(self, author: str, submission_id: int) -> None:
+        with self._ready:
+            if author not in self._waiting:
+                self._waiting[author] = deque()
+                self._turns.append(author)
+            self._waiting[author].append(submission_id)
+            self._ready.notify()
+
+    def _next(self) -> tuple[str, int] | None:
+        """The next submission to check, from the author whose turn it is; None: stopping."""
+        with self._ready:
+            while not self._stopping and (not self._turns or (self.disk is not None and self.disk.paused())):
+                self._ready.wait(POLL_SECONDS)
+            if self._stopping:
+                return None
+            author = self._turns.popleft()
+            mine = self._waiting[author]
+            submission_id = mine.popleft()
+            if mine:
+                self._turns.append(author)  # after every other author waiting
+            else:
+                del self._waiting[author]
+            return author, submission_id
 
     def stop(self) -> None:
-        self._stopping = True
-        self.waiting.put(None)
+        with self._ready:
+            self._stopping = True
+            self._ready.notify_all()
         child = self._child
         if child is not None and child.is_alive():
             child.terminate()  # its clean-up kills its bots; the submission stays `checking`
@@ -108,14 +147,16 @@ class Checker:
         self._thread.join(CHECK_STOP_SECONDS)
 
     def _work(self) -> None:
-        while not self._stopping:
-            submission_id = self.waiting.get()
-            if submission_id is None or self._stopping:
-                return
+        while (turn := self._next()) is not None:
+            author, submission_id = turn
             try:
                 self._check(submission_id)
-            except Exception:  # a broken check must not stop the arena: it is logged, the next goes on
-                log.exception("checking submission %s failed", submission_id)
+            except Exception as e:  # a broken check must not stop the arena: it is logged, the next goes on
+                if self.disk is not None and disk_full(e):
+                    self.disk.failed(e)
+                    self._put(author, submission_id)  # checked again once the disk has room
+                else:
+                    log.exception("checking submission %s failed", submission_id)
 
     def _check(self, submission_id: int) -> None:
         row = self.store.submission(submission_id)
@@ -189,7 +230,7 @@ def _family(host: str) -> socket.AddressFamily:
 # ---- the arena ------------------------------------------------------------------------------------
 class ArenaHost:
     """The observer that runs what surrounds the ladder while the loop holds the lease: the web
-    server and the checker; it also counts what is in play for the API."""
+    server, the checker and the store's sweep; it also says what is in play."""
 
     def __init__(
         self, arena: ArenaConfig, url: str | None, web: str, schedule: ArenaSchedule, announce: Callable[[str], None]
@@ -199,20 +240,27 @@ class ArenaHost:
         self.web: WebServer | None = None
         self.checker: Checker | None = None
         self.engine: Any = None
+        self._sweeper: threading.Thread | None = None
+        self._stopping = threading.Event()
         from arbiter.arena.events import EventHub  # with the web server's imports: not at the CLI's start
 
         self.events = EventHub()
 
-    def in_flight(self) -> int:
+    def _in_play(self) -> list[ScheduledMatch]:
         run = self.run
-        if run is None:
-            return 0
-        return sum(1 for m in self.schedule.matches if m.number not in run.records)
+        return [] if run is None else [m for m in self.schedule.matches if m.number not in run.records]
+
+    def in_flight(self) -> int:
+        return len(self._in_play())
+
+    def seated(self) -> set[str]:
+        """The versions seated in matches not yet recorded: their files stay in the store."""
+        return {name for m in self._in_play() for name in m.seats}
 
     def started(self, run: Run) -> None:
         from arbiter.arena.api import create_app
-        from arbiter.arena.archive import open_archive
         from arbiter.arena.corner import session_secret
+        from arbiter.arena.quotas import Uploads, sweep_seconds
         from arbiter.arena.service import ArenaService
         from arbiter.tournament.storage import open_database
         from arbiter.tournament.storage.arena import ArenaStore
@@ -220,31 +268,49 @@ class ArenaHost:
         self.run = run
         self.engine = open_database(self.url)
         store = ArenaStore(self.engine)
-        self.checker = Checker(self.arena, store, self.schedule.changed.set)
-
-        opening = threading.Lock()  # one upload opened at a time: each may take twice its unpacked cap
-
-        def store_archive(data: bytes) -> tuple[str, str, str]:
-            with opening:
-                unpacked = open_archive(data, self.arena.store, self.arena.uploads)
-            return unpacked.digest, unpacked.name, unpacked.command
-
+        disk = self.schedule.disk
+        self.checker = Checker(self.arena, store, self.schedule.changed.set, disk)
+        house = [e.name for e in self.arena.tournament.entrants]
+        uploads = Uploads(
+            self.arena.name, store, self.arena.store, enqueue=self.checker.enqueue, house=house,
+            limits=self.arena.uploads, quotas=self.arena.quotas, disk=disk, in_play=self.seated,
+        )  # fmt: skip
+        self._sweep_once(uploads)  # before anyone uploads: what a killed upload left goes
+        self._sweeper = threading.Thread(
+            target=self._sweep, args=(uploads, sweep_seconds(self.arena.quotas)), name="barbu-sweep", daemon=True
+        )
         service = ArenaService(
-            self.engine, self.arena.name, Path(self.arena.tournament.log_folder), store_archive=store_archive,
-            enqueue=self.checker.enqueue, house=[e.name for e in self.arena.tournament.entrants],
-            in_flight=self.in_flight, upload_limit=self.arena.uploads.archive,
+            self.engine, self.arena.name, Path(self.arena.tournament.log_folder), uploads=uploads, house=house,
+            in_flight=self.in_flight, paused=disk.paused if disk is not None else lambda: None,
         )  # fmt: skip
         app = create_app(service, hub=self.events, secret=session_secret(self.arena.store))
         self.web = WebServer(app, self.listen)
         self.web.start()
         self.checker.start()
+        self._sweeper.start()
         self.announce(f"arena {self.arena.name!r}: serving http://{self.web.address} (database {run.database})")
+
+    def _sweep(self, uploads: Uploads, seconds: float) -> None:
+        """The store's sweep, every ``seconds`` until the arena stops."""
+        while not self._stopping.wait(seconds):
+            self._sweep_once(uploads)
+
+    @staticmethod
+    def _sweep_once(uploads: Uploads) -> None:
+        """One sweep; one that fails is logged, and the arena goes on (the next may succeed)."""
+        try:
+            uploads.sweep()
+        except Exception as e:
+            log.warning("sweeping the bundle store failed: %s", e)
 
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
         self.events.publish({"type": "match", "number": m.number, "status": outcome.status})
 
     def stopped(self, run: Run) -> None:
         self.events.close()  # open event streams end, so the web server can stop
+        self._stopping.set()
+        if self._sweeper is not None and self._sweeper.is_alive():
+            self._sweeper.join(CHECK_STOP_SECONDS)
         if self.checker is not None:
             self.checker.stop()
         if self.web is not None:
@@ -283,6 +349,14 @@ def field_of(
     return field, lookup
 
 
+def _folders(arena: ArenaConfig, engine: Any) -> dict[str, Path]:
+    """Where the arena writes: the disks it watches."""
+    folders = {"the match logs": Path(arena.tournament.log_folder), "the bundle store": arena.store}
+    if engine.url.get_backend_name() == "sqlite" and engine.url.database:
+        folders["the database"] = Path(engine.url.database).parent
+    return folders
+
+
 def serve(
     arena: ArenaConfig,
     *,
@@ -305,7 +379,8 @@ def serve(
         known = repo.tournament(arena.name)
         stored = repo.match_rows(row_id(known)) if known is not None else []
         field, lookup = field_of(arena, ArenaStore(engine))
-        schedule = ArenaSchedule(tournament, arena.matchmaking, arena.seed, field, lookup, stored)
+        disk = DiskWatch(_folders(arena, engine), arena.free_space)
+        schedule = ArenaSchedule(tournament, arena.matchmaking, arena.seed, field, lookup, stored, disk)
         host = ArenaHost(arena, url, web or arena.web, schedule, announce)
         with draining_on_signals(lambda signum: schedule.drain(), arena.drain_seconds):
             try:

@@ -11,6 +11,7 @@ folder with its recorded SHA-256) and summed in one pass by the report's own
 
 Every write needs an author's token; failed tokens are counted per client address
 (:class:`arbiter.lobby.ratelimit.FailureLimiter`) and an address that failed too often waits.
+Uploads are taken, within the arena's quotas, by :class:`arbiter.arena.quotas.Uploads`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from arbiter.tournament.storage.rows import checked
 from arbiter.web.report.logs import read_match_log
 from arbiter.web.report.stats import Analysis, contract_stats, doubling_stats
 
+from .quotas import Uploads
 from .views import (
     ArenaState,
     ContractScore,
@@ -112,10 +114,9 @@ class ArenaService:
     """The arena's data for the API, and the writes it passes on.
 
     ``house``: the house entrants' NAMEs (the arena file's commands; each plays as ``NAME@1``,
-    belongs to nobody and is always active). ``store_archive(data) -> (digest, name, command)``
-    checks and stores an uploaded bundle (arbiter.arena.archive); ``enqueue(submission_id)``
-    queues its check; ``in_flight()`` counts the matches being played; ``upload_limit`` caps an
-    upload's bytes (the arena file's ``uploads.archive``); ``limiter`` counts failed tokens."""
+    belongs to nobody and is always active). ``uploads`` takes submissions (its limits'
+    ``archive`` caps an upload's bytes); ``in_flight()`` counts the matches being played;
+    ``paused()`` says why the arena is paused (its disk), if it is; ``limiter`` counts failed tokens."""
 
     def __init__(
         self,
@@ -123,11 +124,10 @@ class ArenaService:
         arena: str,
         log_folder: Path,
         *,
-        store_archive: Callable[[bytes], tuple[str, str, str]],
-        enqueue: Callable[[int], None],
+        uploads: Uploads,
         house: Sequence[str] = (),
         in_flight: Callable[[], int] = lambda: 0,
-        upload_limit: int = 10 << 20,
+        paused: Callable[[], str | None] = lambda: None,
         limiter: FailureLimiter | None = None,
     ):
         self.repo = Repo(engine)
@@ -135,11 +135,11 @@ class ArenaService:
         self.arena = arena
         self.log_folder = log_folder.resolve()
         self.house = tuple(house)
-        self.upload_limit = upload_limit
+        self.uploads = uploads
+        self.upload_limit = uploads.limits.archive
         self.limiter = limiter or FailureLimiter()
-        self._store_archive = store_archive
-        self._enqueue = enqueue
         self._in_flight = in_flight
+        self._paused = paused
         self._lock = threading.Lock()
         self._computing = threading.Lock()  # one standings computation at a time
         self._standings: tuple[tuple[Any, ...], dict[str, Standing]] | None = None
@@ -221,6 +221,7 @@ class ArenaService:
             in_flight=self._in_flight(),
             last_hour=self._count(t, hour_ago),
             active=len(self.active()),
+            paused=self._paused(),
         )
 
     def trends(self, points: int = 40) -> dict[str, list[float]]:
@@ -487,10 +488,7 @@ class ArenaService:
         """:meth:`submit` for an author already known (the author's corner's session)."""
         if len(data) > self.upload_limit:
             raise UploadTooLarge(f"the upload is larger than the arena's limit of {self.upload_limit} bytes")
-        digest, name, command = self._store_archive(data)
-        row = self.store.open_submission(self.arena, author, name, digest, command, house=self.house)
-        self._enqueue(row.id)
-        return row
+        return self.uploads.submit(author, data)
 
     def submission(self, submission_id: int, token: str | None, client: str) -> SubmissionView:
         """A submission's status; its author also sees its bundle and check report."""

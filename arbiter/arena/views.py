@@ -174,3 +174,4 @@ class ArenaState(BaseModel):
     in_flight: int = Field(description="matches being played now")
     last_hour: int = Field(description="matches recorded in the last hour")
     active: int = Field(description="active entrants")
+    paused: str | None = Field(None, description="why no match starts now (a disk short of space), or null")

@@ -80,6 +80,17 @@ class Schedule:
         waits here for entrants); False ends the run."""
         return False
 
+    def paused(self, run: Run) -> bool:
+        """Whether to start no match now, nor grow (an arena short of disk space); the matches in
+        play go on."""
+        return False
+
+    def hold(self, run: Run, error: Exception) -> bool:
+        """A match could not be played or recorded, or the schedule's growth not stored, because
+        of ``error``: True keeps it to be played (or recorded from its log) once :meth:`paused`
+        is False (an arena's full disk); False, as for a tournament, ends the run with ``error``."""
+        return False
+
 
 # ---- what reacts to a finished match -----------------------------------------------------------
 @dataclass
@@ -433,6 +444,14 @@ class _Loop:
         self.run, self.schedule, self.recorder, self.observers = run, schedule, recorder, observers
         self.log_folder = log_folder
         self.queue: list[MatchTask] = []
+        self.held: list[ScheduledMatch] = []  # kept by the schedule (``hold``) until it resumes
+        self.stored = True  # False: the schedule grew, but the database has not stored it yet
+
+    def _hold(self, matches: Sequence[ScheduledMatch], error: Exception) -> None:
+        """Keep ``matches`` for later if the schedule holds them for ``error``; else raise it."""
+        if not self.schedule.hold(self.run, error):
+            raise error
+        self.held.extend(matches)
 
     def queue_matches(self, matches: Sequence[ScheduledMatch]) -> None:
         """Queue these matches; a finished log that no row records (a run was killed between the
@@ -444,9 +463,24 @@ class _Loop:
             else:
                 self.queue.append(task)
 
+    def release(self) -> None:
+        """Queue the held matches again (the schedule resumed), after storing its growth."""
+        held, self.held = sorted(self.held, key=lambda m: m.number), []
+        if not self.stored:
+            try:
+                self.store_growth()
+            except Exception as e:
+                self._hold(held, e)
+                return
+        self.queue_matches(held)
+
     def finished(self, m: ScheduledMatch, outcome: MatchOutcome, *, from_log: bool = False) -> None:
         run = self.run
-        self.observers[0].match_done(run, m, outcome)  # the recorder: nothing else sees an unrecorded match
+        try:
+            self.observers[0].match_done(run, m, outcome)  # the recorder: nothing else sees an unrecorded match
+        except Exception as e:
+            self._hold([m], e)
+            return
         if from_log:
             run.reconciled += 1
         else:
@@ -462,9 +496,18 @@ class _Loop:
         if new:
             self.run.config = self.schedule.config
             self.run.schedule = self.schedule.matches
-            self.recorder.extend(self.schedule.config, self.schedule.matches, growing=True)
-            self.run.ratings = self.recorder.ratings
+            try:
+                self.store_growth()
+            except Exception as e:
+                self.stored = False
+                self._hold(new, e)
+                return
             self.queue_matches(new)
+
+    def store_growth(self) -> None:
+        self.recorder.extend(self.schedule.config, self.schedule.matches, growing=True)
+        self.run.ratings = self.recorder.ratings
+        self.stored = True
 
     def play(self, make_executor: Callable[[], Executor]) -> None:
         executor: Executor | None = None
@@ -478,11 +521,14 @@ class _Loop:
                 # Fill the executor's window, but first hand on what is already done (in this
                 # process a match is played as it is submitted).
                 while not any(f.done() for f in running):
+                    paused = self.schedule.paused(self.run)
+                    if self.held and not paused:
+                        self.release()
                     room = executor is None or len(running) < 2 * executor.slots
-                    if room and not self.queue:
+                    if room and not self.queue and not paused:
                         self.grow()
                         by_number = {m.number: m for m in self.run.schedule}
-                    if not room or not self.queue:
+                    if not room or not self.queue or paused:
                         break
                     if executor is None:  # made when a match is to play: a finished run connects nowhere
                         executor = self.run.executor = make_executor()
@@ -495,7 +541,12 @@ class _Loop:
                 done, _ = wait(list(running), self.schedule.poll_seconds, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=lambda f: running[f].number):
                     task = running.pop(future)
-                    self.finished(by_number[task.number], future.result())
+                    try:
+                        outcome = future.result()
+                    except Exception as e:
+                        self._hold([by_number[task.number]], e)
+                        continue
+                    self.finished(by_number[task.number], outcome)
             ok = True
         finally:
             if executor is not None:

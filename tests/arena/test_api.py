@@ -26,6 +26,8 @@ import yaml
 from sqlmodel import Session, select
 
 from arbiter.arena.api import FORM_OVERHEAD, create_app
+from arbiter.arena.config import UploadLimits
+from arbiter.arena.quotas import Uploads
 from arbiter.arena.service import ArenaService
 from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.tournament.config import override, parse_config
@@ -69,23 +71,15 @@ def _tournament_file(folder: Path) -> str:
     )
 
 
-def _stored_archive(data: bytes) -> tuple[str, str, str]:
-    """The archive step the arena injects, as far as these tests need it: the bundle's digest and
-    its entrant.yaml's name and command (arbiter.arena.archive checks and stores it for real)."""
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        member = tar.extractfile("entrant.yaml")
-        assert member is not None
-        entrant = yaml.safe_load(member.read())
-    return hashlib.sha256(data).hexdigest(), entrant["name"], entrant["command"]
-
-
 def _bundle(name: str) -> bytes:
+    """A bot's folder as a .tar.gz: its entrant.yaml and the script it names."""
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w:gz") as tar:
-        text = yaml.safe_dump({"name": name, "command": "python bot.py"}).encode()
-        info = tarfile.TarInfo("entrant.yaml")
-        info.size = len(text)
-        tar.addfile(info, io.BytesIO(text))
+        for path, data in (("entrant.yaml", yaml.safe_dump({"name": name, "command": "python bot.py"}).encode()),
+                           ("bot.py", b"print('a bot')\n")):  # fmt: skip
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
     return out.getvalue()
 
 
@@ -146,9 +140,13 @@ def arena(tmp_path_factory):
             row = store.open_submission(ARENA, author, author, "0" * 64, "python bot.py", house=["heuristic"])
             store.decide(row.id, True, json.dumps({"passed": True, "checks": ["all"]}))
     queued: list[int] = []
+    uploads = Uploads(
+        ARENA, store, folder / "store", enqueue=queued.append, house=["heuristic"],
+        limits=UploadLimits(archive=UPLOAD_LIMIT),
+    )  # fmt: skip
     service = ArenaService(
-        engine, ARENA, folder / "logs", store_archive=_stored_archive, enqueue=queued.append, house=["heuristic"],
-        in_flight=lambda: 2, upload_limit=UPLOAD_LIMIT, limiter=FailureLimiter(max_failures=1000),
+        engine, ARENA, folder / "logs", uploads=uploads, house=["heuristic"], in_flight=lambda: 2,
+        limiter=FailureLimiter(max_failures=1000),
     )  # fmt: skip
     with serving(create_app(service)) as url:
         yield Arena(url, folder, engine, service, tokens, queued)
@@ -378,7 +376,9 @@ def test_retiring_is_for_the_author_of_an_active_version(arena):
 def test_state_counts_matches_and_wrong_tokens_are_rate_limited(arena):
     state = arena.get("/api/state").json()
     played = len(arena.matches())
-    assert state == {"arena": ARENA, "matches": played, "in_flight": 2, "last_hour": played, "active": state["active"]}
+    assert state == {
+        "arena": ARENA, "matches": played, "in_flight": 2, "last_hour": played, "active": state["active"], "paused": None,
+    }  # fmt: skip
     generous = arena.service.limiter
     arena.service.limiter = FailureLimiter(max_failures=3, window=60)
     try:

@@ -137,6 +137,10 @@ UNSAFE = {
     "fifo": ([member("pipe", type=tarfile.FIFOTYPE)], "a named pipe (fifo)"),
     "twice": ([("random_bot.py", b"one"), ("random_bot.py", b"two")], "twice"),
     "control-characters": ([("bot\x1b[2J.py", b"x")], "the unusual path"),
+    # os.walk and rmtree recurse per level: 1000 levels were a RecursionError (HTTP 500) and left the upload's folder
+    "1000-deep": ([("/".join(["a"] * 1000) + "/x.py", b"x")], "1001 levels deep, 2004 characters long"),
+    "65-deep": ([("/".join(["a"] * 64) + "/x.py", b"x")], "an arena takes paths at most 64 levels deep"),
+    "long": ([("a" * 200 + "/" + "b" * 200 + "/" + "c" * 200 + "/" + "d" * 200 + "/" + "e" * 240, b"x")], "1024 bytes"),
 }
 
 
@@ -153,6 +157,17 @@ def test_what_is_not_a_tar_gz_is_refused(arena):
     arena.refused(plain_tar, "not a readable .tar.gz")
     arena.refused(b"PK\x03\x04 a zip file", "not a readable .tar.gz")
     arena.refused(tar_gz(*GOOD)[:200], "not a readable .tar.gz")  # cut short
+
+
+def test_a_gzip_stream_whose_crc_or_length_is_wrong_is_refused(arena):
+    """The gzip trailer (CRC-32, then the length) is read: tar stops reading at its last entry,
+    before it, so a damaged stream was taken as it was."""
+    good = tar_gz(*GOOD)
+    for offset, words in ((-8, "CRC check failed"), (-4, "Incorrect length")):
+        damaged = bytearray(good)
+        damaged[offset] ^= 0xFF
+        arena.refused(bytes(damaged), words)
+    assert open_archive(good, arena.store, LIMITS).name == "alice"
 
 
 # ---- caps: sizes declared, sizes real, counts ---------------------------------------------------
@@ -242,6 +257,13 @@ ENTRANT_CASES = {
     "home": ([("entrant.yaml", b"name: alice\ncommand: python ~/bot.py\n")], "outside the bot's folder"),
     "dotdot-script": ([("entrant.yaml", b"name: alice\ncommand: python ../bot.py\n")], "outside the bot's folder"),
     "in-a-folder": ([("alice/entrant.yaml", ENTRANT), ("alice/random_bot.py", RANDOM_BOT)], "no entrant.yaml"),
+    # the folder itself as the script or the program: the message once named the store's folder
+    "script-is-the-folder": ([("entrant.yaml", b"name: alice\ncommand: python .\n")], "no such file: . in the bot's"),
+    "program-is-the-folder": ([("entrant.yaml", b"name: alice\ncommand: ./\n")], "no such file: ./ in the bot's"),
+    "parenthesis": (
+        [("entrant.yaml", b"name: alice\ncommand: python 'a)b.py'\n")],
+        "command: no such file: a)b.py in the bot's folder",
+    ),
 }
 
 
@@ -249,7 +271,10 @@ ENTRANT_CASES = {
 def test_an_entrant_file_without_a_valid_name_and_command_is_refused(arena, case):
     entries, fragment = ENTRANT_CASES[case]
     bot = [] if case in ("missing", "in-a-folder") else [("random_bot.py", RANDOM_BOT)]
-    arena.refused(tar_gz(*bot, *entries), fragment)
+    message = arena.refused(tar_gz(*bot, *entries), fragment)
+    assert ".upload-" not in message
+    if "in the bot's" in fragment:
+        assert message.endswith("in the bot's folder"), message
 
 
 def test_a_program_in_the_bundle_must_be_executable(arena):

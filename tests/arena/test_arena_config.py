@@ -18,6 +18,8 @@ from arbiter.arena.config import (
     ArenaFile,
     CheckFile,
     MatchmakingFile,
+    Quotas,
+    QuotasFile,
     UploadLimits,
     UploadsFile,
     load_arena,
@@ -86,6 +88,8 @@ def test_an_empty_file_is_an_arena_of_defaults(folder):
     assert config.web == "127.0.0.1:8080"
     assert config.store == folder.resolve() / "bundles"  # beside the file
     assert config.uploads == UploadLimits() == UploadLimits(archive=10 << 20, unpacked=100 << 20, files=2000)
+    assert config.quotas == Quotas() == Quotas(1 << 30, 10 << 30, 10, 1, 3600.0)  # on by default
+    assert config.free_space == 1 << 30
     assert config.check_time_limit == 2.0 and config.drain_seconds == 60.0 and config.seed == t.seed == 0
 
 
@@ -103,6 +107,8 @@ def test_every_arena_key(folder):
             uploads: {archive: 1 MiB, unpacked: 1.5GiB, files: 50}
             check: {time_limit: 0.5}
             drain_seconds: 0
+            quotas: {author_store: 200 MiB, store: 2GiB, uploads_per_hour: 4, queued: 2, keep_seconds: 60}
+            free_space: 500 MB
             """
             ),
         )
@@ -113,6 +119,8 @@ def test_every_arena_key(folder):
     assert config.store == folder.resolve() / "../store"
     assert config.uploads == UploadLimits(archive=1 << 20, unpacked=3 << 29, files=50)
     assert config.check_time_limit == 0.5 and config.drain_seconds == 0.0
+    assert config.quotas == Quotas(author_store=200 << 20, store=2 << 30, uploads_per_hour=4, queued=2, keep_seconds=60)
+    assert config.free_space == 500_000_000
 
 
 def test_a_tournament_files_entrants_and_rules_paste_in_unchanged():
@@ -204,6 +212,18 @@ def test_a_database_password_is_kept_out_of_the_source(folder):
         (GOOD + "drain_seconds: -1\n", "arena.yaml:5: drain_seconds: must be at least 0, got -1"),
         (GOOD + "drain_seconds: 86401\n", "arena.yaml:5: drain_seconds: must be at most 86400, got 86401"),
         (GOOD + "drain_seconds: true\n", "arena.yaml:5: drain_seconds: expected a number, got true/false 'true'"),
+        (GOOD + "quotas: {author_store: 100}\n", "arena.yaml:5: quotas.author_store: must be at least 1 KiB, got 100"),
+        (GOOD + "quotas: {store: 65 TiB}\n", "arena.yaml:5: quotas.store: must be at most 64 TiB, got 65 TiB"),
+        (GOOD + "quotas: {store: plenty}\n", "arena.yaml:5: quotas.store: expected a size in bytes, e.g. 2GiB"),
+        (GOOD + "quotas: {uploads_per_hour: 0}\n", "arena.yaml:5: quotas.uploads_per_hour: must be at least 1, got 0"),
+        (GOOD + "quotas: {queued: 0}\n", "arena.yaml:5: quotas.queued: must be at least 1, got 0"),
+        (GOOD + "quotas: {queued: 1.5}\n", "arena.yaml:5: quotas.queued: expected a whole number"),
+        (GOOD + "quotas: {keep_seconds: -1}\n", "arena.yaml:5: quotas.keep_seconds: must be at least 0, got -1"),
+        (GOOD + "quotas: {keep_seconds: 604801}\n", "arena.yaml:5: quotas.keep_seconds: must be at most 604800, got 604801"),
+        (GOOD + "quotas: {queue: 2}\n", "arena.yaml:5: quotas.queue: unknown key; did you mean 'queued'?"),
+        (GOOD + "quotas: 5\n", "arena.yaml:5: quotas: expected a mapping of keys (author_store, store, uploads_per_hour"),
+        (GOOD + "free_space: -1\n", "arena.yaml:5: free_space: must be at least 0, got -1"),
+        (GOOD + "free_space: lots\n", "arena.yaml:5: free_space: expected a size in bytes"),
         # the shared keys: the tournament file's checks
         (GOOD + "  - name: a\n    command: python random_bot.py\n", "arena.yaml:5: entrants[1].name: 'a' is already the name of entrants[0]"),
         (GOOD + "  - {name: 'a@2', command: python random_bot.py}\n", "arena.yaml:5: entrants[1].name: 'a@2': use letters"),
@@ -245,9 +265,12 @@ def test_the_bounds_themselves_are_allowed(folder):
             uploads: {archive: 1 KiB, unpacked: 64 GiB, files: 1000000}
             check: {time_limit: 3600}
             drain_seconds: 86400
+            quotas: {author_store: 64 TiB, store: 1 KiB, uploads_per_hour: 1000000, queued: 1000, keep_seconds: 0}
+            free_space: 0
             """,
         )
     )
+    assert config.quotas == Quotas(64 << 40, 1 << 10, 1_000_000, 1000, 0.0) and config.free_space == 0
     assert config.matchmaking == Matchmaking(provisional=0, min_share=0.0, window=1000.0, tail=10.0)
     assert config.uploads == UploadLimits(1 << 10, 64 << 30, 1_000_000)
     assert config.check_time_limit == 3600.0 and config.drain_seconds == 86400.0
@@ -283,7 +306,7 @@ def test_a_tournament_file_that_names_arena_as_its_format_is_refused(folder):
 
 
 KEYS = [*ArenaFile.model_fields, *ArenaFile.refused, *MatchmakingFile.model_fields, *UploadsFile.model_fields,
-        *CheckFile.model_fields, "listen", "command"]  # fmt: skip
+        *QuotasFile.model_fields, *CheckFile.model_fields, "listen", "command"]  # fmt: skip
 VALUES = st.recursive(
     st.one_of(
         st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True), st.text(max_size=20),

@@ -5,6 +5,7 @@ with scripts/setup_sandbox.sh; the isolation test fails, never skips, where it c
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,53 @@ def test_the_bot_runs_with_the_isolation_and_limits_it_is_given(tmp_path):
     starved, report = check_submission(bot.folder, command, isolation="bubblewrap", limits=small, time_limit=2)
     assert not starved
     assert not {s["name"]: s["ok"] for s in json.loads(report)["steps"]}["hello"]
+
+
+def test_the_report_never_shows_where_the_arena_keeps_the_bot(tmp_path):
+    """Finding: the bot's output in its report showed the store's folder (its working folder, as
+    the bot printed it): only paths inside it, with a slash after, were shortened."""
+    script = b"import os, sys\nprint('in', os.getcwd(), os.path.dirname(os.getcwd()), file=sys.stderr)\nsys.exit(3)\n"
+    bot = upload(tmp_path / "store", b"name: where\ncommand: python where.py\n", ("where.py", script))
+    passed, report = check_submission(
+        bot.folder, bot.command, isolation=strongest_isolation(), limits=Limits(), time_limit=2
+    )
+    assert not passed and "output: in . <store>/" in report, report
+    assert str(tmp_path) not in report and "/files" not in report
+
+
+def test_the_checker_takes_the_authors_in_turn(tmp_path):
+    """Finding: one author's two slow bots kept the single checker ~429 s each, and the next
+    author's bot waited 861 s: checks were first come, first served. Now the authors take turns:
+    alice's second submission waits until bob's first is checked."""
+    from arbiter.arena.config import parse_arena
+    from arbiter.arena.serve import Checker
+    from arbiter.tournament.storage import open_database
+    from arbiter.tournament.storage.arena import ArenaStore
+
+    arena = parse_arena(f"name: ladder\nstore: {tmp_path / 'store'}\n", base_dir=tmp_path)
+    engine = open_database(f"sqlite:///{tmp_path / 'arena.db'}")
+    store = ArenaStore(engine)
+    for author in ("alice", "bob"):
+        store.add_author(author)
+    order = []
+    for author, name in (("alice", "a1"), ("alice", "a2"), ("bob", "b1")):  # in this order, while none is checked
+        bot = open_archive(
+            tar_gz(("entrant.yaml", f"name: {name}\ncommand: python random_bot.py\n".encode()),
+                   ("random_bot.py", RANDOM_BOT)),
+            arena.store, UploadLimits(),
+        )  # fmt: skip
+        order.append(store.open_submission("ladder", author, name, bot.digest, bot.command, house=()).id)
+    decided: list[int] = []
+    checker = Checker(arena, store, lambda: decided.append(len(decided)))
+    checker.start()  # takes up the submissions waiting, as after a restart
+    try:
+        deadline = time.monotonic() + 300
+        while len(decided) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        checker.stop()
+    rows = [store.submission(i) for i in order]
+    assert all(r is not None and r.status == "active" for r in rows), rows
+    by_time = sorted(rows, key=lambda r: r.decided_at)
+    assert [r.entrant for r in by_time] == ["a1", "b1", "a2"]
+    engine.dispose()

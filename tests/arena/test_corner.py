@@ -25,14 +25,14 @@ import pytest
 from sqlmodel import Session, select
 
 from arbiter.arena.api import create_app
-from arbiter.arena.archive import open_archive
 from arbiter.arena.checking import check_submission
-from arbiter.arena.config import UploadLimits
 from arbiter.arena.corner import COOKIE, session_secret
+from arbiter.arena.quotas import Uploads
 from arbiter.arena.service import ArenaService
 from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.process.limits import Limits
 from arbiter.process.sandbox import strongest_isolation
+from arbiter.tournament.bundle import cached
 from arbiter.tournament.config import override, parse_config
 from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.storage import open_database
@@ -78,30 +78,25 @@ def corner(tmp_path_factory):
     for author in ("alice", "bob"):
         row = store.open_submission(ARENA, author, author, "0" * 64, "python bot.py", house=["heuristic"])
         store.decide(row.id, True, json.dumps(report))
-    limits = UploadLimits()
-    folders: dict[str, Path] = {}
-
-    def store_archive(data: bytes) -> tuple[str, str, str]:
-        unpacked = open_archive(data, folder / "store", limits)
-        folders[unpacked.digest] = unpacked.folder
-        return unpacked.digest, unpacked.name, unpacked.command
 
     def check(submission_id: int) -> None:
         """The real check-bot on the upload, in the sandbox, as the arena's checker runs it."""
         row = store.submission(submission_id)
         assert row is not None
+        files = cached(row.bundle, folder / "store")
+        assert files is not None
         passed, text = check_submission(
-            folders[row.bundle], row.command, isolation=strongest_isolation(), limits=Limits(), time_limit=2
+            files, row.command, isolation=strongest_isolation(), limits=Limits(), time_limit=2
         )
         store.decide(submission_id, passed, text)
 
     def enqueue(submission_id: int) -> None:
         threading.Thread(target=check, args=(submission_id,), daemon=True).start()
 
+    uploads = Uploads(ARENA, store, folder / "store", enqueue=enqueue, house=["heuristic"])
     service = ArenaService(
-        engine, ARENA, folder / "logs", store_archive=store_archive, house=["heuristic"], enqueue=enqueue,
-        limiter=FailureLimiter(max_failures=1000),
-    )  # fmt: skip
+        engine, ARENA, folder / "logs", uploads=uploads, house=["heuristic"], limiter=FailureLimiter(max_failures=1000)
+    )
     with serving(create_app(service, secret=session_secret(folder / "store"))) as url:
         yield Corner(url, folder, engine, service, tokens)
 

@@ -4,6 +4,7 @@ machine has, a real SQLite file."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -247,7 +248,7 @@ def test_bad_tokens_names_and_archives_are_refused_in_one_line_and_write_nothing
         (_tarball([entrant, _file("/abs.py", b"x")]), "absolute"),
         (_tarball([entrant, (link, None)]), "link"),
     ]:
-        code, detail = post(bad, alice)
+        code, detail = post(bad, bob)  # (alice's first waits for its check: quotas.queued)
         assert code == 400 and words in detail, detail
     arena.stop()
     made = {p for p in folder.parent.rglob("*")} - before
@@ -319,3 +320,59 @@ def test_a_remote_house_entrant_plays_while_its_bridge_is_connected_and_is_never
             bridge.communicate(timeout=30)
     for *_, log_path, _ in recorded(tmp_path):
         assert '"kind":"absent"' not in Path(log_path).read_text()
+
+
+def _zeros_bot(mib: int) -> bytes:
+    """A bot that exits 3 (check-bot rejects it) beside ``mib`` MiB of zeros: the probe's 97 KB
+    upload that unpacks to 95 MiB."""
+    return _tarball([
+        _file("entrant.yaml", b"name: zeros\ncommand: python bot.py\n"),
+        _file("bot.py", b"raise SystemExit(3)\n"),
+        _file("zeros.bin", bytes(mib << 20)),
+    ])  # fmt: skip
+
+
+def test_a_killed_uploads_leftovers_go_at_the_start_and_a_rejected_bundle_after_keep_seconds(tmp_path):
+    """Findings: a kill -9 during an upload left `.upload-*` folders that a restart never removed;
+    a rejected upload's 95 MiB stayed in the store for ever."""
+    arena_file = write_arena(tmp_path)
+    arena_file.write_text(arena_file.read_text() + "quotas: {keep_seconds: 1}\n")
+    token = author(tmp_path, "alice").read_text().strip()
+    store = tmp_path / "bundles"
+    body, kind = _multipart(_zeros_bot(95))
+    assert len(body) < 200 << 10
+    server = Server(tmp_path)
+    try:
+        sending = threading.Thread(target=lambda: _quietly(server.post, "/api/submissions", body, token, kind))
+        sending.start()
+
+        def unpacking() -> list[str]:
+            return [p.name for p in store.iterdir() if p.name.startswith((".upload-", ".unpack-"))]
+
+        server.until(unpacking, "the upload to be unpacked", 60)
+        server.proc.kill()  # kill -9 in the middle of it
+        server.proc.wait(TIMEOUT)
+        sending.join(TIMEOUT)
+        assert unpacking()
+        server = Server(tmp_path)
+        assert unpacking() == [] and not [p for p in store.iterdir() if len(p.name) == 64]  # swept at the start
+
+        code, made = server.post("/api/submissions", body, token, kind)
+        assert code == 201, made
+        server.until(lambda: server.get(f"/api/submissions/{made['id']}")["status"] == "rejected", "the rejection")
+        server.until(lambda: not (store / made["bundle"]).exists(), "the rejected bundle to go", 30)
+        held = sum(f.stat().st_size for f in store.rglob("*") if f.is_file() and not f.is_symlink())
+        assert held < 1 << 20, held
+        own = server.get(f"/api/submissions/{made['id']}", token)
+        assert own["status"] == "rejected" and own["report"]  # the record and its report stay
+        code, _ = server.stop()
+        assert code == 0
+    finally:
+        if server.proc.poll() is None:
+            server.stop(signal.SIGKILL)
+
+
+def _quietly(call, *args) -> None:
+    """``call(*args)``, whose connection the test cuts on purpose."""
+    with contextlib.suppress(OSError, json.JSONDecodeError):
+        call(*args)

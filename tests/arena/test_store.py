@@ -116,6 +116,26 @@ def test_a_name_belongs_to_the_author_who_used_it_first(engine):
     assert store.versions("ladder", "fox") == []
 
 
+def test_names_are_one_name_in_any_case(engine):
+    """``Heuristic`` beside the house's ``heuristic``, ``WOLF`` beside another author's ``wolf``:
+    refused, on SQLite and PostgreSQL alike; a name's own author keeps its spelling."""
+    store = ArenaStore(engine)
+    for name in ("alice", "bob"):
+        store.add_author(name)
+    with pytest.raises(
+        NameTaken, match="the name 'Heuristic' is a house entrant's in arena 'ladder' .spelt 'heuristic'"
+    ):
+        submit(store, "bob", "Heuristic", house=("random", "heuristic"))
+    submit(store, "alice", "wolf")
+    with pytest.raises(NameTaken, match="'WOLF' is another author's entrant in arena 'ladder', spelt 'wolf'"):
+        submit(store, "bob", "WOLF")
+    with pytest.raises(NameTaken, match="'Wolf' is one of your entrants in arena 'ladder', spelt 'wolf'.*its spelling"):
+        submit(store, "alice", "Wolf")
+    assert [r.entrant for r in store.every()] == ["wolf"]
+    assert submit(store, "bob", "Wolf", arena="other").entrant == "Wolf"  # names are per arena
+    assert submit(store, "alice", "wolf").version == 2
+
+
 def test_versions_statuses_and_retirement(engine):
     store = ArenaStore(engine)
     store.add_author("alice")

@@ -6,6 +6,9 @@ one version of an entrant: ``checking`` while the check-bot suite runs on it, th
 or ``active`` (it plays as ``NAME@VERSION``); an active version becomes ``retired`` when a newer
 version of its entrant passes or its author retires it, and keeps its history. A name belongs to
 the author whose submission first used it in that arena; house entrants' names belong to nobody.
+Names are told apart regardless of case: ``Heuristic`` is refused beside a house ``heuristic``,
+as ``MyBot`` is beside another author's ``mybot`` (and beside the author's own, which keeps its
+spelling).
 
 Two submissions of one name at the same moment never get the same version: the unique
 (arena, entrant, version) lets one of two inserts win and the other tries again with the next
@@ -21,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 
-from sqlalchemy import update
+from sqlalchemy import func, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import ColumnElement
@@ -115,16 +118,20 @@ class ArenaStore:
     ) -> SubmissionRow:
         """Record a new version of ``entrant`` (its last version in ``arena`` + 1, or 1), status
         ``checking``. :class:`NameTaken` when ``house`` (the arena's house entrants) holds the
-        name or another author used it first; :class:`TokenRefused` when ``author`` has no live token."""
-        if entrant in house:
+        name or another author used it first, in any case (``Heuristic`` and ``heuristic`` are one
+        name); :class:`TokenRefused` when ``author`` has no live token."""
+        house_name = next((h for h in house if h.casefold() == entrant.casefold()), None)
+        if house_name is not None:
+            spelt = "" if house_name == entrant else f" (spelt {house_name!r}: names differ in more than case)"
             raise NameTaken(
-                f"the name {entrant!r} is a house entrant's in arena {arena!r}: give your bot another name "
+                f"the name {entrant!r} is a house entrant's in arena {arena!r}{spelt}: give your bot another name "
                 "(the 'name' in its entrant.yaml)"
             )
         for _ in range(INSERT_ATTEMPTS):
             try:
                 with self._writing() as session:
                     self._require_live(session, author)
+                    _check_spelling(session, arena, author, entrant)
                     versions = self._versions(session, arena, entrant)
                     if versions and versions[0].author != author:
                         raise NameTaken(
@@ -197,6 +204,10 @@ class ArenaStore:
         found = self._read(Submission.id == submission_id)
         return found[0] if found else None
 
+    def every(self) -> list[SubmissionRow]:
+        """Every submission of every arena the database holds (what a bundle store keeps)."""
+        return self._read()
+
     def by_author(self, arena: str, author: str) -> list[SubmissionRow]:
         """Every submission of ``author`` in ``arena``, oldest first."""
         return sorted(self._read(Submission.arena == arena, Submission.author == author), key=lambda r: r.id)
@@ -243,6 +254,23 @@ class ArenaStore:
         found = checked(session, select(Author).where(Author.name == author))
         if not found or found[0].revoked_at is not None:
             raise TokenRefused(f"author {author!r} has no live token: ask the organiser for a new one")
+
+
+def _check_spelling(session: Session, arena: str, author: str, entrant: str) -> None:
+    """NameTaken if ``arena`` holds ``entrant`` spelt otherwise (``MyBot`` beside ``mybot``).
+    Names are ASCII (letters, digits, ``_.+-``), so SQL's ``lower`` folds them all."""
+    query = select(Submission.entrant, Submission.author).where(
+        Submission.arena == arena, func.lower(Submission.entrant) == entrant.lower(), Submission.entrant != entrant
+    )
+    found = session.exec(query.limit(1)).first()
+    if found is None:
+        return
+    taken, owner = found
+    whose = "one of your entrants" if owner == author else "another author's entrant"
+    raise NameTaken(
+        f"the name {entrant!r} is {whose} in arena {arena!r}, spelt {taken!r}: names differ in more than case; "
+        + ("use its spelling for a new version" if owner == author else "give your bot another name")
+    )
 
 
 def _plain(row: Submission) -> SubmissionRow:
