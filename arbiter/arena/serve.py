@@ -20,19 +20,17 @@ import logging
 import multiprocessing
 import queue
 import signal
-import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from arbiter.addresses import host_port
 from arbiter.arena.config import ArenaConfig
 from arbiter.arena.ladder import ArenaSchedule, LadderEntrant, versioned
-from arbiter.errors import ConfigError, TournamentInterrupted
+from arbiter.errors import TournamentInterrupted
 from arbiter.model import MatchOutcome
 from arbiter.process.limits import Limits
 from arbiter.signals import draining_on_signals
@@ -41,6 +39,9 @@ from arbiter.tournament.config import EntrantConfig, override
 from arbiter.tournament.config.environment import launch_command
 from arbiter.tournament.loop import Run, RunSummary, run_tournament
 from arbiter.tournament.schedule import ScheduledMatch
+
+if TYPE_CHECKING:
+    from arbiter.arena.webserver import WebServer
 
 __all__ = ["ArenaHost", "Checker", "ServeResult", "serve"]
 
@@ -147,45 +148,6 @@ class Checker:
         self.woke()
 
 
-# ---- the web server --------------------------------------------------------------------------------
-class WebServer:
-    """The API, served by uvicorn in a thread on a socket bound here (port 0: any free one)."""
-
-    def __init__(self, app: Any, listen: str):
-        import uvicorn
-
-        found = host_port(listen)
-        if found is None:
-            raise ConfigError(f"web: {listen!r} is not HOST:PORT")
-        host, port = found
-        try:
-            self.socket = socket.create_server((host, port), family=_family(host), reuse_port=False)
-        except OSError as e:
-            raise ConfigError(f"web: cannot listen on {listen}: {e.strerror or e}") from None
-        bound = self.socket.getsockname()
-        self.address = f"{host}:{bound[1]}" if ":" not in host else f"[{host}]:{bound[1]}"
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2)
-        self.server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [self.socket]}, name="barbu-web", daemon=True
-        )
-
-    def start(self) -> None:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started and self._thread.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.01)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self._thread.join(5)
-        self.socket.close()
-
-
-def _family(host: str) -> socket.AddressFamily:
-    return socket.AF_INET6 if ":" in host else socket.AF_INET
-
-
 # ---- the arena ------------------------------------------------------------------------------------
 class ArenaHost:
     """The observer that runs what surrounds the ladder while the loop holds the lease: the web
@@ -214,6 +176,7 @@ class ArenaHost:
         from arbiter.arena.archive import open_archive
         from arbiter.arena.corner import session_secret
         from arbiter.arena.service import ArenaService
+        from arbiter.arena.webserver import WebServer
         from arbiter.tournament.storage import open_database
         from arbiter.tournament.storage.arena import ArenaStore
 
@@ -235,7 +198,7 @@ class ArenaHost:
             in_flight=self.in_flight, upload_limit=self.arena.uploads.archive,
         )  # fmt: skip
         app = create_app(service, hub=self.events, secret=session_secret(self.arena.store))
-        self.web = WebServer(app, self.listen)
+        self.web = WebServer(app, self.listen, proxies=self.arena.proxies)
         self.web.start()
         self.checker.start()
         self.announce(f"arena {self.arena.name!r}: serving http://{self.web.address} (database {run.database})")
