@@ -20,12 +20,14 @@ import pytest
 from arbiter.arena.api import create_app
 from arbiter.arena.corner import session_secret
 from arbiter.arena.guards import SECURITY_HEADERS
+from arbiter.arena.service import ArenaService
+from arbiter.arena.views import ArenaState
 from arbiter.arena.webserver import BODY_GRACE, HEAD_SECONDS
 from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.tournament.storage import row_id
 
 from ..tournament.conftest import cli_command
-from .test_api import UPLOAD_LIMIT, Arena, arena, serving  # noqa: F401  (arena: the module's fixture)
+from .test_api import ARENA, UPLOAD_LIMIT, Arena, arena, serving  # noqa: F401  (arena: the module's fixture)
 
 DECLARED = UPLOAD_LIMIT  # within the upload limit: only the token can refuse it
 
@@ -239,6 +241,30 @@ def test_every_response_carries_the_security_headers(guarded):
     assert "unsafe-inline" not in SECURITY_HEADERS["Content-Security-Policy"].split("script-src")[1].split(";")[0]
     assert answers[paths.index("/static/report.js")].status_code == 404  # only the pages' own scripts are served
     assert answers[-2].status_code == 413 and answers[-1].status_code == 403
+    recorded = {f"/matches/{match}", f"/api/matches/{match}/log"}  # the log as recorded: its house commands
+    said = [r.text for path, r in zip([*paths, "413", "403"], answers, strict=True) if path not in recorded]
+    assert not any(str(guarded.folder) in text for text in said)  # no path of the server in what it says
+
+
+class _Broken(ArenaService):
+    """The arena with a bug in one route (the one thing here that cannot be made to fail for
+    real): its exception names a file of the server."""
+
+    def state(self) -> ArenaState:
+        raise RuntimeError("cannot open /srv/arena/secret/state.db")
+
+
+def test_a_failure_of_the_arenas_own_is_one_line_with_the_headers_and_no_path(guarded):
+    service = _Broken(
+        guarded.engine, ARENA, guarded.folder / "logs", store_archive=lambda data: ("", "", ""), enqueue=lambda i: None
+    )  # type: ignore[arg-type]
+    with serving(create_app(service)) as url:
+        response = httpx.get(url + "/api/state", timeout=30)
+        assert httpx.get(url + "/api/leaderboard", timeout=30).status_code == 200  # the rest goes on
+    assert response.status_code == 500 and "/srv" not in response.text
+    assert response.json()["detail"] == "the arena failed to answer this request; it is logged"
+    for name, value in SECURITY_HEADERS.items():
+        assert response.headers.get(name) == value
 
 
 def test_idle_connections_at_the_open_file_limit_do_not_shut_out_the_api(tmp_path):
