@@ -121,7 +121,7 @@ class BoundedH11(H11Protocol):
 
     def _too_slow(self) -> None:
         self._deadline = None
-        log.info("closed a connection from %s: its request %s came too slowly", _host(self.client), self._waiting_for)
+        log.debug("closed a connection from %s: its request %s came too slowly", _host(self.client), self._waiting_for)
         self.transport.close()
 
     def _shed(self) -> None:
