@@ -18,11 +18,13 @@ import httpx
 import pytest
 
 from arbiter.arena.api import create_app
+from arbiter.arena.config import parse_arena
 from arbiter.arena.corner import session_secret
 from arbiter.arena.guards import SECURITY_HEADERS
 from arbiter.arena.service import ArenaService
 from arbiter.arena.views import ArenaState
 from arbiter.arena.webserver import BODY_GRACE, HEAD_SECONDS
+from arbiter.errors import ConfigError
 from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.tournament.storage import row_id
 
@@ -312,3 +314,17 @@ def test_idle_connections_at_the_open_file_limit_do_not_shut_out_the_api(tmp_pat
         reader.join(10)
     log = [line for line in lines if "serving http" not in line and line.strip()]
     assert len(log) <= 3, "".join(log[:20]) + f"... {len(log)} lines"
+
+
+def test_the_arena_files_proxies_are_addresses_or_networks(tmp_path):
+    text = "name: a\nentrants: []\nproxies: [127.0.0.1, '10.0.0.0/8', '::1']\n"
+    assert parse_arena(text, base_dir=tmp_path, check_commands=False).proxies == (
+        "127.0.0.1/32",
+        "10.0.0.0/8",
+        "::1/128",
+    )
+    assert parse_arena("name: a\nentrants: []\n", base_dir=tmp_path, check_commands=False).proxies == ()
+    for bad, words in (("['*']", "'*' is not an IP address"), ("127.0.0.1", "expected a list")):
+        with pytest.raises(ConfigError, match=re.escape(words)) as e:
+            parse_arena(f"name: a\nentrants: []\nproxies: {bad}\n", base_dir=tmp_path, check_commands=False)
+        assert str(e.value).startswith("arena.yaml:3: proxies") and "\n" not in str(e.value)
