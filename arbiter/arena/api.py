@@ -7,16 +7,21 @@ token as ``Authorization: Bearer TOKEN``. What another author may not see is ans
 it did not exist.
 
 Every input is bounded before it is used: path parameters and query strings by their types and
-lengths, a request body by the arena's upload limit before it is read (:class:`UploadCap`: a
-declared length over it is refused at once, a streamed body as soon as it passes it). Every
+lengths, a request body by its declared length before it is read (arbiter.arena.guards: at most
+the arena's upload limit on an upload, 64 KiB elsewhere, never chunked), and an upload is refused
+on its head alone when its token is missing or wrong. Every response carries the arena's
+security headers (a Content-Security-Policy, X-Frame-Options, nosniff), errors too. Every
 error is ``{"detail": "one line"}`` with its status: 400 a request that cannot be used, 401 a
 missing or wrong token, 403 another's name, 404 nothing (that you may see) there, 409 nothing to
-retire, 410 a log that changed since it was recorded, 413 too large (or over a store quota), 429
-too many wrong tokens (or uploads), 503 a disk short of space; with Retry-After when it is known.
+retire, 410 a log that changed since it was recorded, 411 a body without a length, 413 too
+large (or over a store quota), 429 too many wrong tokens (or uploads), 500 a failure of the
+arena's own (logged; the answer names none of its files), 503 its database unavailable or a disk
+short of space; with Retry-After when it is known.
 """
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -24,28 +29,20 @@ from fastapi import Depends, FastAPI, File, HTTPException, Path, Query, Request,
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from fastapi.security.utils import get_authorization_scheme_param
 
 from arbiter.errors import ArbiterError, NameTaken, StorageError, TokenRefused
 from arbiter.tournament.config import NAME_RE
 
 from .corner import add_corner
 from .events import EventHub
+from .guards import SECURITY_HEADERS, BodyGuard, SecurityHeaders, Upload, error
 from .pages import add_pages
 from .quotas import OverQuota, TooManyUploads
-from .service import (
-    MAX_PAGE,
-    ArenaService,
-    LogGone,
-    NotFound,
-    NothingToRetire,
-    NotYours,
-    TooManyAttempts,
-    UploadTooLarge,
-)
+from .service import MAX_PAGE, ArenaService, LogGone, NotFound, NothingToRetire, NotYours, UploadTooLarge
+from .tokens import TooManyAttempts
 from .views import MAX_ID, ArenaState, EntrantView, Leaderboard, MatchDetail, MatchId, MatchPage, Name, SubmissionView
 
-FORM_OVERHEAD = 64 << 10  # a multipart body's headers and boundaries, beyond the archive itself
 MAX_TOKEN = 512
 STATUS: dict[type[ArbiterError], int] = {
     TokenRefused: 401,
@@ -62,6 +59,7 @@ STATUS: dict[type[ArbiterError], int] = {
 }
 NAME = NAME_RE.pattern
 ENTRANT = NAME.removesuffix("$") + r"(@[0-9]{1,9})?$"
+SUBMISSIONS = "/api/submissions"
 
 bearer = HTTPBearer(auto_error=False, description="an author's token (`arbiter author add`)")
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
@@ -87,43 +85,12 @@ def _client(request: Request) -> str:
     return request.client.host if request.client is not None else "unknown"
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"detail": _one_line(detail)}, status_code=status, headers=headers)
-
-
-class UploadCap:
-    """Caps every POST body at ``limit`` bytes without reading past it: a declared length over it
-    is refused with 413 before the body is read; a body that streams past it ends in 413 there."""
-
-    def __init__(self, app: ASGIApp, limit: int):
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
-        too_large = f"the upload is larger than the arena's limit of {self.limit - FORM_OVERHEAD} bytes"
-        length = dict(scope["headers"]).get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.limit):
-            await _error(413, too_large, {"Connection": "close"})(scope, receive, send)
-            return
-        received = 0
-
-        async def bounded() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.limit:
-                    raise HTTPException(413, too_large, headers={"Connection": "close"})
-            return message
-
-        await self.app(scope, bounded, send)
+def _answer(e: ArbiterError) -> JSONResponse:
+    """An ArbiterError as the API's error answer."""
+    status = next((STATUS[k] for k in type(e).__mro__ if k in STATUS), 400)
+    retry_after = getattr(e, "retry_after", None)
+    headers = {"Retry-After": f"{max(1, round(retry_after))}"} if retry_after is not None else None
+    return error(status, str(e), headers)
 
 
 def create_app(service: ArenaService, *, hub: EventHub | None = None, secret: bytes | None = None) -> FastAPI:
@@ -137,30 +104,52 @@ def create_app(service: ArenaService, *, hub: EventHub | None = None, secret: by
         docs_url=None,  # the interactive pages load scripts from elsewhere; /openapi.json describes all
         redoc_url=None,
     )
-    app.add_middleware(UploadCap, limit=service.upload_limit + FORM_OVERHEAD)
     _errors(app)
     _reads(app, service)
     _authored(app, service)
     add_pages(app, service, hub if hub is not None else EventHub())
+    uploads = {SUBMISSIONS: Upload(service.upload_limit, functools.partial(_admit, service))}
     if secret is not None:
-        add_corner(app, service, secret)
+        uploads.update(add_corner(app, service, secret))
+    app.add_middleware(BodyGuard, uploads=uploads)
+    app.add_middleware(SecurityHeaders)  # the outermost: it sees every response but a crash's (_errors)
     return app
+
+
+def _admit(service: ArenaService, request: Request) -> Response | None:
+    """``POST /api/submissions`` on its head alone: refused unless it carries an author's token
+    (checked and counted as every token is), so no body is read for anyone else."""
+    scheme, token = get_authorization_scheme_param(request.headers.get("authorization"))
+    sent = (
+        HTTPAuthorizationCredentials(scheme=scheme, credentials=token) if scheme.lower() == "bearer" and token else None
+    )
+    try:
+        service.author(_required_token(sent), _client(request))  # as HTTPBearer reads it for the route
+    except HTTPException as e:
+        return error(e.status_code, str(e.detail))
+    except ArbiterError as e:
+        return _answer(e)
+    return None
 
 
 def _errors(app: FastAPI) -> None:
     @app.exception_handler(ArbiterError)
     async def arbiter_error(request: Request, e: Exception) -> JSONResponse:
-        status = next((STATUS[k] for k in type(e).__mro__ if k in STATUS), 400)
-        retry_after = getattr(e, "retry_after", None)
-        headers = {"Retry-After": f"{max(1, round(retry_after))}"} if retry_after is not None else None
-        return _error(status, str(e), headers)
+        assert isinstance(e, ArbiterError)
+        return _answer(e)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, e: Exception) -> JSONResponse:
         assert isinstance(e, RequestValidationError)
         first: dict[str, Any] = e.errors()[0] if e.errors() else {}
         where = " ".join(str(part) for part in first.get("loc", ()))
-        return _error(400, f"{where}: {first.get('msg', 'not valid')}")
+        return error(400, f"{where}: {first.get('msg', 'not valid')}")
+
+    @app.exception_handler(Exception)
+    async def crashed(request: Request, e: Exception) -> JSONResponse:
+        """A failure of the arena's own (the server logs it), answered in one line that names none
+        of its files; this answer leaves outside the middleware, so it carries the headers itself."""
+        return error(500, "the arena failed to answer this request; it is logged", SECURITY_HEADERS)
 
 
 def _reads(app: FastAPI, service: ArenaService) -> None:
@@ -218,16 +207,16 @@ def _authored(app: FastAPI, service: ArenaService) -> None:
     ) -> Response:
         """What the seat's bot wrote (stdout and stderr): for the author of its entrant only."""
         data = service.stderr(match_id, seat, _token(credentials), _client(request))
-        return Response(data, media_type="text/plain", headers={"X-Content-Type-Options": "nosniff"})
+        return Response(data, media_type="text/plain")
 
-    @app.post("/api/submissions", response_model=SubmissionView, status_code=201, tags=["submissions"])
+    @app.post(SUBMISSIONS, response_model=SubmissionView, status_code=201, tags=["submissions"])
     def submit(
         request: Request,
         bundle: Annotated[UploadFile, File(description="the bot's folder as a .tar.gz (`arbiter submit`)")],
         credentials: Credentials,
     ) -> JSONResponse:
         """Submit a bot: it is checked (check-bot, in the sandbox) and joins the ladder if it passes."""
-        token = _required_token(credentials)
+        token = _required_token(credentials)  # checked before the body too (_admit)
         data = bundle.file.read(service.upload_limit + 1)
         row = service.submit(token, data, _client(request))
         view = service.submission(row.id, token, _client(request))

@@ -3,8 +3,9 @@
 An arena file shares a tournament file's keys (``name``, ``entrants``, ``rules``,
 ``time_control``, ``limits``, ``isolation``, ``faults``, ``lobby``, ...: the tournament schema's
 :class:`~arbiter.tournament.config.schema.SharedFile`), so entrants and rules paste from one into
-the other unchanged, and adds the arena's own: ``matchmaking``, ``web``, ``store``, ``uploads``,
-``quotas``, ``free_space``, ``check`` and ``drain_seconds``. Its house entrants may be none: submissions fill the ladder.
+the other unchanged, and adds the arena's own: ``matchmaking``, ``web``, ``proxies``, ``store``,
+``uploads``, ``quotas``, ``free_space``, ``check`` and ``drain_seconds``. Its house entrants may be
+none: submissions fill the ladder.
 A tournament's keys that mean nothing to a ladder (``format``, ``rounds``, ...) are refused with
 the reason. Every mistake is one :class:`~arbiter.errors.ConfigError` naming the file, the line
 and the key. docs/arena.md ("The arena file") describes every key.
@@ -12,6 +13,7 @@ and the key. docs/arena.md ("The arena file") describes every key.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -90,6 +92,7 @@ class ArenaConfig:
     tournament: TournamentConfig
     matchmaking: Matchmaking = Matchmaking()
     web: str = DEFAULT_WEB  # HOST:PORT where the API listens (port 0: any free port)
+    proxies: tuple[str, ...] = ()  # addresses or networks whose X-Forwarded-For the API believes
     store: Path = Path(DEFAULT_STORE)  # the bundle store: submitted bots, content-addressed
     uploads: UploadLimits = UploadLimits()
     quotas: Quotas = Quotas()
@@ -118,6 +121,22 @@ def _bytes(minimum: int, maximum: int) -> BeforeValidator:
         return number
 
     return BeforeValidator(check)
+
+
+def _proxies(value: Any) -> list[str]:
+    """A list of IP addresses or networks (``10.0.0.0/8``), each as ``ipaddress`` writes it."""
+    if not isinstance(value, list):
+        raise problem("expected a list of IP addresses or networks (e.g. [127.0.0.1, 10.0.0.0/8])")
+    out = []
+    for item in value:
+        try:
+            out.append(str(ipaddress.ip_network(checks.text(item).strip(), strict=False)))
+        except ValueError:
+            raise problem(
+                f"{item!r} is not an IP address or network: name the reverse proxies in front of the API "
+                "(trusting any address would let every client choose the address its failed tokens count under)"
+            ) from None
+    return out
 
 
 class MatchmakingFile(Section):
@@ -167,6 +186,7 @@ class ArenaFile(SharedFile):
 
     matchmaking: MatchmakingFile = MatchmakingFile()
     web: Annotated[str, listen_address("the arena's API", "0.0.0.0:8080")] = DEFAULT_WEB
+    proxies: Annotated[list[str], BeforeValidator(_proxies)] = []
     store: Annotated[str, not_empty("the folder name is empty")] = DEFAULT_STORE
     uploads: UploadsFile = UploadsFile()
     quotas: QuotasFile = QuotasFile()
@@ -211,6 +231,7 @@ def parse_arena(
         tournament=tournament,
         matchmaking=Matchmaking(m.provisional, m.min_share, m.window, m.tail),
         web=file.web,
+        proxies=tuple(file.proxies),
         store=file_path(file.store, base),
         uploads=UploadLimits(u.archive, u.unpacked, u.files),
         quotas=Quotas(q.author_store, q.store, q.uploads_per_hour, q.queued, q.keep_seconds),

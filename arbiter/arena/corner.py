@@ -1,16 +1,22 @@
 """The author's corner (``/me``): an author's own page, in the browser, after entering the token once.
 
-The token is checked once (as the API checks it: :meth:`ArenaService.author`, failed attempts
-counted per address) and never kept: the browser gets a session cookie holding the author's
-name, an expiry and a random nonce, signed with HMAC-SHA256 over the arena's secret
-(:func:`session_secret`), HttpOnly, SameSite=Strict, Secure over https. Each request reads the
-author afresh: a revoked author's session ends at once.
+The token is checked once (as the API checks it: arbiter.arena.tokens, failed attempts counted
+per address and author) and never kept: the browser gets a session cookie holding the author's
+name, its token's id, the author's session epoch, an expiry and a random nonce, signed with
+HMAC-SHA256 over the arena's secret (:func:`session_secret`), HttpOnly, SameSite=Strict, Secure
+over https. Each request reads the author's row afresh (arbiter.tournament.storage.authors): a
+session is live only while the author still holds that token, unrevoked, at that epoch. So a
+revocation ends it at once, and so does a new token (`arbiter author revoke` then `add`, the way
+to replace a lost token): a stolen cookie dies with the token. Logging out adds one to the
+epoch: it ends every session of the author, on every browser, and a copy of the cookie with it.
 
 Every POST under ``/me`` must carry the CSRF token of its session (a hidden field: an HMAC of the
 session's nonce, compared in constant time) and, when the browser says where the form came from
 (``Origin``, else ``Referer``), come from this arena's own origin; anything else is refused with
 403 and one line. A visitor without a session gets an anonymous one (no author) at ``GET /me``,
-so the login form is protected too; logging in starts a new session (a new nonce).
+so the login form is protected too; logging in starts a new session (a new nonce). An upload
+(``POST /me/submit``) is refused on its head alone, before its body is read, unless it comes
+with a live author's session from the arena's own origin.
 
 What the corner shows is the author's alone: its submissions with their check reports, a form to
 upload a bot's folder as a .tar.gz, retiring a version, and the output of its own bots in their
@@ -37,9 +43,12 @@ from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from arbiter.errors import ArbiterError, StorageError, TokenRefused
+from arbiter.tournament.storage.authors import AuthorToken
 from arbiter.web.html import render
 
-from .service import ArenaService, NotFound, TooManyAttempts
+from .guards import Upload
+from .service import ArenaService, NotFound
+from .tokens import TooManyAttempts
 from .views import SubmissionView
 
 COOKIE = "arena_session"
@@ -48,16 +57,7 @@ SECRET_BYTES = 32
 MAX_COOKIE = 1024  # a cookie longer than any we set is not read
 MAX_TOKEN = 512
 STDERR_MATCHES = 20  # per entrant name: the most recent matches listed with their output links
-SECURITY_HEADERS = {
-    # nothing loads from anywhere (the styles are inline); forms post only here; never framed
-    "Content-Security-Policy": (
-        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; "
-        "frame-ancestors 'none'"
-    ),
-    "Cache-Control": "no-store",
-    "Referrer-Policy": "same-origin",
-    "X-Content-Type-Options": "nosniff",
-}
+NO_STORE = {"Cache-Control": "no-store"}  # the arena's security headers come with every response (guards)
 MatchNumber = Annotated[int, PathParam(ge=1, le=2**63 - 1)]
 Csrf = Annotated[str, Form(max_length=200, description="the session's CSRF token")]
 REFUSED = "refused: a form of the author's corner must be sent from its own page (reload /me and try again)"
@@ -92,10 +92,13 @@ def session_secret(store_folder: Path) -> bytes:
 
 @dataclass(frozen=True)
 class Session:
-    """What the cookie holds: the author (empty before logging in), its expiry (Unix seconds),
-    and a random nonce the CSRF token is made from."""
+    """What the cookie holds: the author (empty before logging in), the id of the token it logged
+    in with and the author's session epoch then (see the module's docstring), its expiry (Unix
+    seconds), and a random nonce the CSRF token is made from."""
 
     author: str
+    token_id: str
+    epoch: int
     expires: int
     nonce: str
 
@@ -112,11 +115,14 @@ class Sessions:
         digest = hmac.new(self._secret, purpose + b"\0" + data, hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
-    def new(self, author: str = "") -> Session:
-        return Session(author, int(time.time()) + SESSION_SECONDS, secrets.token_urlsafe(18))
+    def new(self, author: AuthorToken | None = None) -> Session:
+        """A new session: an anonymous one, or ``author``'s, logged in with its token."""
+        who = (author.name, author.token_id, author.session_epoch) if author is not None else ("", "", 0)
+        return Session(*who, int(time.time()) + SESSION_SECONDS, secrets.token_urlsafe(18))
 
     def encode(self, session: Session) -> str:
-        payload = json.dumps([session.author, session.expires, session.nonce], separators=(",", ":")).encode()
+        fields = [session.author, session.token_id, session.epoch, session.expires, session.nonce]
+        payload = json.dumps(fields, separators=(",", ":")).encode()
         text = base64.urlsafe_b64encode(payload).decode().rstrip("=")
         return f"{text}.{self._mac(b'session', text.encode())}"
 
@@ -128,12 +134,13 @@ class Sessions:
         if not hmac.compare_digest(mac.encode(), self._mac(b"session", text.encode()).encode()):
             return None
         try:
-            author, expires, nonce = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
-        except (ValueError, binascii.Error, TypeError):
+            fields = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+        except (ValueError, binascii.Error):
             return None
-        if not (isinstance(author, str) and isinstance(expires, int) and isinstance(nonce, str)):
-            return None
-        return Session(author, expires, nonce) if expires > time.time() else None
+        if not isinstance(fields, list) or [type(v) for v in fields] != [str, str, int, int, str]:
+            return None  # not one of ours (an older arena's cookie, say): a new session
+        session = Session(*fields)
+        return session if session.expires > time.time() else None
 
     def csrf(self, session: Session) -> str:
         return self._mac(b"csrf", session.nonce.encode())
@@ -166,11 +173,13 @@ def _report_steps(report: Any) -> list[dict[str, Any]] | None:
     ]
 
 
-def add_corner(app: FastAPI, service: ArenaService, secret: bytes) -> None:
-    """The author's corner's routes on ``app``, sessions signed with ``secret``."""
+def add_corner(app: FastAPI, service: ArenaService, secret: bytes) -> dict[str, Upload]:
+    """The author's corner's routes on ``app``, sessions signed with ``secret``; its upload
+    route, to be admitted on its head (arbiter.arena.guards)."""
     corner = _Corner(service, Sessions(secret))
     _session_routes(app, corner)
     _author_routes(app, corner)
+    return {"/me/submit": Upload(service.upload_limit, corner.admit)}
 
 
 class _Corner:
@@ -179,16 +188,21 @@ class _Corner:
     def __init__(self, service: ArenaService, sessions: Sessions):
         self.service = service
         self.sessions = sessions
+        self.authors = service.tokens.authors
 
     def current(self, request: Request) -> Session | None:
         return self.sessions.decode(request.cookies.get(COOKIE))
 
     def author_of(self, request: Request) -> str | None:
-        """The logged-in author, if the session names one who still has a live token."""
+        """The logged-in author, if the session is live (see the module's docstring)."""
         session = self.current(request)
-        if session is None or not session.author or not self.service.store.is_live(session.author):
+        if session is None or not session.author:
             return None
-        return session.author
+        return session.author if self.authors.session_live(session.author, session.token_id, session.epoch) else None
+
+    def admit(self, request: Request) -> Response | None:
+        """An upload on its head alone: refused unless a live author's session sends it from here."""
+        return None if _same_origin(request) and self.author_of(request) is not None else _refused()
 
     def with_cookie(self, response: Response, request: Request, session: Session) -> Response:
         response.set_cookie(
@@ -213,7 +227,7 @@ class _Corner:
             outputs=_outputs(self.service, author) if author else [],
             upload_limit=self.service.upload_limit,
         )
-        response = HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
+        response = HTMLResponse(html, status_code=status, headers=NO_STORE)
         return self.with_cookie(response, request, session) if session != self.current(request) else response
 
     def guarded(self, request: Request, csrf: str, *, logged_in: bool = True) -> bool:
@@ -224,11 +238,11 @@ class _Corner:
 
 
 def _refused() -> Response:
-    return PlainTextResponse(REFUSED, status_code=403, headers=SECURITY_HEADERS)
+    return PlainTextResponse(REFUSED, status_code=403, headers=NO_STORE)
 
 
 def _back() -> Response:
-    return RedirectResponse("/me", status_code=303, headers=SECURITY_HEADERS)
+    return RedirectResponse("/me", status_code=303, headers=NO_STORE)
 
 
 def _session_routes(app: FastAPI, corner: _Corner) -> None:
@@ -241,7 +255,7 @@ def _session_routes(app: FastAPI, corner: _Corner) -> None:
         if not corner.guarded(request, csrf, logged_in=False):
             return _refused()
         try:
-            author = corner.service.author(token.strip(), _client(request))
+            author = corner.service.tokens.check(token.strip(), _client(request))
         except TooManyAttempts as e:
             response = corner.page(request, str(e), 429)
             response.headers["Retry-After"] = f"{e.retry_after:.0f}"
@@ -254,6 +268,9 @@ def _session_routes(app: FastAPI, corner: _Corner) -> None:
     def logout(request: Request, csrf: Csrf = "") -> Response:
         if not corner.guarded(request, csrf, logged_in=False):
             return _refused()
+        session = corner.current(request)
+        if session is not None and session.author:
+            corner.authors.end_sessions(session.author, session.token_id)  # every copy of the cookie dies
         response = _back()
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
         return response
@@ -294,8 +311,8 @@ def _author_routes(app: FastAPI, corner: _Corner) -> None:
                 raise NotFound("no session")
             data = service.stderr_of(author, match_id, seat)
         except NotFound:
-            return PlainTextResponse(f"no output of seat {seat} of match {match_id} for you", 404, SECURITY_HEADERS)
-        return Response(data, media_type="text/plain; charset=utf-8", headers=SECURITY_HEADERS)
+            return PlainTextResponse(f"no output of seat {seat} of match {match_id} for you", 404, NO_STORE)
+        return Response(data, media_type="text/plain; charset=utf-8", headers=NO_STORE)
 
 
 def _submissions(views: list[SubmissionView]) -> list[dict[str, Any]]:

@@ -22,8 +22,9 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import StreamingResponse
 
+from .webserver import connection_budget
+
 HEARTBEAT = 15.0
-MAX_SUBSCRIBERS = 1000  # open streams at once; one more is told to come back later
 QUEUE = 64  # events waiting for one slow stream; past it, that stream misses events
 
 
@@ -43,9 +44,13 @@ class _Subscriber:
 
 class EventHub:
     """Fans events out to the open streams; :meth:`publish` and :meth:`close` may be called from
-    any thread, streams live on the web server's event loop."""
+    any thread, streams live on the web server's event loop. At most ``max_subscribers`` streams
+    are open at once (one more is told to come back later): by default a quarter of the web
+    server's connections, as a stream holds its connection for as long as the page is open and
+    the server never sheds it (arbiter.arena.webserver)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_subscribers: int | None = None) -> None:
+        self.max_subscribers = max_subscribers if max_subscribers is not None else connection_budget() // 4
         self._lock = threading.Lock()
         self._subscribers: set[_Subscriber] = set()
         self._closed = False
@@ -81,7 +86,7 @@ class EventHub:
     def subscribe(self) -> _Subscriber | None:
         """A new stream on the running loop; None when the hub is closed or full."""
         with self._lock:
-            if self._closed or len(self._subscribers) >= MAX_SUBSCRIBERS:
+            if self._closed or len(self._subscribers) >= self.max_subscribers:
                 return None
             s = _Subscriber(asyncio.get_running_loop())
             self._subscribers.add(s)

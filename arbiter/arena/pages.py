@@ -5,8 +5,9 @@ Each page is rendered on the server from :class:`arbiter.arena.service.ArenaServ
 report's templates, styles and chart (arbiter.web), so it is complete with JavaScript off. The
 leaderboard's small script (``static/arena.js``) sorts the table and, on each event of
 ``/api/events`` (arbiter.arena.events), fetches the page again and swaps in its table and the
-arena's state: one rendering, on the server. Everything a page needs is in it (styles, scripts,
-the replay's data): it loads nothing, and its Content-Security-Policy lets it fetch from the
+arena's state: one rendering, on the server. A page holds its styles and data; its script is
+one of the arena's own files (``/static/arena.js``, ``/static/viewer.js``), never inline, so its
+Content-Security-Policy (arbiter.arena.guards) runs no other script and lets it fetch from the
 arena alone.
 """
 
@@ -17,21 +18,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 
 from arbiter.errors import ArbiterError
 from arbiter.web.chart import axes
-from arbiter.web.html import json_for_script, render
+from arbiter.web.html import json_for_script, render, static
 from arbiter.web.report.build import DASHES, PALETTE
 from arbiter.web.report.render import Chart, chart, cls, num, plural
 
 from .events import EventHub, add_events
-from .service import ArenaService, LogGone, split_version
+from .service import ArenaService, LogGone, NotFound, split_version
 from .views import EntrantView, MatchId, MatchSummary, Name
 
 SPARK = (96, 26)  # a leaderboard trend line's box, pixels
 HEAD_TO_HEAD = 8  # opponents shown on an entrant's page, the most frequent first
 FORMATS = {"num": num, "cls": cls, "plural": plural}
+SCRIPTS = ("arena.js", "viewer.js")  # the scripts of the pages served here, at /static/NAME
 
 
 @dataclass
@@ -110,6 +112,14 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub) -> None:
     """The pages, and the events the leaderboard listens to, on ``app``."""
     add_events(app, hub)
     arena = service.arena
+
+    @app.get("/static/{name}", include_in_schema=False)
+    def script(name: str) -> Response:
+        if name not in SCRIPTS:
+            raise NotFound("no such file here: the pages' scripts are /static/arena.js and /static/viewer.js")
+        return Response(
+            static(name), media_type="text/javascript; charset=utf-8", headers={"Cache-Control": "max-age=300"}
+        )
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def leaderboard() -> HTMLResponse:

@@ -21,7 +21,6 @@ import json
 import logging
 import multiprocessing
 import signal
-import socket
 import threading
 import time
 from collections import deque
@@ -31,11 +30,10 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arbiter.addresses import host_port
 from arbiter.arena.config import ArenaConfig
 from arbiter.arena.disk import DiskWatch, disk_full
 from arbiter.arena.ladder import POLL_SECONDS, ArenaSchedule, LadderEntrant, versioned
-from arbiter.errors import ConfigError, TournamentInterrupted
+from arbiter.errors import TournamentInterrupted
 from arbiter.model import MatchOutcome
 from arbiter.process.limits import Limits
 from arbiter.signals import draining_on_signals
@@ -47,6 +45,7 @@ from arbiter.tournament.schedule import ScheduledMatch
 
 if TYPE_CHECKING:
     from arbiter.arena.quotas import Uploads
+    from arbiter.arena.webserver import WebServer
 
 __all__ = ["ArenaHost", "Checker", "ServeResult", "serve"]
 
@@ -188,45 +187,6 @@ class Checker:
         self.woke()
 
 
-# ---- the web server --------------------------------------------------------------------------------
-class WebServer:
-    """The API, served by uvicorn in a thread on a socket bound here (port 0: any free one)."""
-
-    def __init__(self, app: Any, listen: str):
-        import uvicorn
-
-        found = host_port(listen)
-        if found is None:
-            raise ConfigError(f"web: {listen!r} is not HOST:PORT")
-        host, port = found
-        try:
-            self.socket = socket.create_server((host, port), family=_family(host), reuse_port=False)
-        except OSError as e:
-            raise ConfigError(f"web: cannot listen on {listen}: {e.strerror or e}") from None
-        bound = self.socket.getsockname()
-        self.address = f"{host}:{bound[1]}" if ":" not in host else f"[{host}]:{bound[1]}"
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2)
-        self.server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [self.socket]}, name="barbu-web", daemon=True
-        )
-
-    def start(self) -> None:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started and self._thread.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.01)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self._thread.join(5)
-        self.socket.close()
-
-
-def _family(host: str) -> socket.AddressFamily:
-    return socket.AF_INET6 if ":" in host else socket.AF_INET
-
-
 # ---- the arena ------------------------------------------------------------------------------------
 class ArenaHost:
     """The observer that runs what surrounds the ladder while the loop holds the lease: the web
@@ -262,6 +222,7 @@ class ArenaHost:
         from arbiter.arena.corner import session_secret
         from arbiter.arena.quotas import Uploads, sweep_seconds
         from arbiter.arena.service import ArenaService
+        from arbiter.arena.webserver import WebServer
         from arbiter.tournament.storage import open_database
         from arbiter.tournament.storage.arena import ArenaStore
 
@@ -284,7 +245,7 @@ class ArenaHost:
             in_flight=self.in_flight, paused=disk.paused if disk is not None else lambda: None,
         )  # fmt: skip
         app = create_app(service, hub=self.events, secret=session_secret(self.arena.store))
-        self.web = WebServer(app, self.listen)
+        self.web = WebServer(app, self.listen, proxies=self.arena.proxies)
         self.web.start()
         self.checker.start()
         self._sweeper.start()

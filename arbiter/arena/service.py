@@ -9,9 +9,9 @@ come from the match logs, read as the tournament report reads them (only a log o
 folder with its recorded SHA-256) and summed in one pass by the report's own
 :class:`arbiter.web.report.stats.Analysis`.
 
-Every write needs an author's token; failed tokens are counted per client address
-(:class:`arbiter.lobby.ratelimit.FailureLimiter`) and an address that failed too often waits.
-Uploads are taken, within the arena's quotas, by :class:`arbiter.arena.quotas.Uploads`.
+Every write needs an author's token; failed tokens are counted per client address and author
+(arbiter.arena.tokens) and an address that failed too often waits. Uploads are taken, within the
+arena's quotas, by :class:`arbiter.arena.quotas.Uploads`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from sqlmodel import col, select
 
 from arbiter.errors import ArbiterError
 from arbiter.files import FileTooLarge, read_bounded
-from arbiter.lobby.ratelimit import FailureLimiter, address_of
+from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.tournament.ratings import MU, SIGMA, Standing, standings
 from arbiter.tournament.storage import Repo, row_id
 from arbiter.tournament.storage.arena import ArenaStore, SubmissionRow
@@ -39,6 +39,7 @@ from arbiter.web.report.logs import read_match_log
 from arbiter.web.report.stats import Analysis, contract_stats, doubling_stats
 
 from .quotas import Uploads
+from .tokens import TokenCheck
 from .views import (
     ArenaState,
     ContractScore,
@@ -80,14 +81,6 @@ class NothingToRetire(ArbiterError):
     """The author's entrant has no active version."""
 
 
-class TooManyAttempts(ArbiterError):
-    """A client address that gave too many wrong tokens lately: it waits ``retry_after`` seconds."""
-
-    def __init__(self, retry_after: float):
-        super().__init__(f"too many failed token attempts from this address: try again in {retry_after:.0f} s")
-        self.retry_after = retry_after
-
-
 class UploadTooLarge(ArbiterError):
     """An upload over the arena's archive limit."""
 
@@ -99,11 +92,6 @@ def split_version(entrant: str) -> tuple[str, int]:
     if at and version.isdigit():
         return name, int(version)
     return entrant, 1
-
-
-def client_address(host: str) -> str:
-    """The address failed tokens count under (IPv6: its /64), from an HTTP client's host."""
-    return address_of(f"ipv6:[{host}]:0" if ":" in host else f"ipv4:{host}:0")
 
 
 def _utc(dt: datetime) -> datetime:
@@ -137,7 +125,7 @@ class ArenaService:
         self.house = tuple(house)
         self.uploads = uploads
         self.upload_limit = uploads.limits.archive
-        self.limiter = limiter or FailureLimiter()
+        self.tokens = TokenCheck(engine, limiter)
         self._in_flight = in_flight
         self._paused = paused
         self._lock = threading.Lock()
@@ -469,16 +457,8 @@ class ArenaService:
 
     # ---- authors and submissions -----------------------------------------------------------
     def author(self, token: str, client: str) -> str:
-        """The author the token names; a wrong one is counted against the client's address."""
-        address = client_address(client)
-        wait = self.limiter.blocked(address)
-        if wait is not None:
-            raise TooManyAttempts(wait)
-        try:
-            return self.store.author_of(token)
-        except ArbiterError:
-            self.limiter.failed(address)
-            raise
+        """The author the token names; a wrong one is counted (arbiter.arena.tokens)."""
+        return self.tokens.check(token, client).name
 
     def submit(self, token: str, data: bytes, client: str) -> SubmissionRow:
         """Store the uploaded bundle, open the submission (a new version of its name) and queue its check."""

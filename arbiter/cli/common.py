@@ -28,6 +28,8 @@ from arbiter.text import printable
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
+    from arbiter.tournament.config import TournamentConfig
+
 # Options that mean the same in every command that runs matches (run, serve).
 DatabaseOption = Annotated[
     str | None,
@@ -145,6 +147,34 @@ def check_listen(value: str | None, option: str = "--listen") -> str | None:
     except OSError as e:
         fail(f"{option} {shown}: cannot listen there: {e.strerror or e}")
     return value
+
+
+def competition_file(path: str) -> TournamentConfig:
+    """A tournament file or an arena file, as the tournament its keys describe (entrants,
+    database; its bots need not be on this machine), for the commands that serve both (`arbiter
+    key`). A file with a key only an arena file has (``web``, ``matchmaking``, ``store``, ...) is
+    read as an arena file; any other as a tournament file, then as an arena file if it is not one
+    (an arena may have fewer than two house entrants); a file that is neither gets the
+    tournament file's error."""
+    from pathlib import Path
+
+    from arbiter.arena.config import ArenaFile, load_arena
+    from arbiter.tournament.config import load_config, read_file
+    from arbiter.tournament.config.schema import SharedFile
+    from arbiter.tournament.config.yamltree import read_tree
+
+    kind = "tournament or arena file"
+    tree, _ = read_tree(read_file(Path(path), kind), printable(path), kind=kind, needs=None)
+    arena_only = set(ArenaFile.model_fields) - set(SharedFile.model_fields)
+    if isinstance(tree, dict) and arena_only & set(tree):
+        return load_arena(path, check_commands=False).tournament
+    try:
+        return load_config(path, check_commands=False)
+    except ConfigError as as_tournament:
+        try:
+            return load_arena(path, check_commands=False).tournament
+        except ConfigError:
+            raise as_tournament from None
 
 
 def print_json(obj: Any) -> None:

@@ -1,7 +1,7 @@
 """``arbiter key new`` and ``arbiter key revoke``: remote entrants' keys in the results database.
 
-The database is found as ``arbiter standings`` finds it: ``--db``, else the tournament file's
-``database``, else $BARBU_DB, else logs/arbiter.db. ``key new`` makes the database if it does
+The database is found as ``arbiter standings`` finds it: ``--db``, else the tournament (or
+arena) file's ``database``, else $BARBU_DB, else logs/arbiter.db. ``key new`` makes the database if it does
 not exist yet (keys are given out before the tournament's first run); ``key revoke`` does not.
 """
 
@@ -30,7 +30,8 @@ _Config = Annotated[
     str | None,
     typer.Argument(
         metavar="CONFIG",
-        help="A tournament file: its 'database' (found as `arbiter run` finds it), and NAME must be one of its entrants.",
+        help="A tournament or arena file: its 'database' (found as `arbiter run` and `arbiter serve` find it), and "
+        "NAME must be one of its entrants.",
         show_default=False,
     ),
 ]
@@ -92,16 +93,16 @@ def _database(
     name: str, config: str | None, db: str | None, *, create: bool
 ) -> AbstractContextManager[tuple[Engine, str]]:
     """:func:`named_database`, after NAME is checked against CONFIG's entrants."""
-    from arbiter.cli.common import named_database
+    from arbiter.cli.common import competition_file, named_database
     from arbiter.errors import ConfigError
     from arbiter.text import printable
-    from arbiter.tournament.config import NAME_RE, load_config
+    from arbiter.tournament.config import NAME_RE
 
     if not NAME_RE.match(name):
         raise ConfigError(f"entrant name {name!r}: use letters, digits, '_', '-', '.', '+' (at most 64)")
     database = db
     if config is not None:
-        cfg = load_config(config, check_commands=False)  # its bots need not be here
+        cfg = competition_file(config)
         if name not in cfg.entrant_names:
             raise ConfigError(
                 f"{name!r} is not an entrant of {printable(config)}: its entrants are {', '.join(cfg.entrant_names)}"

@@ -12,8 +12,8 @@ It stays connected by itself: keepalive both ways (it answers the lobby's pings 
 silent lobby), and a stream that drops or a lobby that cannot be reached is retried with
 exponential backoff and jitter, while the matches in progress go on (their streams are their
 own). It stops for good, with :class:`~arbiter.errors.LobbyRefused` saying why, only where
-retrying cannot help: a wrong or revoked key, an unsupported version, a certificate it cannot
-trust.
+retrying cannot help: a wrong or revoked key, the key of an entrant that is not remote there, an
+unsupported version, a certificate it cannot trust.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ BACKOFF_MAX = 30.0
 WELCOME_SECONDS = 30.0  # from the hello to the lobby's answer
 KEEPALIVE_DEFAULT = 30.0  # when a Welcome names none
 EXIT_GRACE = 2.0  # after its match's stream ended, a bot may exit by itself this long before it is killed
-CUT_GRACE = 0.5  # a bot whose stream was cut: how long to wait to see its process end
+DYING_GRACE = 2.0  # a bot whose stream was cut: how long a failing process may take to end (RemotePlayer's)
+REPORT_SETTLE = 0.2  # after telling the lobby why a stream was cut, before cutting it
 # The lobby frees a place when a match ends, and may invite at once; that match's stream may end
 # here a moment later (two streams, no order between them): an invitation waits this long for it.
 CAPACITY_GRACE = 5.0
@@ -137,6 +138,8 @@ def _refusal(code: grpc.StatusCode | None, details: str | None, settings: Bridge
         return LobbyRefused(f"{where} refused the key in {printable(settings.key_file)}: {text}")
     if code is grpc.StatusCode.FAILED_PRECONDITION:
         return LobbyRefused(f"{where} refused this bridge: {text}")
+    if code is grpc.StatusCode.PERMISSION_DENIED:  # a good key of an entrant that does not play there
+        return LobbyRefused(f"{where} does not take this entrant: {text}")
     if code is grpc.StatusCode.UNAVAILABLE and (tls := _tls_problem(text, settings)):
         return LobbyRefused(tls)
     if code is grpc.StatusCode.UNAVAILABLE and settings.plaintext and "Socket closed" in text and not welcomed:
@@ -432,17 +435,35 @@ class Bridge:
             await asyncio.sleep(0.05)
 
     async def _cut(self, token: str) -> None:
-        """The bot's stream was cut (its process died, most likely): tell the lobby how it ended
-        before the remote call is cut, so the arbiter sees a crash, not a lost connection."""
+        """The bot's stream was cut under the relay, on this machine: before the remote call is
+        cut, tell the lobby why, as the arbiter tells it for a local bot (ArbiterServer._why_cut,
+        RemotePlayer.gone). A process that had ended, or that fails within ``DYING_GRACE`` (a
+        Python bot closes its stream on its way out), crashed: the lobby hears how it ended. One
+        that goes on, or ends cleanly, sent a message the relay refused over the arbiter's limit
+        (or closed its stream and cancelled it at once: the two look alike): the lobby hears
+        that, and the seat gets the ``protocol`` fault a local bot gets, not a lost connection."""
         seat = self._seats.get(token)
-        if seat is None or seat.bot is None:
+        if seat is None or seat.bot is None or self._stopping:
             return
-        loop = asyncio.get_running_loop()
-        until = loop.time() + CUT_GRACE
-        while seat.bot.exit_code() is None and loop.time() < until:
-            await asyncio.sleep(0.01)
-        if seat.bot.exit_code() is not None:
-            await self._report_exit(seat)
+        if seat.bot.exit_code() is None:
+            loop = asyncio.get_running_loop()
+            until = loop.time() + DYING_GRACE
+            while seat.bot.exit_code() is None and loop.time() < until:
+                await asyncio.sleep(0.01)
+            code = seat.bot.exit_code()
+            if code is None or code == 0:
+                await self._report_refused(seat)
+                return
+        await self._report_exit(seat)
+
+    async def _report_refused(self, seat: _Seat) -> None:
+        inv = seat.invitation
+        log.warning("match %s seat %d: the bot sent a message over the arbiter's limit: refused, its stream cut",
+                    printable(inv.match_id), inv.seat)  # fmt: skip
+        if self._link is not None:
+            refused = lpb.MessageRefused(match_id=inv.match_id, seat=inv.seat)
+            await self._link.send(lpb.EntrantMessage(message_refused=refused), wait=2.0)
+            await asyncio.sleep(REPORT_SETTLE)  # the lobby reads it before the cut reaches the table
 
     async def _report_exit(self, seat: _Seat) -> None:
         assert seat.bot is not None

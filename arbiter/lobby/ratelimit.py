@@ -4,7 +4,8 @@ A guessed key costs its guesser a refusal and, after ``max_failures`` in ``windo
 wait; everyone else's attempts go on. Memory is bounded: each address keeps its last
 ``max_failures`` times, and past ``max_addresses`` the address that failed longest ago is
 forgotten. An address is a host, never a host and port (a client picks a new port for every
-connection): :func:`address_of` makes one from gRPC's peer text.
+connection): :func:`address_of` makes one from gRPC's peer text. A key may also say more than
+an address: the arena counts author tokens per address and author (arbiter.arena.tokens).
 """
 
 from __future__ import annotations

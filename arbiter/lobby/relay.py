@@ -8,6 +8,11 @@ message in both directions unparsed (no serializer on either side): a ``multi_ma
 next match on the same stream is just more bytes. The bot half-closing is a half-close of the
 remote call; the remote call's status is the bot's; the bot's call cut (its process died) cuts
 the remote call, after the bridge has had a moment to tell the lobby how the process ended.
+
+A message from the bot is refused here, unread, over the arbiter's own limit (``MAX_MESSAGE_BYTES``,
+1 MiB), exactly as the arbiter would refuse it: it never crosses the network, and the bridge can
+tell the lobby it was refused (a cut on this machine's socket is not a lost connection), so the
+seat gets the ``protocol`` fault a local bot gets rather than a ``disconnect``.
 """
 
 from __future__ import annotations
@@ -27,12 +32,14 @@ import grpc
 from barbu.v1 import arbiter_pb2 as pb
 from google.protobuf.message import DecodeError
 
+from arbiter.transport.server import MAX_MESSAGE_BYTES
+
 log = logging.getLogger(__name__)
 
 PLAY = "/barbu.v1.Arbiter/Play"
 HELLO_SECONDS = 5.0  # from a local stream's opening to its hello, as the arbiter allows
 HALF_CLOSE_SETTLE = 0.2  # seconds between a bot's EOF and its half-close going out (see _upstream)
-MESSAGE_BYTES = 16 << 20  # what passes through; the remote arbiter applies its own, smaller limit
+MESSAGE_BYTES = 16 << 20  # the largest message from the table to the bot (the arbiter sends at most this)
 
 
 @dataclass
@@ -60,7 +67,10 @@ class Relay:
         self._server: Any = None
 
     async def start(self) -> Relay:
-        options = [("grpc.max_receive_message_length", MESSAGE_BYTES), ("grpc.max_send_message_length", MESSAGE_BYTES)]
+        options = [
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),  # from the bot: the arbiter's own limit
+            ("grpc.max_send_message_length", MESSAGE_BYTES),
+        ]
         self._server = grpc.aio.server(options=options)
         handler: Any = grpc.stream_stream_rpc_method_handler(self._play)  # no (de)serializer: raw bytes
         self._server.add_generic_rpc_handlers(
@@ -130,25 +140,39 @@ class Relay:
         channel = await self._channel(target.address)
         call: Any = channel.stream_stream(PLAY)()
         upstream = asyncio.create_task(_upstream(first, call, context))
+        downstream = asyncio.create_task(_downstream(call, context))
         try:
-            while (message := await call.read()) is not grpc.aio.EOF:
-                await context.write(message)
-        except grpc.aio.AioRpcError:
-            pass  # its status is passed on below
+            # Waiting on a task, not on the call: a cut of this handler must not cut the call (as
+            # a cancelled read of it would) before the bridge has said why.
+            await asyncio.wait((downstream,))
         except asyncio.CancelledError:
             upstream.cancel()  # no half-close goes out for a stream that was cut
-            await target.on_cut()  # the bot went away: let the bridge say how, then cut the table's side
+            await target.on_cut()  # the bot went away: let the bridge say why, then cut the table's side
             call.cancel()
             raise
-        except Exception as e:  # the bot's side of the stream broke while we wrote to it
-            log.debug("local stream of %s broke: %s", target.address, e)
-            call.cancel()
-            return
         finally:
             upstream.cancel()
+            downstream.cancel()
+        if not downstream.result():
+            call.cancel()
+            return
         code, details = await call.code(), await call.details()
         if code is not grpc.StatusCode.OK:
             await context.abort(code, details or "")
+
+
+async def _downstream(call: Any, context: Any) -> bool:
+    """The table's messages to the bot until the call ends (its status is passed on by the
+    caller); False when the bot's side broke while we wrote to it."""
+    try:
+        while (message := await call.read()) is not grpc.aio.EOF:
+            await context.write(message)
+    except grpc.aio.AioRpcError:
+        pass
+    except Exception as e:
+        log.debug("local stream broke: %s", e)
+        return False
+    return True
 
 
 async def _upstream(first: bytes, call: Any, context: Any) -> None:

@@ -52,9 +52,10 @@ shown to the client. It may block (a database read): the lobby calls it in a thr
 
 class _RemoteBot:
     """What an entrant told of the bot process of one invitation (arbiter.transport.remote's
-    BotLiveness): running until a SeatEnded says how it ended."""
+    BotLiveness): running until a SeatEnded says how it ended. ``token``: its seat's."""
 
-    def __init__(self) -> None:
+    def __init__(self, token: str) -> None:
+        self.token = token
         self.code: int | None = None
         self.detail = ""
 
@@ -112,7 +113,7 @@ class Reservation:
         return self._stream.entrant
 
     def invite(self, invitation: Invitation) -> _RemoteBot:
-        bot = _RemoteBot()
+        bot = _RemoteBot(invitation.token)
         stream = self._stream
         self._invited = (invitation.match_id, invitation.seat)
         stream.bots[self._invited] = bot
@@ -436,8 +437,18 @@ class Lobby:
                 if bot is not None and bot.code is None:
                     bot.detail = printable(ended.detail[:DETAIL_MAX])
                     bot.code = ended.exit_code
+            elif kind == "message_refused":
+                self._refused(stream, message.message_refused)
             elif kind != "pong":
                 return f"sent a {kind or 'empty message'} after its hello"
+
+    def _refused(self, stream: _Stream, refused: lpb.MessageRefused) -> None:
+        """The entrant refused its bot's oversized message (one of its own invitations only):
+        that seat's protocol fault, as a local bot's (ArbiterServer.refused_elsewhere)."""
+        bot = stream.bots.get((refused.match_id, refused.seat))
+        server = self.play()
+        if bot is not None and server is not None:
+            server.refused_elsewhere(bot.token, "its bridge (arbiter connect)")
 
     # ---- invited seats' Play calls -------------------------------------------------------------
     async def _play(self, request_iterator: Any, context: Any) -> None:

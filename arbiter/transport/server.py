@@ -53,10 +53,11 @@ HELLO_SECONDS = 5.0  # from opening a stream to its hello
 SERVICE = "barbu.v1.Arbiter"
 
 
-def refused_message(max_message_bytes: int) -> str:
+def refused_message(max_message_bytes: int, by: str = "gRPC") -> str:
+    """The ``protocol`` fault's detail for a message over the limit, refused unread by ``by``."""
     return (
         f"sent a message larger than {_size(max_message_bytes)} (or one gRPC could not read): "
-        "gRPC refused it without reading it and ended the stream (or the bot closed its stream and "
+        f"{by} refused it without reading it and ended the stream (or the bot closed its stream and "
         "cancelled it at once: the two look alike to the arbiter)"
     )
 
@@ -206,6 +207,18 @@ class ArbiterServer:
                     s.refusal = f"its hello was refused: {reason} (a bot may only connect for its own seat)"
         log.warning("refused a connection: %s", reason)
 
+    def refused_elsewhere(self, token: str, by: str) -> bool:
+        """A message of the seat of ``token`` over ``max_message_bytes`` was refused before it
+        reached this server, by ``by`` (a remote entrant's bridge, on its author's machine, as the
+        lobby hears from it): the seat's ``protocol`` fault, as if this server had refused it,
+        not the lost connection its cut stream looks like here. Whether the seat was found."""
+        for s in self._sessions():
+            if hmac.compare_digest(s.token.encode(), token.encode()):
+                if s.violation is None:
+                    s.violation = refused_message(self.max_message_bytes, by)
+                return True
+        return False
+
     def claim(self, token: str) -> Session | None:
         """The session of ``token`` if it is known and unused (compared in constant time)."""
         found = None
@@ -301,7 +314,8 @@ class ArbiterServer:
         it gets the same fault, whose detail says so. A "refused" cut stays tentative for a local
         process: a Python bot closes its stream on its way out, before its process ends, so the
         player waits a moment to see it fail (RemotePlayer.gone). A remote seat's cut is "lost":
-        over a network, a dropped connection is far likelier than an oversized message."""
+        over a network, a dropped connection is far likelier than an oversized message; a remote
+        bot's bridge refuses such a message itself and says so (:meth:`refused_elsewhere`)."""
         session = stream.session
         probe = session.probe if session is not None else None
         assert self.loop is not None

@@ -12,7 +12,6 @@ import json
 import shutil
 import socket
 import tarfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,14 +20,15 @@ from select import select as readable
 
 import httpx
 import pytest
-import uvicorn
 import yaml
 from sqlmodel import Session, select
 
-from arbiter.arena.api import FORM_OVERHEAD, create_app
+from arbiter.arena.api import create_app
 from arbiter.arena.config import UploadLimits
+from arbiter.arena.guards import FORM_LIMIT
 from arbiter.arena.quotas import Uploads
 from arbiter.arena.service import ArenaService
+from arbiter.arena.webserver import WebServer
 from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.tournament.config import override, parse_config
 from arbiter.tournament.loop import run_tournament
@@ -106,23 +106,16 @@ class Arena:
 
 
 @contextmanager
-def serving(app) -> Iterator[str]:
-    """``app`` served by a real uvicorn on a free loopback port, for the ``with`` block: its URL."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the API server did not start"
-        time.sleep(0.02)
+def serving(app, **options) -> Iterator[str]:
+    """``app`` served as ``arbiter serve`` serves it (arbiter.arena.webserver: a real uvicorn with
+    the arena's bounds) on a free loopback port, for the ``with`` block: its URL."""
+    server = WebServer(app, "127.0.0.1:0", **options)
+    server.start()
+    assert server.server.started, "the API server did not start"
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        yield f"http://{server.address}"
     finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+        server.stop()
 
 
 @pytest.fixture(scope="module")
@@ -357,9 +350,14 @@ def test_an_upload_over_the_limit_is_refused_before_it_is_read(arena):
     chunk = b"x" * 65536
     chunked = head.replace(b"Content-Length: 1000000000", b"Transfer-Encoding: chunked")
     part = b'--b\r\nContent-Disposition: form-data; name="bundle"; filename="bot.tar.gz"\r\n\r\n'
-    over = 2 * (UPLOAD_LIMIT + FORM_OVERHEAD) // len(chunk)  # a streamed body twice the limit
+    over = 2 * (UPLOAD_LIMIT + FORM_LIMIT) // len(chunk)  # a streamed body twice the limit
     framed = [b"%x\r\n%s\r\n" % (len(data), data) for data in [part] + [chunk] * over]
-    assert _raw_post(arena, chunked, framed).startswith(b"HTTP/1.1 413")
+    answer = _raw_post(arena, chunked, framed)  # no length: refused before its first byte is read
+    assert answer.startswith(b"HTTP/1.1 411") and b"Content-Length" in answer
+    small = head.replace(b"/api/submissions", b"/api/entrants/carol/retire").replace(
+        b"1000000000", b"%d" % (FORM_LIMIT + 1)
+    )
+    assert _raw_post(arena, small, []).startswith(b"HTTP/1.1 413")  # elsewhere, 64 KiB at most
     assert len(arena.queued) == queued  # nothing was stored or queued
 
 
@@ -379,12 +377,13 @@ def test_state_counts_matches_and_wrong_tokens_are_rate_limited(arena):
     assert state == {
         "arena": ARENA, "matches": played, "in_flight": 2, "last_hour": played, "active": state["active"], "paused": None,
     }  # fmt: skip
-    generous = arena.service.limiter
-    arena.service.limiter = FailureLimiter(max_failures=3, window=60)
+    generous = arena.service.tokens.limiter
+    arena.service.tokens.limiter = FailureLimiter(max_failures=3, window=60)
     try:
         for _ in range(3):
             _one_line_error(arena.get("/api/submissions/1", "ba1_wrong"), 401)
-        refused = arena.get("/api/submissions/1", arena.tokens["bob"])  # even a good token waits now
+        refused = arena.get("/api/submissions/1", "ba1_wrong")
         assert "too many" in _one_line_error(refused, 429) and int(refused.headers["retry-after"]) > 0
+        assert arena.get("/api/submissions/1", arena.tokens["bob"]).status_code == 200  # named nobody: bob goes on
     finally:
-        arena.service.limiter = generous
+        arena.service.tokens.limiter = generous

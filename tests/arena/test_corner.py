@@ -306,25 +306,33 @@ def test_a_tampered_cookie_is_refused_and_another_authors_output_is_404(corner):
 
 
 def test_a_wrong_token_is_refused_and_counted_as_the_api_counts_it(corner):
-    kept = corner.service.limiter
-    corner.service.limiter = FailureLimiter(max_failures=2)
+    """Wrong secrets under alice's token id count against (this address, alice), on the form as
+    on the API: past the limit, alice's token waits here too; a token naming nobody does not
+    count against her (arbiter.arena.tokens)."""
+    kept = corner.service.tokens.limiter
+    corner.service.tokens.limiter = FailureLimiter(max_failures=2)
+    alice = corner.tokens["alice"]
     try:
         with httpx.Client(base_url=corner.url, timeout=30) as client:
             csrf = _csrf(client.get("/me").text)
+            for guess in (alice + "x", "ba1.0123456789abcdef." + "A" * 43, "ba1.0123456789abcdef." + "B" * 43):
+                response = client.post("/me/login", data={"token": guess, "csrf": csrf})
+                assert response.status_code in (401, 429) and 'id="message"' in response.text
+                assert alice not in response.text
+            wrong = alice[:-1] + ("A" if alice[-1] != "A" else "B")  # her id, a wrong secret
             for _ in range(2):
-                response = client.post("/me/login", data={"token": corner.tokens["alice"] + "x", "csrf": csrf})
-                assert response.status_code == 401 and 'id="login"' in response.text and 'id="message"' in response.text
-                assert corner.tokens["alice"] not in response.text
-            # the address waits now, the right token too, on the form as on the API
-            response = client.post("/me/login", data={"token": corner.tokens["alice"], "csrf": csrf})
+                response = client.post("/me/login", data={"token": wrong, "csrf": csrf})
+                assert response.status_code == 401 and 'id="login"' in response.text
+            # whoever holds her token id here waits now, her own token too, on the form as on the API
+            response = client.post("/me/login", data={"token": alice, "csrf": csrf})
             assert response.status_code == 429 and int(response.headers["Retry-After"]) > 0
             assert "too many failed token attempts" in response.text and 'id="upload"' not in client.get("/me").text
-            api = httpx.get(
-                f"{corner.url}/api/submissions/1", headers={"Authorization": f"Bearer {corner.tokens['alice']}"}
-            )
+            api = httpx.get(f"{corner.url}/api/submissions/1", headers={"Authorization": f"Bearer {alice}"})
             assert api.status_code == 429
+            bob = client.post("/me/login", data={"token": corner.tokens["bob"], "csrf": csrf})
+            assert bob.status_code == 303  # another author, from the same address, is not slowed
     finally:
-        corner.service.limiter = kept
+        corner.service.tokens.limiter = kept
 
 
 def test_the_session_key_is_made_once_private_and_kept(tmp_path):
@@ -340,18 +348,21 @@ def test_the_session_key_is_made_once_private_and_kept(tmp_path):
 def test_over_https_the_cookie_is_secure_and_a_revoked_author_is_logged_out(corner):
     store = ArenaStore(corner.engine)  # type: ignore[arg-type]
     corner.tokens["dave"] = store.add_author("dave")
-    # behind a proxy that ends TLS (uvicorn trusts X-Forwarded-Proto from loopback): a Secure cookie
+    # behind a proxy that ends TLS, named in the arena file's `proxies`: a Secure cookie
     https = {"X-Forwarded-Proto": "https"}
-    with httpx.Client(base_url=corner.url, timeout=30, headers=https) as client:
+    proxied = serving(create_app(corner.service, secret=session_secret(corner.folder / "store")), proxies=["127.0.0.1"])
+    with proxied as url, httpx.Client(base_url=url, timeout=30, headers=https) as client:
         page = client.get("/me")
         assert "secure" in page.headers["set-cookie"].lower().split("; ")
         login = {"token": corner.tokens["dave"], "csrf": _csrf(page.text)}
-        origin = corner.url.replace("http://", "https://")
+        origin = url.replace("http://", "https://")
         session = page.headers["set-cookie"].split(";")[0]  # the client keeps a Secure cookie for https only
         response = client.post("/me/login", data=login, headers={"Origin": origin, "Cookie": session})
         assert response.status_code == 303
         cookie = response.headers["set-cookie"].lower().split("; ")
         assert {"secure", "httponly", "samesite=strict", "path=/"} <= set(cookie)
+    # without proxies, nobody's X-Forwarded-Proto is believed
+    assert "secure" not in httpx.get(corner.url + "/me", headers=https).headers["set-cookie"].lower().split("; ")
     client, _ = _logged_in(corner, "dave")
     try:
         assert 'id="upload"' in client.get("/me").text
@@ -364,3 +375,62 @@ def test_over_https_the_cookie_is_secure_and_a_revoked_author_is_logged_out(corn
         assert "davebot" not in {row.name for row in corner.service.leaderboard().entrants}
     finally:
         client.close()
+
+
+def _session_cookie(client: httpx.Client) -> str:
+    return next(c.value for c in client.cookies.jar if c.name == COOKIE)
+
+
+def _replayed(corner: Corner, cookie: str) -> str:
+    """``/me`` as a thief who copied ``cookie`` sees it."""
+    with httpx.Client(base_url=corner.url, timeout=30) as thief:
+        thief.cookies.set(COOKIE, cookie, domain="127.0.0.1")
+        return thief.get("/me").text
+
+
+def test_a_stolen_session_dies_with_its_token_even_once_the_author_has_a_new_one(corner):
+    """docs/security.md's way to replace a lost token (revoke, then add the author again) ends
+    every session of the old one: a thief's copy of the cookie stays dead after the new token is
+    made, and the author logs in again with the new token."""
+    store = ArenaStore(corner.engine)  # type: ignore[arg-type]
+    corner.tokens["erin"] = store.add_author("erin")
+    client, _ = _logged_in(corner, "erin")
+    try:
+        stolen = _session_cookie(client)
+        assert '<span id="meta">erin</span>' in _replayed(corner, stolen)
+        store.revoke_author("erin")
+        corner.tokens["erin"] = store.add_author("erin")
+        for page in (_replayed(corner, stolen), client.get("/me").text):
+            assert 'id="login"' in page and 'id="upload"' not in page
+    finally:
+        client.close()
+    again, _ = _logged_in(corner, "erin")
+    again.close()
+
+
+def test_logging_out_ends_the_session_and_every_copy_of_its_cookie(corner):
+    """After ``POST /me/logout`` a replayed cookie opens nothing (nor does the author's other
+    browser: a logout ends every session of the author); a new login works, across a restart of
+    the server (the epoch is in the database)."""
+    store = ArenaStore(corner.engine)  # type: ignore[arg-type]
+    corner.tokens["fred"] = store.add_author("fred")
+    client, csrf = _logged_in(corner, "fred")
+    other, _ = _logged_in(corner, "fred")
+    try:
+        copied = _session_cookie(client)
+        assert client.post("/me/logout", data={"csrf": csrf}).status_code == 303
+        assert 'id="login"' in client.get("/me").text
+        for page in (_replayed(corner, copied), other.get("/me").text):
+            assert 'id="login"' in page and 'id="upload"' not in page
+    finally:
+        client.close()
+        other.close()
+    fresh, _ = _logged_in(corner, "fred")
+    try:
+        kept = _session_cookie(fresh)
+        app = create_app(corner.service, secret=session_secret(corner.folder / "store"))
+        with serving(app) as url, httpx.Client(base_url=url, timeout=30) as restarted:
+            restarted.cookies.set(COOKIE, kept, domain="127.0.0.1")
+            assert '<span id="meta">fred</span>' in restarted.get("/me").text
+    finally:
+        fresh.close()

@@ -9,6 +9,7 @@ test-artifacts/arena/ (the path is printed).
 from __future__ import annotations
 
 import dataclasses
+import http.server
 import json
 import threading
 import time
@@ -243,3 +244,46 @@ def test_events_reach_every_stream_and_end_when_the_hub_closes(site):
         hub.close()
         assert [line for line in lines if line] == []  # the stream ends
     assert hub.subscribers == 0
+
+
+def test_the_pages_run_their_own_scripts_only_and_are_never_framed(site, opened):
+    """In Chromium, under the arena's Content-Security-Policy header: the leaderboard's and the
+    replay's scripts (files of the arena) run, a script written into the page inline does not
+    (a violation is reported instead), and a page of another origin cannot frame the arena."""
+    match = httpx.get(site.url + "/api/matches", params={"limit": 1}, timeout=30).json()["matches"][0]
+    inject = """() => new Promise(done => {
+        document.addEventListener("securitypolicyviolation", e => done(e.violatedDirective), {once: true});
+        const s = document.createElement("script");
+        s.textContent = "window.inlineRan = 1";
+        document.body.appendChild(s);
+        setTimeout(() => done(window.inlineRan === 1 ? "ran" : "no report"), 3000);
+    })"""
+    for path, ready in (("/", "document.body.dataset.live === '1'"), (f"/matches/{match['id']}", "window.barbuReplay")):
+        o = opened(site.url + path)
+        o.page.wait_for_function(f"() => {ready}")
+        assert o.page.evaluate(inject).startswith("script-src")
+        assert o.page.evaluate("window.inlineRan") is None
+        assert o.outside(site.url) == []
+
+    frame = f'<!doctype html><iframe id="f" src="{site.url}/" width="800" height="600"></iframe>'.encode()
+
+    class Framer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(frame)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    framer = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Framer)
+    threading.Thread(target=framer.serve_forever, daemon=True).start()
+    try:
+        o = opened(f"http://127.0.0.1:{framer.server_address[1]}/")
+        o.page.wait_for_timeout(1500)
+        framed = [f for f in o.page.frames if f != o.page.main_frame]
+        assert framed and all(f.evaluate("document.getElementById('leaderboard') === null") for f in framed)
+    finally:
+        framer.shutdown()
+        framer.server_close()

@@ -235,6 +235,29 @@ def test_a_message_over_the_size_limit_is_a_named_protocol_fault(server):
     assert s0.violation and s0.violation.startswith("sent a message larger than 1 MiB")
 
 
+def test_a_remote_seats_cut_is_a_disconnect_unless_its_bridge_says_it_refused_a_message(server):
+    """A remote seat (played through the lobby) whose stream is cut: over a network, a lost
+    connection (`disconnect`); when its bridge said first that it refused the bot's oversized
+    message (the lobby calls refused_elsewhere), the `protocol` fault a local bot gets. A token
+    no seat has changes nothing."""
+    faults = []
+    for refused in (False, True):
+        session = server.expect(0)
+        session.remote = True
+        c = server.connect(hello(session.token))
+        assert server.call(session.connected.wait_for(5))
+        assert not server.refused_elsewhere("0.not-a-token", "its bridge (arbiter connect)")
+        if refused:
+            assert server.refused_elsewhere(session.token, "its bridge (arbiter connect)")
+        c.close()  # the bridge cuts the stream
+        assert server.call(session.ended.wait_for(5))
+        faults.append(server.call(player(session).gone()))
+    lost, refused_fault = faults
+    assert lost.kind is FaultKind.DISCONNECT
+    assert refused_fault.kind is FaultKind.PROTOCOL and refused_fault.fatal
+    assert refused_fault.detail.startswith("sent a message larger than 1 MiB") and "its bridge" in refused_fault.detail
+
+
 def test_no_message_to_a_bot_carries_any_token(server):
     sessions = [server.expect(s) for s in range(4)]
     state = new_match(make_ruleset(), 0)

@@ -221,6 +221,30 @@ def test_key_new_finds_the_database_of_a_tournament_file(tmp_path):
     assert not (elsewhere / "logs").exists()  # nothing made at the default place
 
 
+def test_key_commands_take_an_arena_file_as_author_commands_do(tmp_path):
+    """An arena file names its remote entrants as a tournament file does: `key new` finds its
+    database and its entrants, with or without the arena's own keys, and one house entrant."""
+    lobby = "lobby: {listen: 127.0.0.1:0}\n"
+    (tmp_path / "arena.yaml").write_text(
+        "name: ladder\ndatabase: results/arena.db\nweb: 127.0.0.1:0\nmatchmaking: {provisional: 4}\n" + lobby
+        + "entrants:\n  - {name: alice, remote: true}\n  - {name: house, command: python house.py}\n"
+    )  # fmt: skip
+    (tmp_path / "small.yaml").write_text(
+        "name: small\ndatabase: results/small.db\n" + lobby + "entrants:\n  - {name: zoe, remote: true}\n"
+    )
+    made = arbiter("key", "new", "alice", "arena.yaml", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert entrant_of(str(tmp_path / "results" / "arena.db"), made.stdout.splitlines()[-1]) == "alice"
+    assert_one_error_line(arbiter("key", "new", "carol", "arena.yaml", cwd=tmp_path), "'carol' is not an entrant of")
+    made = arbiter("key", "new", "zoe", "small.yaml", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert entrant_of(str(tmp_path / "results" / "small.db"), made.stdout.splitlines()[-1]) == "zoe"
+    revoked = arbiter("key", "revoke", "alice", "arena.yaml", cwd=tmp_path)
+    assert revoked.returncode == 0 and revoked.stdout.startswith("revoked 1 key of entrant alice"), revoked
+    (tmp_path / "broken.yaml").write_text("name: b\nweb: nowhere\nentrants: []\n")
+    assert_one_error_line(arbiter("key", "new", "x", "broken.yaml", cwd=tmp_path), "web")
+
+
 def test_key_commands_say_what_is_wrong_in_one_line(tmp_path):
     assert_one_error_line(arbiter("key", "new", "bad name", "--db", "k.db", cwd=tmp_path), "entrant name 'bad name'")
     assert_one_error_line(arbiter("key", "new", "-x", "--db", "k.db", cwd=tmp_path))

@@ -29,6 +29,7 @@ PROGRAMS = {  # deterministic bots: a league plays the same way wherever they ru
     "random2": ["env", "BARBU_SEED=2", sys.executable, str(BOTS / "random_bot.py")],
     "crash": [sys.executable, str(ROOT / "tests" / "bots" / "crash_bot.py")],
     "random3": ["env", "BARBU_SEED=3", sys.executable, str(BOTS / "random_bot.py")],
+    "bigmsg": ["env", "BARBU_MODE=bigmsg", sys.executable, str(ROOT / "tests" / "bots" / "hostile_raw.py")],
 }
 TIMEOUT = 300
 
@@ -213,12 +214,12 @@ def test_a_remote_bot_that_dies_mid_match_gets_the_fault_a_local_one_gets_and_ca
     assert comparable(json.loads(out)) == comparable(json.loads(reference.stdout))
 
 
-@pytest.mark.parametrize("case", ["wrong key", "revoked key", "plaintext", "wrong CA"])
+@pytest.mark.parametrize("case", ["wrong key", "revoked key", "plaintext", "wrong CA", "not remote"])
 def test_the_bridge_says_in_one_line_why_the_lobby_refused_it(tmp_path, certs, case):
     port = free_port()
     url = f"sqlite:///{tmp_path / 'r.db'}"
     league = write_league(tmp_path, certs, port, remote={"random2"}, database=url, remote_wait=30)
-    key = new_key(tmp_path, url, "random2")
+    key = new_key(tmp_path, url, "heuristic" if case == "not remote" else "random2")  # heuristic plays here
     if case == "wrong key":
         key.write_text("bk1.0123456789abcdef." + "A" * 43 + "\n")
     if case == "revoked key":
@@ -238,5 +239,29 @@ def test_the_bridge_says_in_one_line_why_the_lobby_refused_it(tmp_path, certs, c
     lines = [line for line in bridge.stderr.splitlines() if line.strip()]
     assert bridge.returncode != 0 and "Traceback" not in bridge.stderr
     assert lines[-1].startswith("error: "), bridge.stderr
-    expected = {"wrong key": "unknown key", "revoked key": "revoked", "plaintext": "TLS", "wrong CA": "CA"}[case]
+    expected = {
+        "wrong key": "unknown key", "revoked key": "revoked", "plaintext": "TLS", "wrong CA": "CA",
+        "not remote": "'heuristic' is not a remote entrant of remote",
+    }[case]  # fmt: skip
     assert expected in lines[-1], lines[-1]
+
+
+def test_a_remote_bots_oversized_message_is_the_protocol_fault_a_local_bots_is(tmp_path, certs):
+    """A bot behind `arbiter connect` sends a 100 MB message: the bridge refuses it at once (the
+    arbiter's own limit, on the author's machine), says so to the lobby, and the seat gets the
+    `protocol` fault a local bot gets for it, not a `disconnect`."""
+    port = free_port()
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    names = ("heuristic", "random", "heuristic2", "bigmsg")
+    league = write_league(tmp_path, certs, port, remote={"bigmsg"}, names=names, database=url, rounds=1)
+    bridge = connect(tmp_path, port, new_key(tmp_path, url, "bigmsg"), certs.ca_cert, PROGRAMS["bigmsg"])
+    try:
+        done = arbiter("run", str(league), "--json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    finally:
+        errors = stop([bridge])
+    seen = faults(tmp_path / "r.db")
+    assert seen and {kind for _, kind, _ in seen} == {"protocol"}, (seen, errors)
+    for *_, log_path in rows(tmp_path / "r.db"):
+        details = [json.loads(line).get("detail", "") for line in Path(log_path).read_text().splitlines()]
+        assert any("larger than 1 MiB" in d for d in details if d), details

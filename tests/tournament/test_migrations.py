@@ -133,7 +133,7 @@ def test_a_database_from_before_migrations_upgrades_in_place_and_later_revisions
     try:
         schema.upgrade(engine, "the test database", schema.alembic_config([EXAMPLE]))
         with engine.connect() as conn:
-            assert MigrationContext.configure(conn).get_current_revision() == "0005"
+            assert MigrationContext.configure(conn).get_current_revision() == "0006"
             assert (
                 conn.execute(select(func.count()).where(text("comment = ''")).select_from(text("matches"))).scalar()
                 == 20
@@ -141,19 +141,19 @@ def test_a_database_from_before_migrations_upgrades_in_place_and_later_revisions
     finally:
         engine.dispose()
     upgraded = contents(empty_db)
-    assert upgraded.pop("revision") == "0005"
+    assert upgraded.pop("revision") == "0006"
     assert {name: [row[:-1] for row in rows] for name, rows in upgraded.items() if name == "matches"} == {
         "matches": after["matches"]
     }
     assert {k: v for k, v in upgraded.items() if k != "matches"} == {k: v for k, v in after.items() if k != "matches"}
 
-    # 3. this code does not know revision 0005: one line, for a run and a reader; nothing changed
+    # 3. this code does not know revision 0006: one line, for a run and a reader; nothing changed
     newer = contents(empty_db)
     for create in (True, False):
         with pytest.raises(StorageError) as e:
             open_database(empty_db, create=create)
         message = str(e.value)
-        assert "\n" not in message and "schema revision '0005', newer than this arbiter knows" in message
+        assert "\n" not in message and "schema revision '0006', newer than this arbiter knows" in message
     code, output = standings(empty_db)
     assert code != 0 and output.startswith("error: ") and output.count("\n") == 1 and "newer" in output
     assert contents(empty_db) == newer
@@ -175,7 +175,7 @@ def test_a_reader_refuses_a_database_older_than_the_code(tmp_path):
     open_database(url).dispose()
     engine = create_engine(url)
     try:
-        with pytest.raises(StorageError, match="schema revision 0004, older than this arbiter's 0005: a run on it"):
+        with pytest.raises(StorageError, match="schema revision 0005, older than this arbiter's 0006: a run on it"):
             schema.check_readable(engine, "r.db", schema.alembic_config([EXAMPLE]))
     finally:
         engine.dispose()
@@ -205,7 +205,7 @@ def test_a_database_at_the_baseline_gets_the_entrant_keys_table_and_keeps_every_
     finally:
         engine.dispose()
     after = contents(empty_db)
-    assert after.pop("revision") == HEAD == "0004"
+    assert after.pop("revision") == HEAD == "0005"
     assert len(after.pop("entrant_keys")) == 1
     assert after == {k: v for k, v in before.items() if k != "revision"} | {"authors": [], "submissions": []}
     assert standings(empty_db) == (0, table_before)
@@ -239,7 +239,36 @@ def test_a_database_at_0002_gets_the_authors_and_submissions_tables_and_keeps_ev
     finally:
         engine.dispose()
     after = contents(empty_db)
-    assert after.pop("revision") == HEAD == "0004"
+    assert after.pop("revision") == HEAD == "0005"
     assert len(after.pop("authors")) == 1 and after.pop("submissions") == []
     assert after == {k: v for k, v in before.items() if k != "revision"}
     assert standings(empty_db) == (0, table_before)
+
+
+def test_a_database_at_0004_gets_the_authors_session_epoch_and_its_tokens_still_open(empty_db):
+    from arbiter.lobby.keys import AUTHOR_PREFIX, new_key
+    from arbiter.tournament.storage.arena import ArenaStore
+    from arbiter.tournament.storage.authors import AuthorTokens
+
+    engine = create_engine(empty_db)
+    token_id, digest, token = new_key(AUTHOR_PREFIX)
+    try:
+        with engine.begin() as conn:  # what the code before sessions left: revision 0004, an author in it
+            config = schema.alembic_config()
+            config.attributes["connection"] = conn
+            command.upgrade(config, "0004")
+            conn.execute(
+                text("INSERT INTO authors (name, token_id, token_sha256, created_at) VALUES ('ann', :id, :sha, :at)"),
+                {"id": token_id, "sha": digest, "at": "2026-01-01 00:00:00"},
+            )
+    finally:
+        engine.dispose()
+    engine = open_database(empty_db)  # `arbiter serve` upgrades it
+    try:
+        assert ArenaStore(engine).author_of(token) == "ann"
+        _, found = AuthorTokens(engine).find(token)
+        assert found is not None and (found.name, found.session_epoch) == ("ann", 0)
+        assert AuthorTokens(engine).session_live("ann", token_id, 0)
+    finally:
+        engine.dispose()
+    assert contents(empty_db)["revision"] == HEAD == "0005"

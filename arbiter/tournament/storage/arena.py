@@ -31,7 +31,8 @@ from sqlalchemy.sql import ColumnElement
 from sqlmodel import Session, col, select
 
 from arbiter.errors import NameTaken, StorageError, TokenRefused
-from arbiter.lobby.keys import AUTHOR_PREFIX, check_live, new_key, parse_key
+from arbiter.lobby.keys import AUTHOR_PREFIX, new_key
+from arbiter.tournament.storage.authors import AuthorTokens
 from arbiter.tournament.storage.models import Author, Submission, now, row_id
 from arbiter.tournament.storage.rows import checked
 
@@ -106,11 +107,8 @@ class ArenaStore:
     def author_of(self, token_text: str) -> str:
         """The name of the author whose live token ``token_text`` is (its secret compared in
         constant time); else :class:`TokenRefused`, whose message never repeats the token."""
-        token_id, secret = parse_key(token_text, AUTHOR_PREFIX)
-        with Session(self.engine) as session:
-            found = checked(session, select(Author).where(Author.token_id == token_id))
-        check_live(secret, (found[0].token_sha256, found[0].revoked_at) if found else None, AUTHOR_PREFIX)
-        return found[0].name
+        tokens = AuthorTokens(self.engine)
+        return tokens.check(*tokens.find(token_text)).name
 
     # ---- submissions ----------------------------------------------------------------------
     def open_submission(
@@ -211,12 +209,6 @@ class ArenaStore:
     def by_author(self, arena: str, author: str) -> list[SubmissionRow]:
         """Every submission of ``author`` in ``arena``, oldest first."""
         return sorted(self._read(Submission.arena == arena, Submission.author == author), key=lambda r: r.id)
-
-    def is_live(self, author: str) -> bool:
-        """Whether ``author`` has a live (not revoked) token."""
-        with Session(self.engine) as session:
-            found = checked(session, select(Author).where(Author.name == author))
-        return bool(found) and found[0].revoked_at is None
 
     def versions(self, arena: str, entrant: str) -> list[SubmissionRow]:
         """Every version of ``entrant`` in ``arena``, oldest first."""

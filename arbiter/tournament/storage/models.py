@@ -188,6 +188,9 @@ class Author(SQLModel, table=True):
     token_sha256: str
     created_at: datetime = Field(default_factory=now)
     revoked_at: datetime | None = None
+    # Counts the times the author's browser sessions were ended (logging out); a session holds
+    # the count it began under and its token's id, and dies when either changes (revision 0005).
+    session_epoch: int = 0
 
 
 class Submission(SQLModel, table=True):

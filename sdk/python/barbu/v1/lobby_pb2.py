@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x62\x61rbu/v1/lobby.proto\x12\x08\x62\x61rbu.v1\"\xa9\x01\n\x0e\x45ntrantMessage\x12%\n\x05hello\x18\x01 \x01(\x0b\x32\x14.barbu.v1.LobbyHelloH\x00\x12\x1e\n\x04ping\x18\x02 \x01(\x0b\x32\x0e.barbu.v1.PingH\x00\x12\x1e\n\x04pong\x18\x03 \x01(\x0b\x32\x0e.barbu.v1.PongH\x00\x12)\n\nseat_ended\x18\x04 \x01(\x0b\x32\x13.barbu.v1.SeatEndedH\x00\x42\x05\n\x03msg\"d\n\nLobbyHello\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x05 \x01(\r\"N\n\tSeatEnded\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\texit_code\x18\x03 \x01(\x11\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\"\xa7\x01\n\x0cLobbyMessage\x12$\n\x07welcome\x18\x01 \x01(\x0b\x32\x11.barbu.v1.WelcomeH\x00\x12*\n\ninvitation\x18\x02 \x01(\x0b\x32\x14.barbu.v1.InvitationH\x00\x12\x1e\n\x04ping\x18\x03 \x01(\x0b\x32\x0e.barbu.v1.PingH\x00\x12\x1e\n\x04pong\x18\x04 \x01(\x0b\x32\x0e.barbu.v1.PongH\x00\x42\x05\n\x03msg\"V\n\x07Welcome\x12\x0f\n\x07\x65ntrant\x18\x01 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x02 \x01(\r\x12\x19\n\x11keepalive_seconds\x18\x03 \x01(\x01\x12\r\n\x05lobby\x18\x04 \x01(\t\"\xbe\x01\n\nInvitation\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\r\n\x05token\x18\x03 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x04 \x01(\t\x12\x12\n\nrules_json\x18\x05 \x01(\t\x12\x18\n\x10\x64\x65\x63ision_seconds\x18\x06 \x01(\x01\x12\x17\n\x0freserve_seconds\x18\x07 \x01(\x01\x12\x17\n\x0f\x63onnect_seconds\x18\x08 \x01(\x01\x12\x10\n\x08\x65ntrants\x18\t \x03(\t\"\x15\n\x04Ping\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\x15\n\x04Pong\x12\r\n\x05nonce\x18\x01 \x01(\x04\x32H\n\x05Lobby\x12?\n\x07\x43onnect\x12\x18.barbu.v1.EntrantMessage\x1a\x16.barbu.v1.LobbyMessage(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x62\x61rbu/v1/lobby.proto\x12\x08\x62\x61rbu.v1\"\xde\x01\n\x0e\x45ntrantMessage\x12%\n\x05hello\x18\x01 \x01(\x0b\x32\x14.barbu.v1.LobbyHelloH\x00\x12\x1e\n\x04ping\x18\x02 \x01(\x0b\x32\x0e.barbu.v1.PingH\x00\x12\x1e\n\x04pong\x18\x03 \x01(\x0b\x32\x0e.barbu.v1.PongH\x00\x12)\n\nseat_ended\x18\x04 \x01(\x0b\x32\x13.barbu.v1.SeatEndedH\x00\x12\x33\n\x0fmessage_refused\x18\x05 \x01(\x0b\x32\x18.barbu.v1.MessageRefusedH\x00\x42\x05\n\x03msg\"d\n\nLobbyHello\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x05 \x01(\r\"N\n\tSeatEnded\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\texit_code\x18\x03 \x01(\x11\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\"0\n\x0eMessageRefused\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\"\xa7\x01\n\x0cLobbyMessage\x12$\n\x07welcome\x18\x01 \x01(\x0b\x32\x11.barbu.v1.WelcomeH\x00\x12*\n\ninvitation\x18\x02 \x01(\x0b\x32\x14.barbu.v1.InvitationH\x00\x12\x1e\n\x04ping\x18\x03 \x01(\x0b\x32\x0e.barbu.v1.PingH\x00\x12\x1e\n\x04pong\x18\x04 \x01(\x0b\x32\x0e.barbu.v1.PongH\x00\x42\x05\n\x03msg\"V\n\x07Welcome\x12\x0f\n\x07\x65ntrant\x18\x01 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x02 \x01(\r\x12\x19\n\x11keepalive_seconds\x18\x03 \x01(\x01\x12\r\n\x05lobby\x18\x04 \x01(\t\"\xbe\x01\n\nInvitation\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\r\n\x05token\x18\x03 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x04 \x01(\t\x12\x12\n\nrules_json\x18\x05 \x01(\t\x12\x18\n\x10\x64\x65\x63ision_seconds\x18\x06 \x01(\x01\x12\x17\n\x0freserve_seconds\x18\x07 \x01(\x01\x12\x17\n\x0f\x63onnect_seconds\x18\x08 \x01(\x01\x12\x10\n\x08\x65ntrants\x18\t \x03(\t\"\x15\n\x04Ping\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\x15\n\x04Pong\x12\r\n\x05nonce\x18\x01 \x01(\x04\x32H\n\x05Lobby\x12?\n\x07\x43onnect\x12\x18.barbu.v1.EntrantMessage\x1a\x16.barbu.v1.LobbyMessage(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,21 +32,23 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'barbu.v1.lobby_pb2', _globa
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_ENTRANTMESSAGE']._serialized_start=35
-  _globals['_ENTRANTMESSAGE']._serialized_end=204
-  _globals['_LOBBYHELLO']._serialized_start=206
-  _globals['_LOBBYHELLO']._serialized_end=306
-  _globals['_SEATENDED']._serialized_start=308
-  _globals['_SEATENDED']._serialized_end=386
-  _globals['_LOBBYMESSAGE']._serialized_start=389
-  _globals['_LOBBYMESSAGE']._serialized_end=556
-  _globals['_WELCOME']._serialized_start=558
-  _globals['_WELCOME']._serialized_end=644
-  _globals['_INVITATION']._serialized_start=647
-  _globals['_INVITATION']._serialized_end=837
-  _globals['_PING']._serialized_start=839
-  _globals['_PING']._serialized_end=860
-  _globals['_PONG']._serialized_start=862
-  _globals['_PONG']._serialized_end=883
-  _globals['_LOBBY']._serialized_start=885
-  _globals['_LOBBY']._serialized_end=957
+  _globals['_ENTRANTMESSAGE']._serialized_end=257
+  _globals['_LOBBYHELLO']._serialized_start=259
+  _globals['_LOBBYHELLO']._serialized_end=359
+  _globals['_SEATENDED']._serialized_start=361
+  _globals['_SEATENDED']._serialized_end=439
+  _globals['_MESSAGEREFUSED']._serialized_start=441
+  _globals['_MESSAGEREFUSED']._serialized_end=489
+  _globals['_LOBBYMESSAGE']._serialized_start=492
+  _globals['_LOBBYMESSAGE']._serialized_end=659
+  _globals['_WELCOME']._serialized_start=661
+  _globals['_WELCOME']._serialized_end=747
+  _globals['_INVITATION']._serialized_start=750
+  _globals['_INVITATION']._serialized_end=940
+  _globals['_PING']._serialized_start=942
+  _globals['_PING']._serialized_end=963
+  _globals['_PONG']._serialized_start=965
+  _globals['_PONG']._serialized_end=986
+  _globals['_LOBBY']._serialized_start=988
+  _globals['_LOBBY']._serialized_end=1060
 # @@protoc_insertion_point(module_scope)

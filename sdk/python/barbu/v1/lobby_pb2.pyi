@@ -7,16 +7,18 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class EntrantMessage(_message.Message):
-    __slots__ = ("hello", "ping", "pong", "seat_ended")
+    __slots__ = ("hello", "ping", "pong", "seat_ended", "message_refused")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     PING_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
     SEAT_ENDED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_REFUSED_FIELD_NUMBER: _ClassVar[int]
     hello: LobbyHello
     ping: Ping
     pong: Pong
     seat_ended: SeatEnded
-    def __init__(self, hello: _Optional[_Union[LobbyHello, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., seat_ended: _Optional[_Union[SeatEnded, _Mapping]] = ...) -> None: ...
+    message_refused: MessageRefused
+    def __init__(self, hello: _Optional[_Union[LobbyHello, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., seat_ended: _Optional[_Union[SeatEnded, _Mapping]] = ..., message_refused: _Optional[_Union[MessageRefused, _Mapping]] = ...) -> None: ...
 
 class LobbyHello(_message.Message):
     __slots__ = ("protocol_version", "key", "name", "version", "capacity")
@@ -43,6 +45,14 @@ class SeatEnded(_message.Message):
     exit_code: int
     detail: str
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., exit_code: _Optional[int] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class MessageRefused(_message.Message):
+    __slots__ = ("match_id", "seat")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    seat: int
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ...) -> None: ...
 
 class LobbyMessage(_message.Message):
     __slots__ = ("welcome", "invitation", "ping", "pong")
