@@ -33,7 +33,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from arbiter.errors import ConfigError
-from arbiter.process.users import BotUser, dir_problem, resolve_user, setpriv_program
+from arbiter.process.users import BotUser, path_problem, resolve_user, setpriv_program
 
 log = logging.getLogger(__name__)
 
@@ -249,10 +249,10 @@ def _shown_folders(argv: list[str], cwd: str, user: BotUser) -> list[str]:
     files (where the bot's user may read them), and the bot's own folders (which it must)."""
     own = _bot_dirs(argv, cwd)
     for d in own:
-        if problem := dir_problem(d, user):
+        if problem := path_problem(d, user, "rx", parents=False):
             raise ConfigError(f"the bot's folder cannot be shown in its sandbox as user {user.name}: {problem}")
     shared = [*_python_dirs(), *([str(_PROTO_DIR)] if _PROTO_DIR.is_dir() else [])]
-    shared = [d for d in shared if dir_problem(d, user) is None]
+    shared = [d for d in shared if path_problem(d, user, "rx", parents=False) is None]
     bound: list[str] = []
     for d in [*shared, *own]:
         real = os.path.realpath(d)

@@ -178,12 +178,12 @@ def as_user(argv: list[str], user: BotUser) -> tuple[list[str], dict[str, Any]]:
     return [setpriv, f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups", "--no-new-privs", "--", *argv], {}
 
 
-def path_problem(path: str, user: BotUser, need: str) -> str | None:
-    """Why ``user`` cannot reach ``path`` (search every folder above it, then ``need``:
-    ``r`` read, ``x`` execute or search), or None."""
+def path_problem(path: str, user: BotUser, need: str, *, parents: bool = True) -> str | None:
+    """Why ``user`` cannot reach ``path`` (search every folder above it, unless ``parents`` is
+    False: a sandbox shows the folder with searchable parents of its own; then ``need``: ``r``
+    read, ``x`` execute or search, ``rx`` both), or None."""
     real = os.path.realpath(path)
-    parts = Path(real).parents
-    for folder in reversed(list(parts)):
+    for folder in reversed(list(Path(real).parents) if parents else []):
         try:
             st = os.stat(folder)
         except OSError as e:
@@ -194,22 +194,10 @@ def path_problem(path: str, user: BotUser, need: str) -> str | None:
         st = os.stat(real)
     except OSError as e:
         return f"{real}: {e.strerror}"
-    want = 1 if need == "x" else 4
+    want = {"x": 1, "r": 4, "rx": 5}[need]
     if not _may(st, user, want):
         what = "run" if need == "x" and not stat.S_ISDIR(st.st_mode) else "enter" if need == "x" else "read"
-        return f"it cannot {what} {real} (mode {stat.filemode(st.st_mode)})"
-    return None
-
-
-def dir_problem(path: str, user: BotUser) -> str | None:
-    """Why ``user`` cannot read and enter the folder ``path`` once a sandbox shows it (by its own
-    mode: the sandbox makes the folders above it searchable), or None."""
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        return f"{path}: {e.strerror}"
-    if not _may(st, user, 5):
-        return f"it cannot read {os.path.realpath(path)} (mode {stat.filemode(st.st_mode)}): let others read it (chmod o+rx)"
+        return f"it cannot {what} {real} (mode {stat.filemode(st.st_mode)}): let others {what} it"
     return None
 
 

@@ -34,6 +34,13 @@ def bot_folder():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+def _sandboxed(bots: list[BotSpec], log: Path, seed: int):
+    """A short match under the defaults: the sandbox, the default limits (no user)."""
+    return play_bot_match(
+        bots, MatchSetup(SHORT, seed=seed, match_id=log.stem), log, isolation="bubblewrap", limits=Limits()
+    )
+
+
 def lines(path: Path, prefix: str) -> list[dict]:
     return [json.loads(x.removeprefix(prefix)) for x in path.read_text().splitlines() if x.startswith(prefix)]
 
@@ -43,13 +50,7 @@ def test_two_attackers_reach_neither_the_socket_nor_each_other_and_the_others_pl
     assert strongest_isolation() == "bubblewrap", "bubblewrap is the default isolation on this machine"
     commands = [f"{PY} {RANDOM_BOT}", ATTACK, ATTACK, f"{PY} {RANDOM_BOT}"]
     bots = [BotSpec(f"bot{s}", c, cwd=bot_folder) for s, c in enumerate(commands)]
-    played = play_bot_match(
-        bots,
-        MatchSetup(SHORT, seed=11, match_id="seats"),
-        tmp_path / "seats.jsonl",
-        isolation="bubblewrap",
-        limits=Limits(),
-    )
+    played = _sandboxed(bots, tmp_path / "seats.jsonl", seed=11)
     result = played.result
     assert result.status == "complete" and result.faults == [], [f.detail for f in result.faults]
     first, last = DEFAULT_UIDS
@@ -75,12 +76,6 @@ def test_an_arenas_check_and_a_ladder_match_look_the_same_to_the_bot(tmp_path, b
     checked = [s for p in sorted((tmp_path / "check").glob("*.stderr")) for s in lines(p, "seen: ")]
     assert checked, f"the check kept no output of the bot: {report.render()}"
     bots = [BotSpec("attack", ATTACK, cwd=bot_folder)] + [BotSpec(f"r{s}", f"{PY} {RANDOM_BOT}") for s in (1, 2, 3)]
-    played = play_bot_match(
-        bots,
-        MatchSetup(SHORT, seed=3, match_id="ladder"),
-        tmp_path / "ladder.jsonl",
-        isolation="bubblewrap",
-        limits=Limits(),
-    )
+    played = _sandboxed(bots, tmp_path / "ladder.jsonl", seed=3)
     [in_match] = lines(played.outputs[0], "seen: ")
     assert all(seen == in_match for seen in checked), (checked, in_match)

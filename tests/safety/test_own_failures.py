@@ -43,6 +43,21 @@ def _wait_for(predicate, timeout: float) -> bool:
     return False
 
 
+def _stopped(arbiter: subprocess.Popen, ready, what: str, seconds: float) -> tuple[str, str]:
+    """SIGSTOP ``arbiter`` once ``ready()`` holds (``what`` if it never does), for ``seconds``;
+    then its output once it has ended (it is killed if the test fails meanwhile)."""
+    try:
+        assert _wait_for(ready, 60), what
+        os.kill(arbiter.pid, signal.SIGSTOP)
+        time.sleep(seconds)
+        os.kill(arbiter.pid, signal.SIGCONT)
+        return arbiter.communicate(timeout=120)
+    finally:
+        if arbiter.poll() is None:
+            os.kill(arbiter.pid, signal.SIGCONT)
+            arbiter.kill()
+
+
 def test_a_paused_arbiter_charges_no_bot_and_says_so_in_the_log(tmp_path):
     """SIGSTOP the arbiter (not its bots) mid-match for 3 s, four times its decision limit: the
     bots answered in time, so no fault is charged; the log says the arbiter was stalled."""
@@ -55,17 +70,10 @@ def test_a_paused_arbiter_charges_no_bot_and_says_so_in_the_log(tmp_path):
         [*command, "--time-per-decision", "0.75", "--reserve", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    try:
-        output = tmp_path / "m.seat0.stderr"
-        assert _wait_for(lambda: output.exists() and "halfway" in output.read_text(), 60), "the match never started"
-        os.kill(arbiter.pid, signal.SIGSTOP)
-        time.sleep(3)
-        os.kill(arbiter.pid, signal.SIGCONT)
-        out, err = arbiter.communicate(timeout=120)
-    finally:
-        if arbiter.poll() is None:
-            os.kill(arbiter.pid, signal.SIGCONT)
-            arbiter.kill()
+    output = tmp_path / "m.seat0.stderr"
+    out, err = _stopped(
+        arbiter, lambda: output.exists() and "halfway" in output.read_text(), "the match never started", 3
+    )
     assert arbiter.returncode == 0, err
     result = json.loads(out)
     assert result["status"] == "complete" and result["faults"] == [] and result["forfeits"] == []
@@ -102,17 +110,7 @@ def test_an_arbiter_stalled_while_the_bots_connect_charges_no_bot(tmp_path):
     bots = [a for _ in range(4) for a in ("--bot", f"{PY} {impatient}")]
     command = [ARBITER, "match", *bots, "--log", str(tmp_path / "m.jsonl"), "--json", "--set", "contracts=barbu"]
     arbiter = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        launched = lambda: len([p for p in _processes_running(str(impatient))]) >= 4  # noqa: E731
-        assert _wait_for(launched, 60), "the bots never started"
-        os.kill(arbiter.pid, signal.SIGSTOP)
-        time.sleep(4)
-        os.kill(arbiter.pid, signal.SIGCONT)
-        out, err = arbiter.communicate(timeout=120)
-    finally:
-        if arbiter.poll() is None:
-            os.kill(arbiter.pid, signal.SIGCONT)
-            arbiter.kill()
+    out, err = _stopped(arbiter, lambda: len(_processes_running(str(impatient))) >= 4, "the bots never started", 4)
     assert arbiter.returncode == 0, err
     result = json.loads(out)
     assert result["status"] == "complete" and result["faults"] == [] and result["forfeits"] == [], result
