@@ -2,8 +2,8 @@
 
 A :class:`MatchTask` is everything needed to play one match (its bots in seat order, rules,
 deals, time control, fault policy, limits, isolation, where its log goes); a
-:class:`MatchOutcome` is what the match produced (places, totals, typed faults, the log's path
-and hash, the CPU it cost). The schedule makes tasks, an executor plays them (in this process, a
+:class:`MatchOutcome` is what the match produced: the referee's :class:`~barbu.matchlog.MatchResult`
+(places, totals, typed faults), the log's path and hash, the CPU it cost. The schedule makes tasks, an executor plays them (in this process, a
 local pool or a Dask cluster: arbiter.tournament.executors), the loop's observers record and
 rate the outcomes. Everything here pickles (a task travels to a worker, its outcome back).
 
@@ -13,11 +13,12 @@ and nothing of the arbiter.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from barbu.matchlog import FaultKind
+from barbu.matchlog import FaultRecord as FaultRecord  # the log format's: one type for both
+from barbu.matchlog import MatchResult
 
 
 class TournamentFormat(StrEnum):
@@ -73,31 +74,6 @@ def seconds_problem(name: str, value: object) -> str | None:
 
 
 @dataclass(frozen=True)
-class FaultRecord:
-    """One fault of one seat, as the referee recorded it and the log and database keep it."""
-
-    deal: int
-    seat: int
-    kind: FaultKind
-    detail: str
-    action: str  # "substituted", "forfeit" (substituted, and the seat is taken over)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "deal": self.deal,
-            "seat": self.seat,
-            "kind": self.kind.value,
-            "detail": self.detail,
-            "action": self.action,
-        }
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> FaultRecord:
-        """A fault line of a verified match log (its keys and kind are checked already)."""
-        return cls(obj["deal"], obj["seat"], FaultKind(obj["kind"]), obj.get("detail", ""), obj["action"])
-
-
-@dataclass(frozen=True)
 class BotSpec:
     """A bot for one seat: the entrant's name, its command line, the folder it runs in; or, with
     ``remote``, an entrant that plays from elsewhere through the lobby (no command)."""
@@ -130,28 +106,13 @@ class MatchTask:
 
 @dataclass(frozen=True)
 class MatchOutcome:
-    """What one match produced, as a worker hands it back."""
+    """What one played match produced, as a worker hands it back: the referee's result (the one
+    outcome type, :class:`barbu.matchlog.MatchResult`), where its finished log is, what it cost."""
 
-    number: int
-    status: str  # "complete" or "aborted"
-    totals: list[int]
-    places: list[int]
-    forfeits: list[int] = field(default_factory=list)
-    faults: tuple[FaultRecord, ...] = ()
-    reason: str | None = None
-    deals: int = 0
-    decisions: int = 0
-    think_seconds: list[float] = field(default_factory=lambda: [0.0] * 4)
+    number: int  # the match's position in the schedule
+    result: MatchResult
     log_path: str = ""
     log_sha256: str = ""
     wall_seconds: float = 0.0
     arbiter_cpu: float = 0.0
     bots_cpu: float = 0.0
-
-    @property
-    def strikes(self) -> list[int]:
-        """Faults per seat: what the standings count and the database keeps per seat."""
-        counts = [0, 0, 0, 0]
-        for f in self.faults:
-            counts[f.seat] += 1
-        return counts

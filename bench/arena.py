@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 
 import httpx
+from barbu.matchlog import MatchResult, MatchStatus
 
 from arbiter.arena.config import ArenaConfig, load_arena
 from arbiter.arena.ladder import ArenaSchedule
@@ -97,11 +98,11 @@ def synthetic_play(task: MatchTask) -> MatchOutcome:
     totals = [t - mean for t in totals]
     order = sorted(range(4), key=lambda s: -totals[s])
     places = [order.index(s) + 1 for s in range(4)]
-    return MatchOutcome(
-        number=task.number, status="complete", totals=totals, places=places, deals=28, decisions=1400,
-        think_seconds=[rng.uniform(1, 3) for _ in range(4)], log_path=task.log_path, log_sha256="0" * 64,
-        wall_seconds=rng.uniform(5, 10),
+    result = MatchResult(
+        MatchStatus.COMPLETE, tuple(totals), tuple(places), deals=28, decisions=1400,
+        think_seconds=tuple(rng.uniform(1, 3) for _ in range(4)),
     )  # fmt: skip
+    return MatchOutcome(task.number, result, task.log_path, "0" * 64, wall_seconds=rng.uniform(5, 10))
 
 
 class StopAfter:

@@ -24,11 +24,11 @@ def play_checked_match(commands: list[str], match_id: str, log_folder: Path, *, 
     )
     r = played.result
     assert r.status == "complete" and r.deals == 28, r
-    assert r.faults == [] and r.forfeits == []
+    assert r.faults == () and r.forfeits == ()
     assert sum(r.totals) == 0
     report = verify(read_log_lines(played.log_path))
     assert report.valid and report.complete, report
-    assert report.totals == r.totals and report.places == r.places
+    assert tuple(report.totals) == r.totals and tuple(report.places) == r.places
     header = json.loads(played.log_path.read_text().splitlines()[0])
     assert [s["command"] for s in header["seats"]] == commands
     return played

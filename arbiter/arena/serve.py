@@ -265,7 +265,7 @@ class ArenaHost:
             log.warning("sweeping the bundle store failed: %s", e)
 
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
-        self.events.publish({"type": "match", "number": m.number, "status": outcome.status})
+        self.events.publish({"type": "match", "number": m.number, "status": outcome.result.status})
 
     def stopped(self, run: Run) -> None:
         self.events.close()  # open event streams end, so the web server can stop

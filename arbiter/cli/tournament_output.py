@@ -157,9 +157,9 @@ class RichReporter:
             return
         recorded, total = len(run.records), len(run.schedule)
         self.progress.update(self.task, completed=recorded)
-        if outcome.status != "complete":
+        if not outcome.result.complete:
             self.progress.console.print(
-                f"[yellow]match {m.key} aborted: {escape(printable(outcome.reason or ''))}[/yellow]"
+                f"[yellow]match {m.key} aborted: {escape(printable(outcome.result.reason or ''))}[/yellow]"
             )
         if recorded < total and run.played and run.played % self.every == 0:
             title = f"standings after {recorded}/{total} matches"

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from barbu.matchlog import MatchResult
+
 from arbiter.errors import ArbiterError, ArbiterStalled, ConfigError, LogFileError
 from arbiter.match.invited import Invitation, Invitee
 from arbiter.match.kept import DealKey, Kept, KeptBots, ProcessKey, deal_keys
@@ -50,7 +52,7 @@ from arbiter.process.sandbox import Isolation, bot_user, bubblewrap_problem
 from arbiter.process.users import BotUser, make_reachable
 from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.logfile import AtomicLogFile
-from arbiter.referee.loop import MatchResult, MatchSetup, Referee
+from arbiter.referee.loop import MatchSetup, Referee
 from arbiter.referee.players import Player
 from arbiter.referee.stall import StallWatch
 from arbiter.referee.timecontrol import TimeControl

@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from barbu.matchlog import FaultKind as FaultKind  # the log format's vocabulary: one source for both
-
-from arbiter.model import FaultRecord as FaultRecord  # what a fault is: the match model's type
+from barbu.matchlog import FaultRecord as FaultRecord
 
 TERMINAL = (FaultKind.CRASH, FaultKind.DISCONNECT, FaultKind.ABSENT)
 

@@ -12,10 +12,10 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from barbu.matchlog import MatchLogWriter, dumps
+from barbu.matchlog import MatchLogWriter, MatchResult, MatchStatus, dumps
 from barbu.rules import (
     IllegalActionError,
     MatchState,
@@ -46,20 +46,6 @@ class MatchSetup:
     # Fixed deals (4 hand masks each) instead of shuffling from the seed; for duplicate play.
     deals: Sequence[Sequence[int]] | None = None
     auto_single: bool = True  # decide single-choice decisions without asking the bot
-
-
-@dataclass
-class MatchResult:
-    status: str  # "complete" or "aborted"
-    totals: list[int]
-    places: list[int]
-    faults: list[FaultRecord] = field(default_factory=list)
-    forfeits: list[int] = field(default_factory=list)  # seats whose entrant forfeited
-    deals: int = 0
-    decisions: int = 0  # decisions the players were asked for
-    think_seconds: list[float] = field(default_factory=lambda: [0.0] * 4)
-    reason: str | None = None
-    results: list[Any] = field(default_factory=list)  # the engine's DealResult per deal
 
 
 class Referee:
@@ -105,7 +91,12 @@ class Referee:
         self.strikes = [0, 0, 0, 0]
         self.fallbacks = [RandomPlayer(seed=f"{setup.seed}/fallback/{s}", name="fallback") for s in range(4)]
         self.taken_over = [False] * 4
-        self.result = MatchResult(status="complete", totals=[0] * 4, places=[1] * 4)
+        self.status = MatchStatus.COMPLETE  # what the result will say
+        self.reason: str | None = None
+        self.faults: list[FaultRecord] = []
+        self.forfeits: list[int] = []
+        self.decisions = 0
+        self.think_seconds = [0.0] * 4
         self.stalled = 0.0  # seconds the arbiter was stalled during decisions (not charged)
 
     # ---- the match loop ----------------------------------------------------------------
@@ -142,12 +133,17 @@ class Referee:
                         await p.close()
                     except Exception:
                         log.exception("closing player %s failed", p.name)
-        r = self.result
-        r.totals = list(state.totals)
-        r.places = places(state.totals)
-        r.deals = len(state.results)
-        r.results = list(state.results)
-        return r
+        return MatchResult(
+            status=self.status,
+            totals=tuple(state.totals),
+            places=tuple(places(state.totals)),
+            faults=tuple(self.faults),
+            forfeits=tuple(self.forfeits),
+            deals=len(state.results),
+            decisions=self.decisions,
+            think_seconds=tuple(self.think_seconds),
+            reason=self.reason,
+        )
 
     def _deal(self, rng: random.Random) -> None:
         state = self.state
@@ -202,7 +198,7 @@ class Referee:
         """The seat's answer, the time it took (the arbiter's stalls left out), how long the
         arbiter was stalled meanwhile, and the fault if it did not answer well."""
         clock = self.clocks[seat]
-        self.result.decisions += 1
+        self.decisions += 1
         start = self.clock()
         mark = StallWatch.now()
         try:
@@ -217,7 +213,7 @@ class Referee:
         stalled = self.stalls.since(mark) if self.stalls is not None else 0.0
         self.stalled += stalled
         elapsed = max(0.0, self.clock() - start - stalled)
-        self.result.think_seconds[seat] += elapsed
+        self.think_seconds[seat] += elapsed
         if not clock.charge(elapsed) and (fault is None or fault.kind is not FaultKind.TIMEOUT):
             limit = self.time_control.per_decision
             fault = PlayerFault(FaultKind.TIMEOUT, f"took {elapsed:.3f}s; limit {limit:g}s and the reserve is spent")
@@ -229,17 +225,16 @@ class Referee:
         terminal = fault.fatal or self.strikes[seat] >= self.policy.max_strikes
         outcome = "forfeit" if terminal else "substituted"
         record = FaultRecord(self.state.deal_index, seat, fault.kind, fault.detail, outcome)
-        self.result.faults.append(record)
+        self.faults.append(record)
         self.writer.fault(record.deal, seat, record.kind.value, record.detail, outcome)
         log.warning("seat %d (%s): %s: %s -> %s", seat, self.players[seat].name, fault.kind, fault.detail, outcome)
         if terminal and not self.taken_over[seat]:
             self.taken_over[seat] = True
-            self.result.forfeits.append(seat)
+            self.forfeits.append(seat)
         return self.fallbacks[seat].choose(observe(self.state, seat))
 
     def _abort(self, reason: str) -> None:
-        self.result.status = "aborted"
-        self.result.reason = reason
+        self.status, self.reason = MatchStatus.ABORTED, reason
         self.writer.aborted(self.state, reason)
 
     async def _each_player(self, call: Callable[[int, Player], Awaitable[None]]) -> None:
@@ -267,11 +262,11 @@ class Referee:
             return
         self.strikes[seat] = self.policy.max_strikes
         record = FaultRecord(self.state.deal_index, seat, fault.kind, fault.detail, "forfeit")
-        self.result.faults.append(record)
+        self.faults.append(record)
         self.writer.fault(record.deal, seat, record.kind.value, record.detail, "forfeit")
         if not self.taken_over[seat]:
             self.taken_over[seat] = True
-            self.result.forfeits.append(seat)
+            self.forfeits.append(seat)
 
 
 class _BufferedWriter(MatchLogWriter):

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from arbiter.errors import ConfigError, TournamentInterrupted
-from arbiter.model import BotSpec, FaultRecord, MatchOutcome, MatchTask
+from arbiter.model import BotSpec, MatchOutcome, MatchTask
 from arbiter.process.sandbox import strongest_isolation
 from arbiter.signals import INTERRUPTS, begin_stop, deferred, signal_of, stop_on_signals
 from arbiter.text import printable
@@ -154,9 +154,10 @@ class RatingTracker:
 
 
 def record_of(m: ScheduledMatch, outcome: MatchOutcome) -> MatchRecord:
-    forfeits, strikes = set(outcome.forfeits), outcome.strikes
-    seats = tuple(SeatRecord(name, outcome.totals[s], s in forfeits, strikes[s]) for s, name in enumerate(m.seats))
-    return MatchRecord(m.number, m.game, outcome.status, seats)
+    r = outcome.result
+    forfeits, strikes = set(r.forfeits), r.strikes
+    seats = tuple(SeatRecord(name, r.totals[s], s in forfeits, strikes[s]) for s, name in enumerate(m.seats))
+    return MatchRecord(m.number, m.game, r.status, seats)
 
 
 class Recorder:
@@ -485,7 +486,7 @@ class _Loop:
             run.reconciled += 1
         else:
             run.played += 1
-        run.aborted += outcome.status != "complete"
+        run.aborted += not outcome.result.complete
         run.arbiter_cpu += outcome.arbiter_cpu
         run.bots_cpu += outcome.bots_cpu
         for o in self.observers[1:]:
@@ -575,17 +576,4 @@ def reconcile_log(task: MatchTask, config: TournamentConfig) -> MatchOutcome:
             f"record and which is not a finished log of match {task.key} of tournament {config.name!r}; it is "
             "left as it is: move it away (or give the tournament another log_folder) and run again"
         )
-    return MatchOutcome(
-        number=task.number,
-        status=found.status,
-        totals=found.totals,
-        places=found.places,
-        forfeits=found.forfeits,
-        faults=tuple(FaultRecord(f.deal, f.seat, f.kind, f.detail, f.action) for f in found.faults),
-        reason=found.reason,
-        deals=found.deals,
-        decisions=found.decisions,
-        think_seconds=found.think_seconds,
-        log_path=str(path),
-        log_sha256=file_sha256(path),
-    )
+    return MatchOutcome(task.number, found.result, str(path), file_sha256(path))

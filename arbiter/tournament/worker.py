@@ -32,9 +32,11 @@ from arbiter.process.limits import Limits
 from arbiter.process.procfs import children_of
 
 if TYPE_CHECKING:
+    from barbu.matchlog import MatchResult
+
     from arbiter.match.blocking import BlockingHost
     from arbiter.referee.faults import FaultPolicy
-    from arbiter.referee.loop import MatchResult, MatchSetup
+    from arbiter.referee.loop import MatchSetup
 
 log = logging.getLogger(__name__)
 
@@ -60,21 +62,7 @@ def task_setup(task: MatchTask) -> tuple[MatchSetup, FaultPolicy]:
 
 def outcome_from_result(task: MatchTask, result: MatchResult, log_path: Path, wall: float) -> MatchOutcome:
     """The one conversion of a referee's MatchResult (and its finished log) into the model."""
-    return MatchOutcome(
-        number=task.number,
-        status=result.status,
-        totals=list(result.totals),
-        places=list(result.places),
-        forfeits=list(result.forfeits),
-        faults=tuple(result.faults),
-        reason=result.reason,
-        deals=result.deals,
-        decisions=result.decisions,
-        think_seconds=list(result.think_seconds),
-        log_path=str(log_path),
-        log_sha256=file_sha256(log_path),
-        wall_seconds=wall,
-    )
+    return MatchOutcome(task.number, result, str(log_path), file_sha256(log_path), wall_seconds=wall)
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:

@@ -312,7 +312,7 @@ class SetBook:
 
 def info_from_outcome(m: ScheduledMatch, outcome: MatchOutcome) -> MatchInfo:
     return MatchInfo(
-        m.number, outcome.status, tuple(m.seats), tuple(outcome.totals), outcome.log_path, outcome.log_sha256
+        m.number, outcome.result.status, tuple(m.seats), outcome.result.totals, outcome.log_path, outcome.log_sha256
     )
 
 
@@ -410,7 +410,7 @@ class SprtRule:
 
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
         self.book.add(info_from_outcome(m, outcome))
-        self.reporter.match_done(m.key, outcome.status, outcome.reason)
+        self.reporter.match_done(m.key, outcome.result.status, outcome.result.reason)
         self.advance(run)
 
     def advance(self, run: Run) -> None:

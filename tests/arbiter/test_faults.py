@@ -49,7 +49,7 @@ def test_misbehaving_bot(tmp_path, case):
     # The fault is recorded with the right kind, against the right seat only.
     assert {f.seat for f in r.faults} <= {bad_seat}
     if kind is None:
-        assert r.faults == []
+        assert r.faults == ()
     else:
         assert r.faults, "no fault recorded"
         assert r.faults[0].kind == kind, r.faults
@@ -68,7 +68,7 @@ def test_a_chatty_bot_output_is_capped_not_buffered(tmp_path):
     commands = [RANDOM, RANDOM, f"{PY} {BOTS / 'chatty_bot.py'}", RANDOM]
     bots = [BotSpec(f"bot{s}", c) for s, c in enumerate(commands)]
     played = play_bot_match(bots, MatchSetup(make_ruleset(), seed=12), tmp_path / "chatty.jsonl")
-    assert played.result.status == "complete" and played.result.faults == []
+    assert played.result.status == "complete" and played.result.faults == ()
     kept = played.outputs[2].read_bytes()
     assert DEFAULT_OUTPUT_LIMIT <= len(kept) < DEFAULT_OUTPUT_LIMIT + 200
     assert kept.rstrip().endswith(b"bytes of output were dropped]")
@@ -80,7 +80,7 @@ def test_views_never_show_another_seats_unplayed_cards(tmp_path):
     commands = [f"env BARBU_SPY_OUT={spy_out} {PY} {BOTS / 'spy_bot.py'}", RANDOM, RANDOM, RANDOM]
     bots = [BotSpec(f"bot{s}", c) for s, c in enumerate(commands)]
     played = play_bot_match(bots, MatchSetup(make_ruleset(), seed=21), tmp_path / "spy.jsonl")
-    assert played.result.faults == []
+    assert played.result.faults == ()
     lines = [json.loads(x) for x in played.log_path.read_text().splitlines()]
     dealt, plays = {}, {}
     for o in lines:

@@ -25,11 +25,11 @@ def test_four_random_bots_play_a_full_match_that_verifies(tmp_path):
     played = _play(tmp_path, [RANDOM] * 4)
     r = played.result
     assert r.status == "complete" and r.deals == 28
-    assert r.faults == [] and r.forfeits == []
+    assert r.faults == () and r.forfeits == ()
     assert sum(r.totals) == 0
     report = verify(read_log_lines(played.log_path))
     assert report.valid and report.complete
-    assert report.totals == r.totals and report.places == r.places
+    assert tuple(report.totals) == r.totals and tuple(report.places) == r.places
     assert not (tmp_path / "standard-1.jsonl.part").exists()
     assert leftover_processes(played) == []
 
@@ -37,7 +37,7 @@ def test_four_random_bots_play_a_full_match_that_verifies(tmp_path):
 @pytest.mark.parametrize("preset", [p for p in PRESETS if p != "standard"])
 def test_a_full_match_under_each_preset(tmp_path, preset):
     played = _play(tmp_path, [RANDOM] * 4, preset=preset, seed=3)
-    assert played.result.status == "complete" and played.result.faults == []
+    assert played.result.status == "complete" and played.result.faults == ()
     report = verify(read_log_lines(played.log_path))
     assert report.valid and report.complete
     header = json.loads(played.log_path.read_text().splitlines()[0])
@@ -46,7 +46,7 @@ def test_a_full_match_under_each_preset(tmp_path, preset):
 
 def test_heuristic_against_random_bots(tmp_path):
     played = _play(tmp_path, [HEURISTIC, RANDOM, RANDOM, RANDOM], seed=5)
-    assert played.result.status == "complete" and played.result.faults == []
+    assert played.result.status == "complete" and played.result.faults == ()
     assert verify(read_log_lines(played.log_path)).complete
 
 

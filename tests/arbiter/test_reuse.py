@@ -54,7 +54,7 @@ def test_kept_bots_play_the_next_match_and_never_a_deal_they_saw(host, tmp_path)
     first = play(host, tmp_path, "m1", [RANDOM] * 4, seed=1)
     assert first.reused == [] and first.kept == [0, 1, 2, 3] and "reused" not in header(first)
     second = play(host, tmp_path, "m2", [RANDOM] * 4, seed=2)
-    assert second.result.faults == []
+    assert second.result.faults == ()
     assert second.reused == [0, 1, 2, 3] and second.pids == first.pids
     assert header(second)["reused"] == [{"seat": s, "matches_before": 1} for s in range(4)]
     assert set(second.tokens[:4]).isdisjoint(first.tokens[:4])  # every match has tokens of its own

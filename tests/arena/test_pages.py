@@ -128,7 +128,7 @@ def test_the_leaderboard_moves_when_matches_land_without_a_reload(site, opened):
             pass
 
         def match_done(self, run, m, outcome):
-            site.hub.publish({"type": "match", "number": m.number, "status": outcome.status})
+            site.hub.publish({"type": "match", "number": m.number, "status": outcome.result.status})
 
         def stopped(self, run):
             pass

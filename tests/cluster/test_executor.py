@@ -50,7 +50,7 @@ def test_the_executor_settles_futures_with_checked_outcomes_and_a_cancel_stops_t
     finally:
         executor.close(cancel=False)
     log = Path(outcome.log_path)
-    assert outcome.number == tasks[0].number and log == Path(tasks[0].log_path) and outcome.status == "complete"
+    assert outcome.number == tasks[0].number and log == Path(tasks[0].log_path) and outcome.result.complete
     assert hashlib.sha256(log.read_bytes()).hexdigest() == outcome.log_sha256
     assert not any(processes_in(c) for c in dask_cluster.caches)  # the bots kept for a next match left with it
 

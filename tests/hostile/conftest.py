@@ -172,7 +172,7 @@ def check(
     assert {f.seat for f in r.faults} <= {bad_seat}, details
     assert set(r.forfeits) <= {bad_seat}
     if kind is None:
-        assert r.faults == [], details
+        assert r.faults == (), details
     else:
         assert r.faults, "no fault recorded"
         first = r.faults[0]

@@ -344,7 +344,7 @@ def test_a_bot_thinking_for_its_whole_decision_time_is_not_dropped_by_keepalive(
         rules = make_ruleset("standard", {"contracts": ["barbu"]})
         result = srv.call(Referee(MatchSetup(rules, seed=3), players, sink, time_control=control).play())
         sink.commit()
-        assert result.status == "complete" and result.faults == [], result.faults
+        assert result.status == "complete" and result.faults == (), result.faults
         assert max(result.think_seconds) >= 4 * 0.9
     finally:
         bot.kill()

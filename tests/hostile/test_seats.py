@@ -52,7 +52,7 @@ def test_two_attackers_reach_neither_the_socket_nor_each_other_and_the_others_pl
     bots = [BotSpec(f"bot{s}", c, cwd=bot_folder) for s, c in enumerate(commands)]
     played = _sandboxed(bots, tmp_path / "seats.jsonl", seed=11)
     result = played.result
-    assert result.status == "complete" and result.faults == [], [f.detail for f in result.faults]
+    assert result.status == "complete" and result.faults == (), [f.detail for f in result.faults]
     first, last = DEFAULT_UIDS
     assert all(first <= uid <= last for uid in played.uids), played.uids  # never root, a uid each
     assert len(set(played.uids)) == 4

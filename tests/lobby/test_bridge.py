@@ -23,6 +23,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from barbu.matchlog import MatchResult
 from barbu.rules import make_ruleset
 from barbu.v1 import arbiter_pb2 as pb
 from barbu.v1 import lobby_pb2 as lpb
@@ -30,7 +31,7 @@ from barbu.v1 import lobby_pb2 as lpb
 from arbiter.errors import LobbyRefused
 from arbiter.lobby.bridge import Bridge, BridgeSettings
 from arbiter.referee.logfile import AtomicLogFile
-from arbiter.referee.loop import MatchResult, MatchSetup, Referee
+from arbiter.referee.loop import MatchSetup, Referee
 from arbiter.referee.players import RandomPlayer
 from arbiter.referee.timecontrol import TimeControl
 from arbiter.transport.remote import RemotePlayer
@@ -247,7 +248,7 @@ def play_through_the_bridge(tmp_path: Path, command: list[str], seat: int) -> tu
 def test_a_whole_match_through_the_relay_against_a_real_arbiter_server(tmp_path):
     """28 deals against the SDK's random bot behind the bridge: every message passes the relay."""
     result, lobby = play_through_the_bridge(tmp_path, RANDOM_BOT, seat=1)
-    assert result.status == "complete" and result.faults == [], result.faults
+    assert result.status == "complete" and result.faults == (), result.faults
     assert result.deals == 28
     assert lobby.seat_ended()[0].exit_code == 0
 

@@ -97,8 +97,9 @@ def test_outcome_is_what_the_log_folder_records(tmp_path):
     path.write_text("".join(lines_of()), encoding="utf-8")
     outcome = outcome_from_log(path)
     assert outcome is not None and outcome == read_log(lines_of(), Outcome())
-    assert outcome.faults and outcome.decisions > 0 and any(outcome.think_seconds)
-    assert outcome.forfeits == sorted({f.seat for f in outcome.faults if f.action == "forfeit"})
+    result = outcome.result
+    assert result.faults and result.decisions > 0 and any(result.think_seconds)
+    assert list(result.forfeits) == sorted({f.seat for f in result.faults if f.action == "forfeit"})
     # not a finished log: None, as the log folder's reader says
     cut = lines_of()[:-1]
     assert read_log(cut, Outcome()) is None and verify(cut).valid

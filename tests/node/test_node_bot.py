@@ -81,7 +81,7 @@ def test_the_node_bot_plays_well_enough_to_beat_random_bots(node, tmp_path):
         BotSpec(f"random{s}", f"env BARBU_SEED={s} {PY} {ROOT / 'sample_bots' / 'random_bot.py'}") for s in (1, 2, 3)
     ]
     played = play_bot_match(bots, MatchSetup(make_ruleset(), seed=23), tmp_path / "vs-random.jsonl")
-    assert played.result.faults == []
+    assert played.result.faults == ()
     totals = played.result.totals
     assert totals[0] == max(totals) and totals[0] > 0, totals
 

@@ -70,7 +70,7 @@ def test_heuristic_clearly_beats_random():
         for seat in range(4):
             result, checked = _match("standard", seed, (seat,))
             assert result.status == "complete"
-            assert result.faults == [] and checked.illegal == []
+            assert result.faults == () and checked.illegal == []
             others = statistics.mean(result.totals[s] for s in range(4) if s != seat)
             heuristic.append(result.totals[seat])
             random_mean.append(others)
@@ -90,7 +90,7 @@ def test_every_decision_is_legal(preset):
     for k, seats in enumerate(((0, 2), (1, 3), (0, 1, 2, 3), (2,))):
         result, checked = _match(preset, 500 + k, seats, first_declarer=k)
         assert result.status == "complete", result.reason
-        assert result.faults == [], result.faults
+        assert result.faults == (), result.faults
         assert checked.illegal == []
         assert result.deals == 28
         decisions += checked.decisions
@@ -123,7 +123,7 @@ def test_legal_under_variant_switches(name):
     players = [StrategyPlayer(checked, "heuristic") for _ in range(4)]
     result = run_blocking(Referee(MatchSetup(rules, seed=99), players, lambda line: None).play())
     assert result.status == "complete", result.reason
-    assert result.faults == [] and checked.illegal == []
+    assert result.faults == () and checked.illegal == []
     assert result.deals == rules.deals_per_match
 
 
@@ -133,7 +133,7 @@ def test_declares_every_contract_once_per_block():
     checked = CheckedBot()
     result = run_blocking(Referee(MatchSetup(make_ruleset("standard"), seed=7), [StrategyPlayer(checked, "h")] * 4,
                      lambda line: None).play())  # fmt: skip
-    assert result.faults == [] and checked.illegal == []
+    assert result.faults == () and checked.illegal == []
     for declarer in range(4):
         contracts = {d.declaration.contract for d in result.results if d.declarer == declarer}
         assert len(contracts) == 7

@@ -62,7 +62,8 @@ def pid_of_worker(task: MatchTask) -> MatchOutcome:
     """An in-process match whose outcome carries the worker's pid in ``reason`` (pool tests)."""
     from dataclasses import replace
 
-    return replace(play_inprocess(task), reason=f"pid {os.getpid()}")
+    outcome = play_inprocess(task)
+    return replace(outcome, result=replace(outcome.result, reason=f"pid {os.getpid()}"))
 
 
 def play_slowly(task: MatchTask) -> MatchOutcome:

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from barbu.matchlog import MatchStatus
 from barbu.rules import make_ruleset
 from typer.testing import CliRunner
 
@@ -77,7 +78,9 @@ def play_aborting(task: MatchTask) -> MatchOutcome:
     from dataclasses import replace
 
     outcome = play(task)
-    return replace(outcome, status="aborted", reason="match limit") if task.number in ABORT_AT else outcome
+    if task.number not in ABORT_AT:
+        return outcome
+    return replace(outcome, result=replace(outcome.result, status=MatchStatus.ABORTED, reason="match limit"))
 
 
 def spec(tmp_path: Path, a: str, b: str, test, **kw) -> AbSpec:

@@ -284,9 +284,9 @@ def receive(result: ClusterResult, task: MatchTask) -> MatchOutcome:
         and [s.get("entrant") if isinstance(s, dict) else None for s in seats] == [b.name for b in task.bots]
         and header.get("seed") == task.seed
         and header.get("rules") == task.rules
-        and report.status == outcome.status
-        and list(report.totals) == list(outcome.totals)
-        and list(report.places) == list(outcome.places)
+        and report.status == outcome.result.status
+        and list(report.totals) == list(outcome.result.totals)
+        and list(report.places) == list(outcome.result.places)
     )
     if not fits:
         raise TournamentError(f"{where}: the log is not of this match, or does not say what its outcome says")

@@ -223,7 +223,8 @@ class Repo:
 
         ``fence(session)`` runs first in that transaction (the tournament lease: it raises, and
         nothing is recorded, if this run no longer holds it)."""
-        forfeits, strikes = set(outcome.forfeits), outcome.strikes
+        r = outcome.result
+        forfeits, strikes = set(r.forfeits), r.strikes
         try:
             with self.session() as s:
                 if fence is not None:
@@ -238,11 +239,11 @@ class Repo:
                     game=scheduled.game,
                     seed=scheduled.seed,
                     seats=json.dumps(list(scheduled.seats)),
-                    status=outcome.status,
-                    reason=outcome.reason,
-                    deals=outcome.deals,
-                    totals=json.dumps(list(outcome.totals)),
-                    places=json.dumps(list(outcome.places)),
+                    status=r.status,
+                    reason=r.reason,
+                    deals=r.deals,
+                    totals=json.dumps(list(r.totals)),
+                    places=json.dumps(list(r.places)),
                     log_path=outcome.log_path,
                     log_sha256=outcome.log_sha256,
                     wall_seconds=outcome.wall_seconds,
@@ -257,14 +258,14 @@ class Repo:
                             match_id=row_id(m),
                             entrant_id=entrant_ids[name],
                             seat=seat,
-                            total=outcome.totals[seat],
-                            place=outcome.places[seat],
+                            total=r.totals[seat],
+                            place=r.places[seat],
                             forfeited=seat in forfeits,
                             faults=strikes[seat],
-                            think_seconds=outcome.think_seconds[seat],
+                            think_seconds=r.think_seconds[seat],
                         )
                     )
-                for f in outcome.faults:
+                for f in r.faults:
                     s.add(
                         Fault(
                             match_id=row_id(m),
@@ -276,8 +277,8 @@ class Repo:
                             action=f.action,
                         )
                     )
-                for r in ratings:
-                    s.add(self._rating(tournament_id, r, entrant_ids))
+                for row in ratings:
+                    s.add(self._rating(tournament_id, row, entrant_ids))
                 s.commit()
         except IntegrityError as e:
             raise StorageError(

@@ -38,6 +38,65 @@ FAULT_KINDS = tuple(kind.value for kind in FaultKind)
 """The ``FaultKind`` values as plain strings."""
 
 
+class MatchStatus(StrEnum):
+    """How a match ended: the ``status`` of its ``match_end`` line."""
+
+    COMPLETE = "complete"  # every deal was played
+    ABORTED = "aborted"  # stopped early (the match watchdog, an internal error): never rated
+
+
+@dataclass(frozen=True)
+class FaultRecord:
+    """One fault of one seat: what a ``fault`` line says, and what the referee and the results
+    database keep of it."""
+
+    deal: int
+    seat: int
+    kind: FaultKind
+    detail: str
+    action: str  # "substituted", or "forfeit" (substituted, and the seat is taken over)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as the ``fault`` line and the results database's JSON hold it."""
+        return {
+            "deal": self.deal,
+            "seat": self.seat,
+            "kind": self.kind.value,
+            "detail": self.detail,
+            "action": self.action,
+        }
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """What a match came to: as the referee that played it returns it, and as its finished log
+    says it (:class:`barbu.matchlog.Outcome`). The one outcome type from the referee to a results
+    database: whoever adds to it (where the log is, what it cost) keeps it beside, not a copy."""
+
+    status: MatchStatus
+    totals: tuple[int, ...]
+    places: tuple[int, ...]
+    faults: tuple[FaultRecord, ...] = ()
+    forfeits: tuple[int, ...] = ()  # seats whose entrant forfeited, in the order it happened
+    deals: int = 0  # deals played
+    decisions: int = 0  # decisions the seats were asked for (the arbiter's automatic ones not counted)
+    think_seconds: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0)  # per seat
+    reason: str | None = None  # why an aborted match stopped
+
+    @property
+    def complete(self) -> bool:
+        """Whether every deal was played (only a complete match is rated)."""
+        return self.status is MatchStatus.COMPLETE
+
+    @property
+    def strikes(self) -> tuple[int, ...]:
+        """Faults per seat."""
+        counts = [0, 0, 0, 0]
+        for f in self.faults:
+            counts[f.seat] += 1
+        return tuple(counts)
+
+
 @dataclass(frozen=True)
 class LogLine:
     """One accepted line: its number in the log (from 1) and the object as written."""
@@ -148,6 +207,11 @@ class Fault(LogLine):
     kind: FaultKind
     detail: str
     action: str
+
+    @property
+    def record(self) -> FaultRecord:
+        """What the line records, without its place in the log."""
+        return FaultRecord(self.deal, self.seat, self.kind, self.detail, self.action)
 
 
 def _ms(obj: dict[str, Any]) -> float | None:

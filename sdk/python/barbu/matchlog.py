@@ -44,8 +44,8 @@ Barbu deal, with :class:`Outcome` giving what the match came to):
 ...         return self.takers
 >>> len(read_log(lines, KingTakers())) == 4  # the Barbu is played once per declarer
 True
->>> read_log(lines, Outcome()).status
-'complete'
+>>> read_log(lines, Outcome()).result.complete
+True
 """
 
 from __future__ import annotations
@@ -63,9 +63,12 @@ from .loglines import (
     Decision,
     Fault,
     FaultKind,
+    FaultRecord,
     Header,
     LogLine,
     MatchEnd,
+    MatchResult,
+    MatchStatus,
     typed_line,
 )
 from .rules import Action, Declaration, MatchState, Phase, card_name, hand_names
@@ -73,8 +76,9 @@ from .rules.cards import RANKS, SUITS
 from .rules.ruleset import Ruleset
 
 __all__ = [
-    "FAULT_KINDS", "FORMAT", "VERSION", "FaultKind", "LogError", "LogOutcome", "MatchLogWriter", "Outcome",
-    "Verification", "Verify", "Visitor", "declare_line", "dumps", "hands_from_deal_line", "read_log", "verify",
+    "FAULT_KINDS", "FORMAT", "VERSION", "FaultKind", "FaultRecord", "LogError", "LogOutcome", "MatchLogWriter",
+    "MatchResult", "MatchStatus", "Outcome", "Verification", "Verify", "Visitor", "declare_line", "dumps",
+    "hands_from_deal_line", "read_log", "verify",
 ]  # fmt: skip
 
 _LINE_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # json.dumps would make one per line
@@ -270,19 +274,11 @@ def verify(lines: Iterable[str]) -> Verification:
     return read_log(lines, Verify())
 
 
-@dataclass
+@dataclass(frozen=True)
 class LogOutcome:
-    """What a finished log says about its match (to record a log that nobody recorded)."""
+    """What a finished log says about its match: its result, and its header (who played what)."""
 
-    status: str  # "complete" or "aborted"
-    reason: str | None
-    totals: list[int]
-    places: list[int]
-    deals: int
-    faults: list[Fault]
-    forfeits: list[int]  # seats with a fault whose action is "forfeit"
-    decisions: int  # decisions the seats made (the arbiter's automatic ones not counted)
-    think_seconds: list[float]  # per seat, the logged think times summed
+    result: MatchResult
     header: Header
 
 
@@ -314,8 +310,15 @@ class Outcome(Visitor["LogOutcome | None"]):
         v = verification
         if not v.valid or v.status not in ("complete", "aborted") or self.header is None:
             return None
-        forfeits = sorted({f.seat for f in self.faults if f.action == "forfeit"})
-        return LogOutcome(
-            v.status, self.reason, list(v.totals), list(v.places), v.deals, self.faults, forfeits,
-            self.decisions, self.think, self.header,
-        )  # fmt: skip
+        result = MatchResult(
+            status=MatchStatus(v.status),
+            totals=tuple(v.totals),
+            places=tuple(v.places),
+            faults=tuple(f.record for f in self.faults),
+            forfeits=tuple(sorted({f.seat for f in self.faults if f.action == "forfeit"})),
+            deals=v.deals,
+            decisions=self.decisions,
+            think_seconds=tuple(self.think),
+            reason=self.reason,
+        )
+        return LogOutcome(result, self.header)
