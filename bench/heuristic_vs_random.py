@@ -71,13 +71,12 @@ def play(matches: int, rules_name: str, seed: int):
             StrategyPlayer(timer.decide, "heuristic") if s == seat else RandomPlayer(seed=f"{match_seed}/{m}/{s}")
             for s in range(4)
         ]
-        result = run_blocking(
-            Referee(MatchSetup(rules, seed=match_seed, first_declarer=0), players, lambda line: None).play()
-        )
+        referee = Referee(MatchSetup(rules, seed=match_seed, first_declarer=0), players, lambda line: None)
+        result = run_blocking(referee.play())
         faults += sum(1 for f in result.faults if f.seat == seat)
         others = [result.totals[s] for s in range(4) if s != seat]
         rows.append((result.totals[seat], statistics.mean(others), result.places[seat]))
-        for deal in result.results:
+        for deal in referee.state.results:
             key = deal.declaration.contract.value
             per_contract[key][0].append(deal.scores[seat])
             per_contract[key][1].append(statistics.mean(deal.scores[s] for s in range(4) if s != seat))

@@ -131,10 +131,12 @@ def test_declares_every_contract_once_per_block():
     """Its declarations cover the 7 contracts (the engine enforces it; this checks the bot
     never gets stuck) and its doubling answers stay legal when all four seats are heuristic."""
     checked = CheckedBot()
-    result = run_blocking(Referee(MatchSetup(make_ruleset("standard"), seed=7), [StrategyPlayer(checked, "h")] * 4,
-                     lambda line: None).play())  # fmt: skip
+    referee = Referee(
+        MatchSetup(make_ruleset("standard"), seed=7), [StrategyPlayer(checked, "h")] * 4, lambda line: None
+    )
+    result = run_blocking(referee.play())
     assert result.faults == () and checked.illegal == []
     for declarer in range(4):
-        contracts = {d.declaration.contract for d in result.results if d.declarer == declarer}
+        contracts = {d.declaration.contract for d in referee.state.results if d.declarer == declarer}
         assert len(contracts) == 7
     assert result.deals == 28
