@@ -4,7 +4,7 @@ A :class:`MatchTask` is everything needed to play one match (its bots in seat or
 deals, time control, fault policy, limits, isolation, where its log goes); a
 :class:`MatchOutcome` is what the match produced: the referee's :class:`~barbu.matchlog.MatchResult`
 (places, totals, typed faults), the log's path and hash, the CPU it cost. The schedule makes tasks, an executor plays them (in this process, a
-local pool or a Dask cluster: arbiter.tournament.executors), the loop's observers record and
+local pool or a Dask cluster: arbiter.execution.executors), the loop's observers record and
 rate the outcomes. Everything here pickles (a task travels to a worker, its outcome back).
 
 This module sits below every layer (like arbiter.errors): it imports the SDK's log vocabulary
@@ -13,7 +13,7 @@ and nothing of the arbiter.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -73,6 +73,54 @@ def seconds_problem(name: str, value: object) -> str | None:
     return None
 
 
+class Isolation(StrEnum):
+    """How a bot is kept from the machine: ``none`` (limits and users only) or ``bubblewrap``
+    (arbiter.process.sandbox)."""
+
+    NONE = "none"
+    BUBBLEWRAP = "bubblewrap"
+
+
+ISOLATIONS = tuple(mode.value for mode in Isolation)
+DEFAULT_OUTPUT_LIMIT = 1 << 20  # bytes of a bot's stdout+stderr kept per match
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-process resource limits of a launched bot (``None``: not limited).
+
+    Every process of the bot gets them (children inherit them). ``cpu`` is CPU seconds per
+    process over its life: one match, or several for a bot kept between matches (multi_match;
+    arbiter.match.play lets such a process go once it has used half of it). ``memory`` and
+    ``processes`` bound the bot as a whole where this machine gives it a cgroup with those
+    controllers (arbiter.process.cgroup); besides, ``memory`` bounds each process's data
+    (RLIMIT_DATA: what it writes, not the address space it merely reserves, which a JVM or a Go
+    runtime reserves by gigabytes), and ``processes`` counts every process and thread of the
+    bot's *user* (RLIMIT_NPROC), applied when the bot runs as a user of its own.
+    """
+
+    memory: int | None = 2 << 30  # bytes: the bot's memory (cgroup) and each process's data (RLIMIT_DATA)
+    cpu: int | None = 1800  # CPU seconds per process (RLIMIT_CPU: SIGXCPU, then SIGKILL)
+    processes: int | None = 256  # processes + threads of the bot (cgroup pids) and of its user (RLIMIT_NPROC)
+    open_files: int | None = 1024  # file descriptors per process (RLIMIT_NOFILE)
+    file_size: int | None = 64 << 20  # bytes: the largest file it may write (RLIMIT_FSIZE); sizes the sandbox's /tmp
+    output: int = DEFAULT_OUTPUT_LIMIT  # bytes of stdout+stderr kept per seat and match
+    user: str | None = None  # a user name, a uid, or a uid range FIRST-LAST (one each); None: the arbiter's
+
+    def __post_init__(self) -> None:
+        for name in ("memory", "cpu", "processes", "open_files", "file_size"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"limit {name!r} must be a positive whole number or None, got {value!r}")
+        if isinstance(self.output, bool) or not isinstance(self.output, int) or self.output < 0:
+            raise ValueError(f"limit 'output' must be a whole number of bytes >= 0, got {self.output!r}")
+        if self.user is not None and (not isinstance(self.user, str) or not self.user):
+            raise ValueError(f"limit 'user' must be a user name or uid as text, got {self.user!r}")
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
 @dataclass(frozen=True)
 class BotSpec:
     """A bot for one seat: the entrant's name, its command line, the folder it runs in; or, with
@@ -99,8 +147,8 @@ class MatchTask:
     log_path: str
     time_control: TimeControl
     max_strikes: int
-    limits: object = None  # the bots' arbiter.process.limits.Limits (a layer above this one); None: defaults
-    isolation: str = "none"  # an arbiter.process.sandbox.Isolation value
+    limits: Limits = Limits()  # the bots' resource limits (arbiter.process.limits sets them)
+    isolation: Isolation = Isolation.NONE
     reuse: bool = True  # a worker may hand a kept bot process (one that said multi_match) this match
 
 

@@ -57,6 +57,7 @@ from arbiter.tournament.storage.arena import ArenaStore
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from tests.tournament.conftest import PostgresServer, pg_bindir  # noqa: E402  (the test suite's throwaway server)
+from tests.tournament.inproc import in_process  # noqa: E402
 
 PY = sys.executable
 ARENA = "bench"
@@ -139,7 +140,7 @@ def record_synthetic(arena: ArenaConfig, url: str, matches: int) -> tuple[int, f
     stop = StopAfter(schedule, matches)
     started = time.perf_counter()
     summary = run_tournament(
-        schedule.config, database=url, play=synthetic_play, in_process=True, observers=[stop], schedule=schedule
+        schedule.config, database=url, executor=in_process(synthetic_play), observers=[stop], schedule=schedule
     )
     return summary.played, time.perf_counter() - started, stop.times
 

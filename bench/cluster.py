@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from arbiter.tournament.cluster import executor
+from arbiter.execution.cluster import executor
 from arbiter.tournament.config import load_config, override, parse_config
 from arbiter.tournament.loop import run_tournament
 

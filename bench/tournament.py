@@ -20,23 +20,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
-from arbiter.model import MatchOutcome, MatchTask
+from arbiter.execution.venues import default_executor
 from arbiter.process.procfs import tree_cpu_seconds
 from arbiter.tournament.config import load_config, override
 from arbiter.tournament.loop import run_tournament
-from arbiter.tournament.worker import play_match
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def play_fresh(task: MatchTask) -> MatchOutcome:
-    """Every match with four freshly started bots (the workers keep none)."""
-    return play_match(replace(task, reuse=False))
+sys.path.insert(0, str(ROOT))
+from tests.tournament.inproc import fresh_processes  # noqa: E402  (bots started afresh for every match)
 
 
 def main() -> None:
@@ -61,7 +57,7 @@ def main() -> None:
                 started = time.perf_counter()
                 summary = run_tournament(
                     run_config, database=f"sqlite:///{folder}/bench.db", jobs=jobs,
-                    play=play_match if reuse else play_fresh,
+                    executor=default_executor if reuse else fresh_processes,
                 )  # fmt: skip
                 wall = time.perf_counter() - started
                 busy[jobs, reuse] = (tree_cpu_seconds(os.getpid()) - cpu_before) / wall

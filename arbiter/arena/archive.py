@@ -16,9 +16,9 @@ breaks it:
 The files land in a temporary folder inside the store, where ``entrant.yaml`` must give the
 entrant's ``name`` and ``command``, checked as a tournament file's entrants are (the name's
 form; the program in the bot's folder or on PATH, the script it names in the folder). The folder
-is then packed as a cluster bundle (:func:`arbiter.tournament.bundle.pack`: a deterministic tar
+is then packed as a cluster bundle (:func:`arbiter.execution.bundle.pack`: a deterministic tar
 whose SHA-256 is the bundle's digest) and unpacked by that digest
-(:func:`arbiter.tournament.bundle.unpack`: checked against the digest, made read-only, renamed
+(:func:`arbiter.execution.bundle.unpack`: checked against the digest, made read-only, renamed
 into place at once) as ``STORE/<digest>/files``. Nothing is written outside the store; the same
 files sent again, by anyone, reuse the same folder. A store whose disk fills meanwhile is
 :class:`~arbiter.arena.disk.DiskFull` (the arena's trouble, not the author's), and no message
@@ -44,11 +44,12 @@ from pydantic import ValidationError
 from arbiter.arena.config import UploadLimits
 from arbiter.arena.disk import DiskFull, disk_full
 from arbiter.errors import ConfigError, SubmissionRefused, TournamentError
+from arbiter.execution.bundle import MAX_BUNDLE_BYTES, SKIPPED, pack, unpack
 from arbiter.files import human_size, read_text
+from arbiter.process.command import BotCommand
 from arbiter.text import printable
-from arbiter.tournament.bundle import MAX_BUNDLE_BYTES, SKIPPED, pack, unpack
 from arbiter.tournament.config.environment import check_launch, launch_command
-from arbiter.tournament.config.schema import EntrantFile, command_argv, config_error
+from arbiter.tournament.config.schema import EntrantFile, config_error
 from arbiter.tournament.config.yamltree import read_tree
 
 ENTRANT_FILE = "entrant.yaml"
@@ -176,8 +177,7 @@ def _check_command(command: str, folder: Path) -> None:
     tournament file's commands are checked (the store's own path is not shown); and no word
     naming a path outside the folder: the sandbox shows a bot the folders of the files its
     command names, so ``env X=/root/.ssh/id_rsa`` would show it that folder."""
-    argv, _ = command_argv(command)
-    for word in argv:
+    for word in BotCommand.parse(command).words:
         value = word.split("=", 1)[-1]
         if value.startswith(("/", "~")) or ".." in value.split("/"):
             raise SubmissionRefused(

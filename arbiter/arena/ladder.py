@@ -30,11 +30,11 @@ from typing import Any
 from arbiter.arena.disk import DiskWatch, disk_full
 from arbiter.arena.matchmaking import Contender, Matchmaking, next_sets
 from arbiter.errors import ConfigError
+from arbiter.execution.remote import entrant_of
 from arbiter.model import TournamentFormat
 from arbiter.tournament.config import EntrantConfig, TournamentConfig
 from arbiter.tournament.loop import Run, Schedule
 from arbiter.tournament.ratings import ENV
-from arbiter.tournament.remote import RoutedExecutor, entrant_of
 from arbiter.tournament.schedule import ScheduledMatch, rotations
 
 __all__ = ["ArenaSchedule", "LadderEntrant", "LOCAL_CAPACITY", "versioned"]
@@ -187,7 +187,7 @@ class ArenaSchedule(Schedule):
     def _present(self, run: Run) -> dict[str, LadderEntrant]:
         """The active versions that can play now: a remote one only while it is connected to the
         lobby, with the capacity it declared there."""
-        connected = run.executor.connected() if isinstance(run.executor, RoutedExecutor) else {}
+        connected = run.connected()
         present = {}
         for e in self.field():
             if e.entrant.remote:

@@ -4,7 +4,7 @@ The main thread runs the loop (arbiter.tournament.loop) with the ladder's schedu
 (arbiter.arena.ladder): the arena is a tournament that never ends, recorded, rated, leased and
 resumed as tournaments are. Once the loop holds the arena's lease, the :class:`ArenaHost`
 observer starts the rest: the API (arbiter.arena.api) served by uvicorn in a thread, the
-:class:`Checker`, which runs each submission through check-bot in a child process of its own,
+:class:`Checker`, which runs each submission through check-bot in a worker process of its own,
 one at a time and the authors in turn, and makes it active or rejected, and the store's sweep
 (arbiter.arena.quotas). A version that becomes active, or retires, wakes the ladder. A disk
 short of space pauses the ladder, the checker and uploads (arbiter.arena.disk); the API stays up.
@@ -19,25 +19,23 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
-import signal
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arbiter.arena.checking import check_submission
 from arbiter.arena.config import ArenaConfig
 from arbiter.arena.disk import DiskWatch, disk_full
 from arbiter.arena.ladder import POLL_SECONDS, ArenaSchedule, LadderEntrant, versioned
 from arbiter.errors import TournamentInterrupted
-from arbiter.model import MatchOutcome
-from arbiter.process.limits import Limits
+from arbiter.execution.bundle import cached
+from arbiter.execution.processes import WorkerDied, WorkerProcess
+from arbiter.model import Isolation, MatchOutcome
 from arbiter.signals import draining_on_signals
-from arbiter.tournament.bundle import cached
 from arbiter.tournament.config import EntrantConfig, override
 from arbiter.tournament.config.environment import launch_command
 from arbiter.tournament.loop import Run, RunSummary, run_tournament
@@ -67,24 +65,8 @@ class ServeResult:
 
 
 # ---- checking submissions ------------------------------------------------------------------------
-def _check_in_child(
-    conn: Connection, folder: str, command: str, isolation: str, limits: Limits, time_limit: float
-) -> None:
-    """A child process's whole life: one check. SIGTERM ends it through its clean-up (its bots
-    are killed, as after Ctrl-C)."""
-    from arbiter.arena.checking import check_submission, without_store
-
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        conn.send(check_submission(Path(folder), command, isolation=isolation, limits=limits, time_limit=time_limit))
-    except KeyboardInterrupt:
-        pass
-    except Exception as e:  # the check itself failed: the author is told so, not left waiting
-        conn.send((False, json.dumps({"ok": False, "error": without_store(str(e), Path(folder))})))
-
-
 class Checker:
-    """Checks the submitted versions, one at a time, each in a child process: the authors in
+    """Checks the submitted versions, one at a time, in a worker process: the authors in
     turn (round robin: an author's next submission waits until every other author with one
     waiting had a check), each author's oldest first. It starts no check while ``disk`` says the
     arena is short of space; a decision the database could not store for want of space is made
@@ -96,7 +78,7 @@ class Checker:
         self._turns: deque[str] = deque()  # the authors with one waiting, whose turn is first first
         self._ready = threading.Condition()
         self._thread = threading.Thread(target=self._work, name="barbu-checker", daemon=True)
-        self._child: Any = None
+        self._worker: WorkerProcess | None = None  # the worker process checks run in, started at the first
         self._stopping = False
 
     def start(self) -> None:
@@ -137,13 +119,12 @@ class Checker:
         with self._ready:
             self._stopping = True
             self._ready.notify_all()
-        child = self._child
-        if child is not None and child.is_alive():
-            child.terminate()  # its clean-up kills its bots; the submission stays `checking`
-            child.join(CHECK_STOP_SECONDS)
-            if child.is_alive():
-                child.kill()
+        worker = self._worker
+        if worker is not None:
+            worker.cancel()  # it kills the check's bots and leaves; the submission stays `checking`
         self._thread.join(CHECK_STOP_SECONDS)
+        if worker is not None:
+            worker.stop()
 
     def _work(self) -> None:
         while (turn := self._next()) is not None:
@@ -166,20 +147,18 @@ class Checker:
             self.store.decide(submission_id, False, '{"ok": false, "error": "its files are gone from the store"}')
             return
         tournament = self.arena.tournament
-        context = multiprocessing.get_context("spawn")
-        receive, send = context.Pipe(duplex=False)
-        args = (send, str(folder), row.command, str(tournament.isolation or "none"), tournament.limits,
-                self.arena.check_time_limit)  # fmt: skip
-        self._child = context.Process(target=_check_in_child, args=args, name=f"barbu-check-{submission_id}")
-        self._child.start()
-        send.close()
+        if self._worker is None or not self._worker.alive():
+            self._worker = WorkerProcess(str(Path(tournament.log_folder) / "arbiter.log"))
+        isolation, limits = tournament.isolation or Isolation.NONE, tournament.limits
         try:
-            passed, report = receive.recv()
-        except EOFError:  # stopped (or killed): checked again at the next start
+            limit = self.arena.check_time_limit
+            passed, report = self._worker.call(
+                check_submission, folder, row.command, isolation=isolation, limits=limits, time_limit=limit
+            )
+        except WorkerDied:  # stopped (or killed): checked again at the next start
             return
-        finally:
-            self._child.join()
-            self._child = None
+        except Exception as e:  # the check itself failed: the author is told so, not left waiting
+            passed, report = False, json.dumps({"ok": False, "error": str(e)})
         if self._stopping:
             return
         decided = self.store.decide(submission_id, bool(passed), report)

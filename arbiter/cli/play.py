@@ -143,16 +143,16 @@ def match(
     log_path = _match_log_path(log_file, seed, force)
     listen = check_listen(listen)
     from arbiter.match.blocking import play_bot_match  # (gRPC) once the options are known good
-    from arbiter.match.play import BotSpec
+    from arbiter.match.play import BotSpec, MatchOptions
 
     setup = MatchSetup(rules_of(rules, settings), seed=seed, first_declarer=first_declarer, match_id=log_path.stem)
     specs = [BotSpec(name=f"seat{s}:{short_name(cmd)}", command=cmd) for s, cmd in enumerate(bots)]
+    options = MatchOptions(
+        time_control=control, fault_policy=FaultPolicy(max_strikes), replace=force, isolation=sandbox
+    )
     try:
         with user_errors():  # e.g. a log or a bot's output that cannot be written (a full disk)
-            played = play_bot_match(
-                specs, setup, log_path, time_control=control, fault_policy=FaultPolicy(max_strikes), listen=listen,
-                replace=force, isolation=sandbox,
-            )  # fmt: skip
+            played = play_bot_match(specs, setup, log_path, options, listen=listen)
     except INTERRUPTS as e:  # Ctrl-C, SIGTERM: the bots are killed and the socket removed by now
         typer.echo("interrupted: the match was stopped; no log was written", err=True)
         raise typer.Exit(exit_code(signal_of(e))) from None

@@ -49,7 +49,7 @@ from barbu.rules import MatchState, make_ruleset, observe
 
 from arbiter.compliance.judges import JUDGES, TRICK_CONTRACTS, Decision, Evidence, SessionRecord, tags_of
 from arbiter.errors import ConfigError
-from arbiter.match.blocking import run_blocking
+from arbiter.match.blocking import MatchOptions, run_blocking
 from arbiter.match.play import BotSpec, MatchHost
 from arbiter.process.bot import BotProcess
 from arbiter.process.limits import Limits
@@ -235,10 +235,20 @@ async def _play_session(
     out.log_path = folder / f"{match_id}.jsonl"
     try:
         played = await host.play(
-            [bot, *opponents], setup, out.log_path, time_control=control, fault_policy=FaultPolicy(max_strikes=3),
-            reuse=not last, env=env, exit_grace=exit_grace, isolation=isolation, limits=limits,
-            wrap=lambda _seat, remote: _recorder(remote, out, control.connect),
-        )  # fmt: skip
+            [bot, *opponents],
+            setup,
+            out.log_path,
+            MatchOptions(
+                time_control=control,
+                fault_policy=FaultPolicy(max_strikes=3),
+                reuse=not last,
+                env=env,
+                exit_grace=exit_grace,
+                isolation=isolation,
+                limits=limits,
+                wrap=lambda _seat, remote: _recorder(remote, out, control.connect),
+            ),
+        )
     except ConfigError as e:
         out.start_error = str(e)
         return out

@@ -25,6 +25,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -38,12 +39,32 @@ from arbiter.match.invited import Invitation
 from arbiter.text import printable
 from arbiter.transport.server import MAX_MESSAGE_BYTES, SERVICE, ArbiterServer, serialize_response, server_options
 
-__all__ = ["Lobby", "Reservation", "LOBBY_SERVICE"]
+__all__ = ["KeyCheck", "Lobby", "LobbySettings", "Reservation", "LOBBY_SERVICE"]
 
 log = logging.getLogger(__name__)
 
 LOBBY_SERVICE = "barbu.v1.Lobby"
 DETAIL_MAX = 1000  # characters of a SeatEnded's detail kept
+
+
+@dataclass(frozen=True)
+class LobbySettings:
+    """Where the lobby that remote entrants connect to listens (docs/tournaments.md).
+
+    ``listen`` is ``HOST:PORT`` as written (port 0: a free port is picked); ``cert`` and ``key``
+    are the TLS certificate and private key (PEM files, resolved against the tournament file's
+    folder), both None for a plaintext lobby, which the file allows on a loopback address only."""
+
+    listen: str
+    cert: Path | None = None
+    key: Path | None = None
+
+    def credentials(self) -> grpc.ServerCredentials | None:
+        """The lobby's TLS credentials from its certificate chain and key files (None: plaintext)."""
+        if self.cert is None or self.key is None:
+            return None
+        return grpc.ssl_server_credentials([(self.key.read_bytes(), self.cert.read_bytes())])
+
 
 KeyCheck = Callable[[str], str]
 """An entrant key's entrant name; raises an ArbiterError (e.g. KeyRefused) whose message may be

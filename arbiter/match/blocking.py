@@ -1,102 +1,163 @@
 """The one blocking edge of the asynchronous core: for code that is not itself asynchronous
-(the command line, a tournament's worker process, check-bot, tests).
+(the command line, a tournament's worker process, check-bot, the remote executor, tests).
 
-The referee, the match host, the transport and the players have one face, asynchronous, and
-run in one event loop. :class:`BlockingLoop` gives a blocking caller such a loop for as long as
-it needs one (a worker keeps its :class:`BlockingHost`, its bots and its server, across all its
-matches); :func:`run_blocking` runs one coroutine in a loop of its own.
+The referee, the match host, the transport, the lobby and the players have one face,
+asynchronous, and run in one event loop. :class:`LoopThread` is that loop for a blocking caller:
+an event loop in a thread of its own, for as long as the caller needs it (a worker keeps its
+:class:`BlockingHost`, its server and the bots it keeps, across all its matches; the remote
+executor its lobby). :meth:`LoopThread.run` waits for one coroutine, :meth:`LoopThread.submit`
+hands one back as a :class:`concurrent.futures.Future`; :func:`run_blocking` runs one coroutine
+in a loop of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Callable, Coroutine, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
-from arbiter.match.play import BotMatch, BotSpec, MatchHost
+from arbiter.match.invited import Invitee
+from arbiter.match.play import BotMatch, BotSpec, MatchHost, MatchOptions
 from arbiter.referee.loop import MatchSetup
+from arbiter.referee.players import Player
 
-__all__ = ["BlockingHost", "BlockingLoop", "play_bot_match", "run_blocking"]
+__all__ = ["BlockingHost", "LoopThread", "MatchOptions", "play_bot_match", "run_blocking"]
 
 T = TypeVar("T")
 
+STOP_SECONDS = 30.0  # for a cancelled coroutine's clean-up (bots killed, folders removed) to end
 
-class BlockingLoop:
-    """An event loop that blocking code runs coroutines in, one at a time."""
 
-    def __init__(self) -> None:
-        self._loop: asyncio.AbstractEventLoop | None = None
+class LoopThread:
+    """An event loop running in a thread of its own until :meth:`close`."""
+
+    def __init__(self, name: str = "barbu-loop") -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
+        """Start ``coro`` in the loop; its future (cancelling it cancels the coroutine)."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` to its end. Stopped meanwhile (Ctrl-C, SIGTERM: the exception comes out
-        of the loop), it is cancelled and its own clean-up runs (bots killed, scratch folders
-        and the socket removed) before the stop goes on."""
+        """Run ``coro`` to its end and return what it returns. Stopped meanwhile (Ctrl-C,
+        SIGTERM: the exception comes in this thread), it is cancelled and its own clean-up runs
+        (bots killed, scratch folders and the socket removed) before the stop goes on."""
+        ended = threading.Event()
+
+        async def watched() -> T:
+            try:
+                return await coro
+            finally:
+                ended.set()
+
+        future = self.submit(watched())
         try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:  # a loop already runs in this thread (a notebook, Playwright's blocking API): wait here
-            with ThreadPoolExecutor(1, thread_name_prefix="barbu-blocking") as thread:
-                return thread.submit(self.run, coro).result()
-        if self._loop is None or self._loop.is_closed():
-            self._loop = asyncio.new_event_loop()
-        task = self._loop.create_task(coro)
-        try:
-            return self._loop.run_until_complete(task)
+            return future.result()
         except BaseException:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    self._loop.run_until_complete(task)
+            future.cancel()
+            ended.wait(STOP_SECONDS)
             raise
 
+    def call(self, function: Callable[[], T]) -> T:
+        """Run a plain function in the loop's thread (what may only be touched there) and wait."""
+
+        async def call() -> T:
+            return function()
+
+        return self.run(call())
+
+    @property
+    def closed(self) -> bool:
+        return self.loop.is_closed()
+
     def close(self) -> None:
-        if self._loop is not None:
-            self._loop.close()
-            self._loop = None
+        """Cancel what still runs in the loop, stop it and its thread (once)."""
+
+        async def cancel_all() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        if self.loop.is_closed():
+            return
+        if self._thread.is_alive():
+            with contextlib.suppress(Exception):
+                self.submit(cancel_all()).result(STOP_SECONDS)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(STOP_SECONDS)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+    def __enter__(self) -> LoopThread:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
-    """Run one coroutine in an event loop of its own (:class:`BlockingLoop`)."""
-    loop = BlockingLoop()
-    try:
-        return loop.run(coro)
-    finally:
-        loop.close()
+    """Run one coroutine in an event loop of its own (:class:`LoopThread`)."""
+    with LoopThread("barbu-run") as thread:
+        return thread.run(coro)
 
 
 class BlockingHost:
     """A :class:`MatchHost` for blocking callers: ``play`` and ``close`` wait for their end, in
     one event loop that lives as long as the host (its server and kept bots live in it)."""
 
-    def __init__(self, **host: Any):
-        self.host = MatchHost(**host)
-        self._loop = BlockingLoop()
+    def __init__(self, *, listen: str | None = None, reuse: bool = False) -> None:
+        self._thread = LoopThread("barbu-host")
+        self.host = MatchHost(listen=listen, reuse=reuse)
 
-    def play(self, entrants: list[Any], setup: MatchSetup, log_path: Path, **kw: Any) -> BotMatch:
+    def play(
+        self,
+        entrants: Sequence[BotSpec | Player | Invitee],
+        setup: MatchSetup,
+        log_path: Path,
+        options: MatchOptions = MatchOptions(),
+    ) -> BotMatch:
         """:meth:`MatchHost.play`, waited for."""
-        return self._loop.run(self.host.play(entrants, setup, log_path, **kw))
+        return self.run(lambda host: host.play(entrants, setup, log_path, options))
+
+    def run(self, play: Callable[[MatchHost], Coroutine[Any, Any, T]]) -> T:
+        """``play(host)``, run in the host's loop, waited for."""
+        return self._thread.run(play(self.host))
 
     def close(self) -> None:
+        if self._thread.closed:
+            return
         try:
-            self._loop.run(self.host.close())
+            self._thread.run(self.host.close())
         finally:
-            self._loop.close()
+            self._thread.close()
 
     def __enter__(self) -> BlockingHost:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
 def play_bot_match(
-    bots: list[BotSpec], setup: MatchSetup, log_path: Path, *, listen: str | None = None, **kw: Any
+    bots: Sequence[BotSpec | Player | Invitee],
+    setup: MatchSetup,
+    log_path: Path,
+    options: MatchOptions = MatchOptions(),
+    *,
+    listen: str | None = None,
 ) -> BotMatch:
-    """Play one match between four bot commands on a server of its own (keyword arguments: those
-    of :meth:`MatchHost.play`). Every bot process is gone when it returns."""
+    """Play one match between four bot commands on a server of its own (``listen``: its
+    address, else a private Unix socket). Every bot process is gone when it returns."""
     with BlockingHost(listen=listen) as host:
-        return host.play(bots, setup, log_path, **kw)
+        return host.play(bots, setup, log_path, options)

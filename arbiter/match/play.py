@@ -35,7 +35,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,9 +61,27 @@ from arbiter.transport.encode import RequestEncoder
 from arbiter.transport.remote import BotLiveness, RemotePlayer
 from arbiter.transport.server import ArbiterServer, MatchDesk, Session, Stream
 
-__all__ = ["BotMatch", "BotSpec", "EXIT_GRACE", "MatchHost", "SeatExit", "wait_until"]
+__all__ = ["BotMatch", "BotSpec", "EXIT_GRACE", "MatchHost", "MatchOptions", "SeatExit", "wait_until"]
 
 log = logging.getLogger(__name__)
+
+
+EXIT_GRACE = 2.0  # seconds for the four bots together to exit by themselves after MatchEnd
+
+
+@dataclass(frozen=True)
+class MatchOptions:
+    """How a match between bot processes is played, beyond who plays and what is dealt."""
+
+    time_control: TimeControl = TimeControl()
+    fault_policy: FaultPolicy = FaultPolicy()
+    limits: Limits = Limits()
+    isolation: str = "none"  # an arbiter.process.sandbox.Isolation value
+    reuse: bool | None = None  # keep its multi_match bots for a later match (None: the host's default)
+    replace: bool = False  # replace an existing log file (else a LogFileError)
+    env: Mapping[str, str] | None = None  # added to the bots' environment
+    exit_grace: float = EXIT_GRACE  # for the bots let go to exit by themselves after MatchEnd
+    wrap: Callable[[int, RemotePlayer], Player] | None = None  # wraps each bot's player (check-bot's recorder)
 
 
 @dataclass(frozen=True)
@@ -96,7 +114,6 @@ class BotMatch:
 
 
 _warned_unisolated = False
-EXIT_GRACE = 2.0  # seconds for the four bots together to exit by themselves after MatchEnd
 CONNECT_ATTEMPTS = 3  # times a match's bots are seated afresh after the arbiter stalled while they connected
 
 
@@ -122,7 +139,7 @@ class _Seating:
     limits: Limits
     isolation: str
     user: BotUser
-    env: dict[str, str] | None
+    env: Mapping[str, str] | None
 
 
 @dataclass
@@ -149,6 +166,7 @@ class MatchHost:
         self._server_key: tuple[float, float] | None = None
         self._socket_dir: str | None = None
         self._kept = KeptBots(keep_per_entrant, keep_total)
+        self.playing = 0  # matches in play on this host now
         self._starting = asyncio.Lock()
 
     async def __aenter__(self) -> MatchHost:
@@ -205,31 +223,28 @@ class MatchHost:
         entrants: Sequence[BotSpec | Player | Invitee],
         setup: MatchSetup,
         log_path: Path,
-        *,
-        time_control: TimeControl = TimeControl(),
-        fault_policy: FaultPolicy = FaultPolicy(),
-        limits: Limits = Limits(),
-        isolation: str = "none",
-        reuse: bool | None = None,
-        replace: bool = False,
-        env: dict[str, str] | None = None,
-        exit_grace: float = EXIT_GRACE,
-        wrap: Callable[[int, RemotePlayer], Player] | None = None,
+        options: MatchOptions = MatchOptions(),
     ) -> BotMatch:
         """Play a match of four entrants (bot commands, in-process players, or seats played from
         elsewhere: an ``Invitee`` is sent its seat's token, arbiter.match.invited), logged to
-        ``log_path`` (replacing a file only with ``replace``). ``reuse`` (default: the host's):
-        keep its ``multi_match`` bots for a later match; ``env``: added to the bots' environment;
-        ``exit_grace``: for the bots let go to exit by themselves; ``wrap``: wraps each bot's
-        player (check-bot's recorder). A file it cannot write is a LogFileError, nobody's fault."""
-        reuse = self.reuse if reuse is None else reuse
+        ``log_path``, as ``options`` say. A file it cannot write is a LogFileError, nobody's fault."""
+        self.playing += 1
+        try:
+            return await self._play(entrants, setup, Path(log_path), options)
+        finally:
+            self.playing -= 1
+
+    async def _play(
+        self, entrants: Sequence[BotSpec | Player | Invitee], setup: MatchSetup, log_path: Path, o: MatchOptions
+    ) -> BotMatch:
+        time_control, limits, isolation, env = o.time_control, o.limits, o.isolation, o.env
+        reuse = self.reuse if o.reuse is None else o.reuse
         user, started = bot_user(limits.user, isolation), time.perf_counter()
         self._check_isolation(isolation, user)
-        log_path = Path(log_path)
         stem = log_path.name.removesuffix(".jsonl")
         outputs = [log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4)]
         server = await self._ensure_server(time_control)
-        sink = AtomicLogFile(log_path, replace=replace)
+        sink = AtomicLogFile(log_path, replace=o.replace)
         deals = deal_keys(setup)
         seats: list[_Seat] = []
         invited: list[_Invited] = []
@@ -239,10 +254,10 @@ class MatchHost:
                 await asyncio.sleep(0)  # let the loop see what happened to kept streams meanwhile
             seating = _Seating(setup.match_id or stem, entrants, setup, outputs, deals, limits, isolation, user, env)
             desk, seats, invited, connected = await self._seat_everyone(server, seating, time_control)
-            players = self._players(entrants, seats, invited, time_control, setup.match_id or stem, reuse, wrap)
+            players = self._players(entrants, seats, invited, time_control, setup.match_id or stem, reuse, o.wrap)
             header_seats, header = _header(entrants, seats, isolation, limits)
             referee = Referee(
-                setup, players, sink, seats=header_seats, time_control=time_control, fault_policy=fault_policy,
+                setup, players, sink, seats=header_seats, time_control=time_control, fault_policy=o.fault_policy,
                 header=header, stalls=self.stalls,
             )  # fmt: skip
             result = await referee.play()
@@ -256,7 +271,7 @@ class MatchHost:
                 desk.close()
             _abandoned(e, outputs, log_path)
             raise
-        kept_seats, cpu, exits = await self._end_match(seats, invited, deals, result, reuse, exit_grace)
+        kept_seats, cpu, exits = await self._end_match(seats, invited, deals, result, reuse, o.exit_grace)
         desk.close()
         # The log gets its final name last, after the clean-up: a tournament records the match right
         # after this returns, so the time a finished log exists unrecorded stays as short as it can.

@@ -67,7 +67,7 @@ def _own_paths() -> dict[str, str]:
 
 def _usable(parent: str) -> bool:
     """Whether a cgroup made under ``parent`` takes a process (made, entered, removed)."""
-    probe = os.path.join(parent, f"barbu-probe-{os.getpid()}-{next(_numbers)}")
+    probe = os.path.join(parent, f"barbu-{os.getpid()}-probe-{next(_numbers)}")
     try:
         os.mkdir(probe)
     except OSError:

@@ -10,53 +10,15 @@ import functools
 import logging
 import resource
 import shutil
-from dataclasses import asdict, dataclass
 
+from arbiter.model import DEFAULT_OUTPUT_LIMIT as DEFAULT_OUTPUT_LIMIT
+from arbiter.model import Limits as Limits  # the value, in the match model
 from arbiter.process.users import BotUser
 
 log = logging.getLogger(__name__)
 
 
-DEFAULT_OUTPUT_LIMIT = 1 << 20  # bytes of a bot's stdout+stderr kept per match
-
-
 CPU_GRACE = 2  # seconds between the CPU soft limit (SIGXCPU) and the hard one (SIGKILL)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-process resource limits of a launched bot (``None``: not limited).
-
-    Every process of the bot gets them (children inherit them). ``cpu`` is CPU seconds per
-    process over its life: one match, or several for a bot kept between matches (multi_match;
-    arbiter.match.play lets such a process go once it has used half of it). ``memory`` and
-    ``processes`` bound the bot as a whole where this machine gives it a cgroup with those
-    controllers (arbiter.process.cgroup); besides, ``memory`` bounds each process's data
-    (RLIMIT_DATA: what it writes, not the address space it merely reserves, which a JVM or a Go
-    runtime reserves by gigabytes), and ``processes`` counts every process and thread of the
-    bot's *user* (RLIMIT_NPROC), applied when the bot runs as a user of its own.
-    """
-
-    memory: int | None = 2 << 30  # bytes: the bot's memory (cgroup) and each process's data (RLIMIT_DATA)
-    cpu: int | None = 1800  # CPU seconds per process (RLIMIT_CPU: SIGXCPU, then SIGKILL)
-    processes: int | None = 256  # processes + threads of the bot (cgroup pids) and of its user (RLIMIT_NPROC)
-    open_files: int | None = 1024  # file descriptors per process (RLIMIT_NOFILE)
-    file_size: int | None = 64 << 20  # bytes: the largest file it may write (RLIMIT_FSIZE); sizes the sandbox's /tmp
-    output: int = DEFAULT_OUTPUT_LIMIT  # bytes of stdout+stderr kept per seat and match
-    user: str | None = None  # a user name, a uid, or a uid range FIRST-LAST (one each); None: the arbiter's
-
-    def __post_init__(self) -> None:
-        for name in ("memory", "cpu", "processes", "open_files", "file_size"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"limit {name!r} must be a positive whole number or None, got {value!r}")
-        if isinstance(self.output, bool) or not isinstance(self.output, int) or self.output < 0:
-            raise ValueError(f"limit 'output' must be a whole number of bytes >= 0, got {self.output!r}")
-        if self.user is not None and (not isinstance(self.user, str) or not self.user):
-            raise ValueError(f"limit 'user' must be a user name or uid as text, got {self.user!r}")
-
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
 
 
 def human_bytes(n: int) -> str:

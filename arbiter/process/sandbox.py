@@ -29,10 +29,11 @@ import shutil
 import subprocess
 import sys
 import threading
-from enum import StrEnum
 from pathlib import Path
 
 from arbiter.errors import ConfigError
+from arbiter.model import ISOLATIONS as ISOLATIONS
+from arbiter.model import Isolation as Isolation  # the value, in the match model
 from arbiter.process.users import BotUser, path_problem, resolve_user, setpriv_program
 
 log = logging.getLogger(__name__)
@@ -41,15 +42,6 @@ _bwrap_checks: dict[tuple[int, int], str | None] = {}
 _bwrap_lock = threading.Lock()
 _warned_weaker = False
 
-
-class Isolation(StrEnum):
-    """How a bot is kept from the machine: ``none`` (limits and users only) or ``bubblewrap``."""
-
-    NONE = "none"
-    BUBBLEWRAP = "bubblewrap"
-
-
-ISOLATIONS = tuple(mode.value for mode in Isolation)
 
 SANDBOX_SOCKET = "/run/barbu/arbiter.sock"  # where every sandboxed bot finds the arbiter
 SANDBOX_UID = 1000  # the bot's uid and gid inside its user namespace

@@ -3,7 +3,7 @@
 One match, from ``arbiter run`` to its database row: :func:`run_tournament` takes the lease,
 the :class:`Recorder` claims the log folder and creates or resumes the tournament, the
 :class:`Schedule` lists the matches, :func:`make_task` turns each pending one into a
-:class:`~arbiter.model.MatchTask`, an executor (arbiter.tournament.executors: in this process,
+:class:`~arbiter.model.MatchTask`, an executor (arbiter.execution.executors: in this process,
 a local pool, the Dask cluster) plays it with arbiter.tournament.worker.play_task, and every
 :class:`Observer` sees the :class:`~arbiter.model.MatchOutcome` in turn: the recorder first (the
 match row, its seats and faults and the rating history it completes, in one transaction, fenced
@@ -26,12 +26,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from arbiter.errors import ConfigError, TournamentInterrupted
-from arbiter.model import BotSpec, MatchOutcome, MatchTask
+from arbiter.execution.executors import Executor, ExecutorFactory, Venue, default_jobs
+from arbiter.execution.play import file_sha256
+from arbiter.execution.venues import default_executor
+from arbiter.model import MatchOutcome, MatchTask
 from arbiter.process.sandbox import strongest_isolation
 from arbiter.signals import INTERRUPTS, begin_stop, deferred, signal_of, stop_on_signals
 from arbiter.text import printable
 from arbiter.tournament.config import TournamentConfig
-from arbiter.tournament.executors import Executor, InProcessExecutor, LocalExecutor, default_jobs
 from arbiter.tournament.ratings import (
     MatchRecord,
     RatingBook,
@@ -42,7 +44,6 @@ from arbiter.tournament.ratings import (
     standings,
 )
 from arbiter.tournament.schedule import ScheduledMatch, block_deals, build_schedule, games, plays_duplicate_sets
-from arbiter.tournament.worker import PlayFunction, file_sha256, play_match
 
 if TYPE_CHECKING:  # the storage layer (SQLAlchemy) is imported when a run starts: workers start faster
     from sqlalchemy.engine import Engine
@@ -102,7 +103,7 @@ class Run:
     database: str  # as shown (no password)
     repo: Repo
     tournament_id: int
-    workers: int  # 0: in this process
+    workers: int  # matches played at once
     records: dict[int, MatchRecord] = field(default_factory=dict)  # the recorded matches by number
     recorded_before: int = 0
     played: int = 0
@@ -112,6 +113,10 @@ class Run:
     bots_cpu: float = 0.0
     ratings: RatingBook | None = None  # as far as the recorded games go (the recorder keeps it)
     executor: Executor | None = None  # once made: what plays the matches (a schedule may ask it who is connected)
+
+    def connected(self) -> dict[str, int]:
+        """The remote entrants connected to the run's lobby now, with the matches each may play at once."""
+        return self.executor.connected() if self.executor is not None else {}
 
     @property
     def duplicate(self) -> bool:
@@ -259,15 +264,11 @@ def make_task(config: TournamentConfig, m: ScheduledMatch, log_folder: Path) -> 
     deals = None
     if config.deals is not None:
         deals = tuple(tuple(d) for d in block_deals(config.deals, m.deal_block, config.rules.deals_per_match))
-    bots = []
-    for name in m.seats:
-        e = config.entrant(name)
-        bots.append(BotSpec(name, e.launch or "", e.cwd, remote=e.remote))
     return MatchTask(
         number=m.number,
         key=m.key,
         match_id=f"{config.name}/{m.key}",
-        bots=tuple(bots),
+        bots=tuple(config.entrant(name).spec for name in m.seats),
         rules=config.rules.to_json(),
         seed=m.seed,
         deals=deals,
@@ -286,16 +287,16 @@ def run_tournament(
     *,
     database: str | None = None,
     jobs: int | None = None,
-    play: PlayFunction = play_match,
     observers: Sequence[Observer] = (),
-    in_process: bool = False,
     schedule: Schedule | None = None,
+    executor: ExecutorFactory = default_executor,
 ) -> RunSummary:
     """Play every match of the tournament not yet recorded; returns the final standings.
 
-    ``database`` (--db) overrides the file's; ``jobs`` (--jobs) overrides its ``parallelism``.
-    ``in_process`` plays in this process, one match at a time (for tests of the loop); ``play``
-    is the per-match function (tests: in-process players); ``schedule``: the config's by default.
+    ``database`` (--db) overrides the file's; ``jobs`` (--jobs) overrides its ``parallelism``;
+    ``schedule``: the config's by default; ``executor`` makes what plays the matches from the
+    run's :class:`~arbiter.execution.executors.Venue` (by default: worker processes, the Dask
+    cluster, the lobby, as the file says).
 
     The run first takes the tournament's lease in the database (a second run refuses at once,
     naming the holder) and then claims the log folder (see arbiter.tournament.logfolder); a
@@ -310,7 +311,7 @@ def run_tournament(
     with stop_on_signals():
         counted: list[Callable[[], int]] = []  # how many matches the database holds, once known
         try:
-            return _run(schedule, url, jobs, play, observers, in_process, started, counted)
+            return _run(schedule, url, jobs, executor, observers, started, counted)
         except INTERRUPTS as e:
             begin_stop(signal_of(e))
             recorded = counted[0]() if counted else 0
@@ -321,9 +322,8 @@ def _run(
     schedule: Schedule,
     url: str | None,
     jobs: int | None,
-    play: PlayFunction,
+    executor: ExecutorFactory,
     observers: Sequence[Observer],
-    in_process: bool,
     started: float,
     counted: list[Callable[[], int]],
 ) -> RunSummary:
@@ -339,7 +339,7 @@ def _run(
         schedule.resume(known.rounds if known else None, known.format if known else None)
         lease = Lease.take(engine, schedule.config.name).keep_alive()
         try:
-            summary = _run_holding_lease(schedule, engine, repo, lease, jobs, play, observers, in_process, counted)
+            summary = _run_holding_lease(schedule, engine, repo, lease, jobs, executor, observers, counted)
         except BaseException as e:
             begin_stop(signal_of(e))  # stopping: a second signal cannot cut the release short
             lease.release()
@@ -358,12 +358,12 @@ def _run_holding_lease(
     repo: Repo,
     lease: Lease,
     jobs: int | None,
-    play: PlayFunction,
+    executor: ExecutorFactory,
     observers: Sequence[Observer],
-    in_process: bool,
     counted: list[Callable[[], int]],
 ) -> RunSummary:
     from arbiter.tournament.logfolder import LogFolder
+    from arbiter.tournament.storage.keys import KeyStore
 
     config = schedule.config
     shown_db = engine.url.render_as_string(hide_password=True)
@@ -375,36 +375,23 @@ def _run_holding_lease(
         tournament_id = recorder.open(config, schedule.matches, records)
         pending = [m for m in schedule.matches if m.number not in records]
         workers = max(1, min(jobs or config.parallelism or default_jobs(), len(pending) or 1))
-        run = Run(config, schedule.matches, shown_db, repo, tournament_id, 0 if in_process else workers, records)
+        run = Run(config, schedule.matches, shown_db, repo, tournament_id, workers, records)
         run.recorded_before = len(records)
         counted[:] = [lambda: len(records)]  # a committed match counts, even when a stop comes right after
         everyone: list[Observer] = [recorder, *observers]
 
-        def local() -> Executor:
-            if in_process:
-                return InProcessExecutor(play)
-            if config.cluster:  # arbiter run --cluster: the matches are Dask tasks (docs/cluster.md)
-                from arbiter.tournament.cluster import DaskExecutor
-
-                return DaskExecutor(config, config.cluster, play=play, log_folder=log_folder)
-            return LocalExecutor(workers, log_folder / "arbiter.log", play)
-
-        def executor() -> Executor:
-            if not any(e.remote for e in config.entrants):
-                return local()
-            # Matches with a remote seat are played here, where the lobby listens (docs/remote.md).
-            from arbiter.tournament.remote import RemoteExecutor, RoutedExecutor
-            from arbiter.tournament.storage.keys import KeyStore
-
-            remote = RemoteExecutor(config, KeyStore(engine).entrant_of, workers)
-            return RoutedExecutor(remote, local, workers)
+        def venue() -> Venue:  # the config of now: a growing schedule adds entrants
+            c = schedule.config
+            entrants = tuple(e.spec for e in c.entrants)
+            keys = KeyStore(engine).entrant_of
+            return Venue(c.name, entrants, workers, log_folder, c.cluster, c.lobby, c.remote_wait, keys)
 
         for o in everyone:
             o.started(run)
         try:
             loop = _Loop(run, schedule, recorder, everyone, log_folder)
             loop.queue_matches(pending)
-            loop.play(executor)
+            loop.play(lambda: executor(venue()))
         finally:
             for o in everyone:
                 o.stopped(run)

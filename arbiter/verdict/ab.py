@@ -45,13 +45,14 @@ from barbu.rules import Ruleset, make_ruleset
 
 import arbiter
 from arbiter.errors import ConfigError, LogFileError, TournamentError
+from arbiter.execution.executors import ExecutorFactory
+from arbiter.execution.venues import default_executor
 from arbiter.model import MatchOutcome, TimeControl, TournamentFormat
 from arbiter.referee.logfile import read_log_lines
 from arbiter.replay.facts import Facts
 from arbiter.tournament.config import DEFAULT_LOG_ROOT, EntrantConfig, TournamentConfig, bot_command
 from arbiter.tournament.loop import Run, Schedule, run_tournament
 from arbiter.tournament.schedule import MAX_MATCHES, ScheduledMatch
-from arbiter.tournament.worker import PlayFunction, play_match
 from arbiter.verdict import DEFAULT_DELTA0, DEFAULT_DELTA1, DEFAULT_MAX_MATCHES, MATCHES_PER_SET
 from arbiter.verdict.sprt import UNATTRIBUTED, FixedConfig, SprtConfig, SprtState, Verdict, mean_ci
 
@@ -461,8 +462,7 @@ def run_ab(
     spec: AbSpec,
     *,
     reporter: AbReporter | None = None,
-    play: PlayFunction = play_match,
-    in_process: bool = False,
+    executor: ExecutorFactory = default_executor,
 ) -> AbResult:
     """Play the A/B test until a verdict or the budget (resuming what the database holds)."""
     started = time.perf_counter()
@@ -475,10 +475,9 @@ def run_ab(
         schedule.config,
         database=spec.database,
         jobs=spec.jobs,
-        play=play,
         observers=[rule],
-        in_process=in_process,
         schedule=schedule,
+        executor=executor,
     )
     book = rule.book
     state = book.state

@@ -7,7 +7,7 @@ import pytest
 from barbu.matchlog import verify
 from barbu.rules import make_ruleset
 
-from arbiter.match.blocking import play_bot_match
+from arbiter.match.blocking import MatchOptions, play_bot_match
 from arbiter.match.play import BotSpec
 from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.logfile import read_log_lines
@@ -40,9 +40,11 @@ def test_misbehaving_bot(tmp_path, case):
     bots = [BotSpec(f"bot{s}", c) for s, c in enumerate(commands)]
     control = TimeControl(per_decision=0.3, reserve=0.5, connect=3.0)
     played = play_bot_match(
-        bots, MatchSetup(make_ruleset(), seed=11, match_id=case), tmp_path / f"{case}.jsonl",
-        time_control=control, fault_policy=FaultPolicy(max_strikes=3),
-    )  # fmt: skip
+        bots,
+        MatchSetup(make_ruleset(), seed=11, match_id=case),
+        tmp_path / f"{case}.jsonl",
+        MatchOptions(time_control=control, fault_policy=FaultPolicy(max_strikes=3)),
+    )
     r = played.result
     assert r.status == "complete" and r.deals == 28
     assert sum(r.totals) == 0

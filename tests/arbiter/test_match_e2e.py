@@ -15,10 +15,10 @@ from arbiter.referee.loop import MatchSetup
 from .conftest import HEURISTIC, RANDOM, ROOT, leftover_processes
 
 
-def _play(tmp_path, commands, preset="standard", seed=1, **kw):
+def _play(tmp_path, commands, preset="standard", seed=1):
     bots = [BotSpec(f"bot{s}", cmd) for s, cmd in enumerate(commands)]
     setup = MatchSetup(make_ruleset(preset), seed=seed, match_id=f"t-{preset}-{seed}")
-    return play_bot_match(bots, setup, tmp_path / f"{preset}-{seed}.jsonl", **kw)
+    return play_bot_match(bots, setup, tmp_path / f"{preset}-{seed}.jsonl")
 
 
 def test_four_random_bots_play_a_full_match_that_verifies(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 from barbu.matchlog import verify
 from barbu.rules import make_ruleset
 
-from arbiter.match.blocking import BlockingHost, run_blocking
+from arbiter.match.blocking import BlockingHost, MatchOptions, run_blocking
 from arbiter.match.play import BotSpec
 from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.logfile import read_log_lines
@@ -38,9 +38,11 @@ def host():
 def play(host, tmp_path, name, bots, seed=None, deals=None):
     setup = MatchSetup(SHORT, seed=seed or 0, match_id=name, deals=deals)
     played = host.play(
-        [BotSpec(f"bot{s}", c) for s, c in enumerate(bots)], setup, tmp_path / f"{name}.jsonl",
-        time_control=CONTROL, fault_policy=FaultPolicy(max_strikes=3),
-    )  # fmt: skip
+        [BotSpec(f"bot{s}", c) for s, c in enumerate(bots)],
+        setup,
+        tmp_path / f"{name}.jsonl",
+        MatchOptions(time_control=CONTROL, fault_policy=FaultPolicy(max_strikes=3)),
+    )
     report = verify(read_log_lines(played.log_path))
     assert report.valid and report.complete, report
     return played

@@ -29,10 +29,10 @@ from arbiter.arena.checking import check_submission
 from arbiter.arena.corner import COOKIE, session_secret
 from arbiter.arena.quotas import Uploads
 from arbiter.arena.service import ArenaService
+from arbiter.execution.bundle import cached
 from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.process.limits import Limits
 from arbiter.process.sandbox import strongest_isolation
-from arbiter.tournament.bundle import cached
 from arbiter.tournament.config import override, parse_config
 from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.storage import open_database

@@ -272,7 +272,7 @@ def test_a_ladder_whose_database_fills_holds_what_it_could_not_write(small_disk,
             pass
 
     summary = run_tournament(
-        schedule.config, database=f"sqlite:///{disk}/r.db", play=inproc.play_inprocess, in_process=True,
+        schedule.config, database=f"sqlite:///{disk}/r.db", executor=inproc.in_process(inproc.play_inprocess),
         schedule=schedule, observers=[FillAfterFour(), StopAfter(schedule, 16)],
     )  # fmt: skip
     assert filled

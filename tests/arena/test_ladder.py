@@ -85,7 +85,7 @@ def test_the_ladder_plays_sets_takes_in_a_new_version_and_drains(tmp_path):
     schedule = ladder(tmp_path, field)
     late = entrant("d", "first")
     summary = run_tournament(
-        schedule.config, database=f"sqlite:///{tmp_path}/r.db", play=inproc.play_inprocess, in_process=True,
+        schedule.config, database=f"sqlite:///{tmp_path}/r.db", executor=inproc.in_process(inproc.play_inprocess),
         schedule=schedule, observers=[StopAfter(schedule, 24, then=lambda: field.join(late))],
     )  # fmt: skip
     recorded = rows(tmp_path)
@@ -107,7 +107,7 @@ def test_a_too_small_field_waits_until_a_second_version_comes(tmp_path):
     timer = threading.Timer(1.5, lambda: (field.join(entrant("b", "first")), schedule.changed.set()))
     timer.start()
     run_tournament(
-        schedule.config, database=f"sqlite:///{tmp_path}/r.db", play=inproc.play_inprocess, in_process=True,
+        schedule.config, database=f"sqlite:///{tmp_path}/r.db", executor=inproc.in_process(inproc.play_inprocess),
         schedule=schedule, observers=[StopAfter(schedule, 4)],
     )  # fmt: skip
     timer.join(30)
@@ -118,7 +118,7 @@ def test_a_restart_first_plays_the_rotations_a_stop_cut_short(tmp_path):
     field = Field(entrant("a", "random"), entrant("b", "first"), entrant("c", "random"), entrant("d", "first"))
     schedule = ladder(tmp_path, field)
     run_tournament(
-        schedule.config, database=f"sqlite:///{tmp_path}/r.db", play=inproc.play_inprocess, in_process=True,
+        schedule.config, database=f"sqlite:///{tmp_path}/r.db", executor=inproc.in_process(inproc.play_inprocess),
         schedule=schedule, observers=[StopAfter(schedule, 8)],
     )  # fmt: skip
     with sqlite3.connect(tmp_path / "r.db") as c:  # as if the stop had come in the middle of set 1
@@ -135,7 +135,7 @@ def test_a_restart_first_plays_the_rotations_a_stop_cut_short(tmp_path):
     again = ladder(tmp_path, field, stored)
     assert [m.key for m in again.matches if m.number not in {r.number for r in stored}] == ["a1-2", "a1-4"]
     summary = run_tournament(
-        again.config, database=f"sqlite:///{tmp_path}/r.db", play=inproc.play_inprocess, in_process=True,
+        again.config, database=f"sqlite:///{tmp_path}/r.db", executor=inproc.in_process(inproc.play_inprocess),
         schedule=again, observers=[StopAfter(again, 12)],
     )  # fmt: skip
     keys = [key for _, key, *_ in rows(tmp_path)]
@@ -162,7 +162,7 @@ def test_the_ladder_records_its_64_bit_set_seeds_in_postgresql(request, tmp_path
     field = Field(entrant("a", "random"), entrant("b", "first"), entrant("c", "random"), entrant("d", "first"))
     schedule = ladder(tmp_path, field)
     run_tournament(
-        schedule.config, database=database, play=inproc.play_inprocess, in_process=True, schedule=schedule,
+        schedule.config, database=database, executor=inproc.in_process(inproc.play_inprocess), schedule=schedule,
         observers=[StopAfter(schedule, 4)],
     )  # fmt: skip
     engine = open_database(database, create=False)

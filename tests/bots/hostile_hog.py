@@ -85,10 +85,12 @@ def memory_split(limit: int) -> None:
     under the per-process limit; the bot as a whole passes it (a memory cgroup kills one). The
     children end within 60 s whatever happens."""
     children = [subprocess.Popen([sys.executable, "-c", HOLD, str(limit - (128 << 20))]) for _ in range(3)]
-    for child in children:
-        if child.wait() < 0:
-            print(f"hostile_hog: a child was killed by signal {-child.returncode}", file=sys.stderr, flush=True)
-            os._exit(3)
+    while any(child.poll() is None for child in children):
+        for child in children:
+            if child.poll() is not None and child.returncode < 0:
+                print(f"hostile_hog: a child was killed by signal {-child.returncode}", file=sys.stderr, flush=True)
+                os._exit(3)
+        time.sleep(0.05)
     refuse("three children held three times the limit: nothing bound the bot as a whole")
 
 

@@ -18,9 +18,9 @@ import pytest
 from typer.testing import CliRunner
 
 from arbiter.errors import ConfigError, TournamentError
-from arbiter.tournament import bundle
-from arbiter.tournament.cluster import executor, shipping
-from arbiter.tournament.cluster.plugin import check_program
+from arbiter.execution import bundle
+from arbiter.execution.cluster import executor, shipping
+from arbiter.execution.cluster.plugin import check_program
 from arbiter.tournament.config import load_config, parse_config
 from tests.tournament.conftest import SMOKE, cli_app
 
@@ -151,7 +151,7 @@ def test_commands_are_rewritten_into_their_bundle(tmp_path):
     make_bot(tmp_path / "bots")
     (tmp_path / "data.txt").write_text("outside")
     config = load_config(write_league(tmp_path, "env SEED=1 python bots/bot.py --level 3 bots/lib/strategy.py"))
-    bots, packs = shipping.remote_bots(config)
+    bots, packs = shipping.entrant_bots(e.spec for e in config.entrants)
     assert len(packs) == 1  # both entrants' scripts live in bots/: one bundle
     a = bots["a"]
     assert a.bundle == bots["b"].bundle and a.program is None
@@ -162,7 +162,7 @@ def test_commands_are_rewritten_into_their_bundle(tmp_path):
 
     config = load_config(write_league(tmp_path, "python bots/bot.py ../" + tmp_path.name + "/data.txt"))
     with pytest.raises(ConfigError, match=r"entrant 'a': its command names .*data.txt, outside its folder"):
-        shipping.remote_bots(config)
+        shipping.entrant_bots(e.spec for e in config.entrants)
 
 
 def test_a_system_program_is_checked_by_path_and_version_on_the_worker(tmp_path):
@@ -170,7 +170,7 @@ def test_a_system_program_is_checked_by_path_and_version_on_the_worker(tmp_path)
     (tmp_path / "bots" / "bot.sh").write_text("exit 0\n")
     sh = shutil.which("sh")
     config = load_config(write_league(tmp_path, "sh bots/bot.sh"))
-    bots, _ = shipping.remote_bots(config)
+    bots, _ = shipping.entrant_bots(e.spec for e in config.entrants)
     program = bots["a"].program
     assert program is not None and program.path == os.path.abspath(sh) and program.version
     check_program(bots["a"], program, "tcp://w:1")  # the same machine: accepted

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from barbu.rules import make_ruleset
 
+from arbiter.execution.cluster import DaskExecutor
+from arbiter.execution.cluster.plugin import IDLE_SECONDS
 from arbiter.process.sandbox import Isolation
-from arbiter.tournament.cluster import DaskExecutor
-from arbiter.tournament.cluster.plugin import IDLE_SECONDS
 from arbiter.tournament.config import load_config, override
 from arbiter.tournament.loop import make_task
 from arbiter.tournament.schedule import build_schedule
@@ -41,7 +41,7 @@ def test_the_executor_settles_futures_with_checked_outcomes_and_a_cancel_stops_t
     dask_cluster, tmp_path
 ):
     config, tasks = smoke_tasks(dask_cluster, tmp_path)
-    executor = DaskExecutor(config, dask_cluster.address)
+    executor = DaskExecutor([e.spec for e in config.entrants], dask_cluster.address, config.log_folder)
     try:
         assert executor.slots == 2  # two workers, arena=1 each
         future = executor.submit(tasks[0])
@@ -54,7 +54,7 @@ def test_the_executor_settles_futures_with_checked_outcomes_and_a_cancel_stops_t
     assert hashlib.sha256(log.read_bytes()).hexdigest() == outcome.log_sha256
     assert not any(processes_in(c) for c in dask_cluster.caches)  # the bots kept for a next match left with it
 
-    executor = DaskExecutor(config, dask_cluster.address)
+    executor = DaskExecutor([e.spec for e in config.entrants], dask_cluster.address, config.log_folder)
     try:
         futures = [executor.submit(t) for t in tasks[1:3]]
         deadline = time.monotonic() + TIMEOUT

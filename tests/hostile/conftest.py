@@ -26,7 +26,7 @@ import pytest
 from barbu.matchlog import verify
 from barbu.rules import make_ruleset
 
-from arbiter.match.blocking import play_bot_match
+from arbiter.match.blocking import MatchOptions, play_bot_match
 from arbiter.match.play import BotSpec
 from arbiter.process.limits import Limits
 from arbiter.process.procfs import processes_of_uid
@@ -150,10 +150,16 @@ def play(
     bots = [BotSpec(f"bot{s}", c, cwd=workdir) for s, c in enumerate(commands)]
     try:
         played = play_bot_match(
-            bots, MatchSetup(rules, seed=seed, match_id=name), tmp_path / f"{name}.jsonl",
-            time_control=control, fault_policy=FaultPolicy(max_strikes=max_strikes),
-            limits=Limits(user=user, **(limits or {})), isolation=isolation,
-        )  # fmt: skip
+            bots,
+            MatchSetup(rules, seed=seed, match_id=name),
+            tmp_path / f"{name}.jsonl",
+            MatchOptions(
+                time_control=control,
+                fault_policy=FaultPolicy(max_strikes=max_strikes),
+                limits=Limits(user=user, **(limits or {})),
+                isolation=isolation,
+            ),
+        )
         left = os.listdir(workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -14,7 +14,7 @@ import pytest
 
 import arbiter.match.play as match_module
 from arbiter.errors import ConfigError
-from arbiter.match.blocking import play_bot_match
+from arbiter.match.blocking import MatchOptions, play_bot_match
 from arbiter.match.play import BotSpec
 from arbiter.process import cgroup, sandbox
 from arbiter.process.limits import Limits
@@ -93,7 +93,7 @@ def test_a_match_that_asks_for_a_sandbox_it_cannot_have_is_not_played(tmp_path, 
     monkeypatch.setattr(sandbox, "_bwrap_checks", {})
     bots = [BotSpec(f"b{s}", f"{PY} {RANDOM_BOT}") for s in range(4)]
     with pytest.raises(ConfigError) as e:
-        play_bot_match(bots, MatchSetup(SHORT, seed=1), tmp_path / "m.jsonl", isolation="bubblewrap")
+        play_bot_match(bots, MatchSetup(SHORT, seed=1), tmp_path / "m.jsonl", MatchOptions(isolation="bubblewrap"))
     message = str(e.value)
     assert "isolation: bubblewrap was asked for, but bwrap cannot build a sandbox" in message
     assert (
@@ -106,7 +106,9 @@ def test_a_match_that_asks_for_a_sandbox_it_cannot_have_is_not_played(tmp_path, 
 def test_isolation_needs_the_unix_socket(tmp_path):
     bots = [BotSpec(f"b{s}", f"{PY} {RANDOM_BOT}") for s in range(4)]
     with pytest.raises(ConfigError, match="no network"):
-        play_bot_match(bots, MatchSetup(SHORT), tmp_path / "m.jsonl", isolation="bubblewrap", listen="127.0.0.1:0")
+        play_bot_match(
+            bots, MatchSetup(SHORT), tmp_path / "m.jsonl", MatchOptions(isolation="bubblewrap"), listen="127.0.0.1:0"
+        )
 
 
 def test_a_bot_user_that_cannot_reach_the_program_is_a_clear_error(tmp_path):
@@ -116,7 +118,9 @@ def test_a_bot_user_that_cannot_reach_the_program_is_a_clear_error(tmp_path):
         open(script, "w").close()
         bots = [BotSpec(f"b{s}", f"/usr/bin/python3 {script}") for s in range(4)]
         with pytest.raises(ConfigError) as e:
-            play_bot_match(bots, MatchSetup(SHORT), tmp_path / "m.jsonl", limits=Limits(user="2100000000-2100009999"))
+            play_bot_match(
+                bots, MatchSetup(SHORT), tmp_path / "m.jsonl", MatchOptions(limits=Limits(user="2100000000-2100009999"))
+            )
         assert "cannot run as user" in str(e.value) and f"it cannot enter the folder {private}" in str(e.value)
     finally:
         os.unlink(script)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from arbiter.compliance.checkbot import check_bot
-from arbiter.match.blocking import play_bot_match
+from arbiter.match.blocking import MatchOptions, play_bot_match
 from arbiter.match.play import BotSpec
 from arbiter.process.limits import Limits
 from arbiter.process.sandbox import DEFAULT_UIDS, SANDBOX_SOCKET, SANDBOX_UID, strongest_isolation
@@ -37,7 +37,10 @@ def bot_folder():
 def _sandboxed(bots: list[BotSpec], log: Path, seed: int):
     """A short match under the defaults: the sandbox, the default limits (no user)."""
     return play_bot_match(
-        bots, MatchSetup(SHORT, seed=seed, match_id=log.stem), log, isolation="bubblewrap", limits=Limits()
+        bots,
+        MatchSetup(SHORT, seed=seed, match_id=log.stem),
+        log,
+        MatchOptions(isolation="bubblewrap", limits=Limits()),
     )
 
 

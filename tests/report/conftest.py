@@ -56,7 +56,7 @@ def play_league(folder: Path, entrants: dict[str, str], *, name: str, contracts:
     folder.mkdir(parents=True, exist_ok=True)
     db = f"sqlite:///{folder / 'results.db'}"
     cfg = league_config(folder, entrants, name=name, contracts=contracts, extra=extra)
-    summary = run_tournament(cfg, database=db, play=inproc.play_inprocess, in_process=True)
+    summary = run_tournament(cfg, database=db, executor=inproc.in_process(inproc.play_inprocess))
     assert summary.complete
     return League(folder, db, name, summary)
 

@@ -394,7 +394,7 @@ def test_the_tournament_option_and_the_latest(tmp_path):
         from .conftest import league_config
 
         cfg = league_config(tmp_path / folder, entrants, name=name, contracts=contracts, extra=extra)
-        run_tournament(cfg, database=db, play=inproc.play_inprocess, in_process=True)
+        run_tournament(cfg, database=db, executor=inproc.in_process(inproc.play_inprocess))
     code, out, err = invoke("report", "--db", db, "--html", str(tmp_path / "latest.html"), "--no-replays")
     assert code == 0, err
     assert embedded_data((tmp_path / "latest.html").read_text())["tournament"]["name"] == "two"

@@ -14,6 +14,7 @@ from arbiter.errors import TournamentInterrupted
 from arbiter.tournament.loop import Run, Schedule, run_tournament
 from arbiter.tournament.schedule import ScheduledMatch
 
+from ..tournament import inproc
 from .conftest import arbiter, assert_one_error
 from .test_log_folder import config, db, run
 
@@ -86,7 +87,11 @@ def test_an_interruption_during_start_up_says_what_is_recorded(tmp_path):
     run(cfg, url)
     total = len(Schedule(cfg).matches)
     with pytest.raises(TournamentInterrupted, match=f"interrupted: {total} of {total} matches are recorded"):
-        run_tournament(cfg, database=url, in_process=True, schedule=StartUpInterrupted(cfg))
+        run_tournament(
+            cfg, database=url, executor=inproc.in_process(inproc.play_inprocess), schedule=StartUpInterrupted(cfg)
+        )
     fresh = config(tmp_path, name="u")
     with pytest.raises(TournamentInterrupted, match="interrupted: 0 of"):
-        run_tournament(fresh, database=url, in_process=True, schedule=StartUpInterrupted(fresh))
+        run_tournament(
+            fresh, database=url, executor=inproc.in_process(inproc.play_inprocess), schedule=StartUpInterrupted(fresh)
+        )

@@ -92,7 +92,7 @@ def db(tmp_path, name="r.db"):
 
 
 def run(cfg, url, play=inproc.play_inprocess):
-    return run_tournament(cfg, database=url, play=play, in_process=True)
+    return run_tournament(cfg, database=url, executor=inproc.in_process(play))
 
 
 def test_another_database_never_writes_over_the_logs(tmp_path):

@@ -27,6 +27,7 @@ from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.storage import open_database
 from arbiter.tournament.storage.lease import TABLE, me
 
+from ..tournament import inproc
 from .conftest import count_case, recorded, sha256
 from .test_log_folder import KILL, Killed, config, play_or_die
 
@@ -60,7 +61,7 @@ def test_no_sequence_of_runs_kills_and_reruns_changes_a_recorded_log(steps):
                 KILL[s["kill"][1]] = s["kill"][0]
             outcome = "done"
             try:
-                run_tournament(cfg, database=url, play=play_or_die, in_process=True)
+                run_tournament(cfg, database=url, executor=inproc.in_process(play_or_die))
             except Killed:
                 outcome = "killed"
                 if s["leave_lease"]:  # as after kill -9: the lease still names the dead run

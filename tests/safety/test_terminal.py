@@ -123,7 +123,7 @@ def _small_results(folder, journal: str):
 
     text = "name: ro\nentrants:\n  - {name: a, command: random}\n  - {name: b, command: first}\nrules: {contracts: [barbu]}\nlog_folder: logs\n"
     cfg = parse_config(text, base_dir=folder, check_commands=False)
-    run_tournament(cfg, database=f"sqlite:///{folder}/results.db", play=inproc.play_inprocess, in_process=True)
+    run_tournament(cfg, database=f"sqlite:///{folder}/results.db", executor=inproc.in_process(inproc.play_inprocess))
     with sqlite3.connect(folder / "results.db") as c:
         c.execute("update entrants set name = ? where name = 'a'", (f"a{ESC}",))  # a hostile name, too
         c.commit()

@@ -11,15 +11,70 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 
+from arbiter.execution.executors import ExecutorFactory, LocalExecutor, Venue, match_failed
+from arbiter.execution.play import file_sha256, task_setup
 from arbiter.match.blocking import run_blocking
 from arbiter.model import MatchOutcome, MatchTask
 from arbiter.referee.faults import FaultKind, PlayerFault
 from arbiter.referee.logfile import AtomicLogFile
 from arbiter.referee.loop import Referee
 from arbiter.referee.players import Player, RandomPlayer, StrategyPlayer
-from arbiter.tournament.worker import outcome_from_result, task_setup
+
+PlayFunction = Callable[[MatchTask], MatchOutcome]
+
+
+class InProcessExecutor:
+    """Plays each match in this process, at once, when it is submitted."""
+
+    slots = 1
+
+    def __init__(self, play: PlayFunction):
+        self.play = play
+
+    def submit(self, task: MatchTask) -> Future[MatchOutcome]:
+        future: Future[MatchOutcome] = Future()
+        try:
+            future.set_result(self.play(task))
+        except Exception as e:  # a stop signal (KeyboardInterrupt...) is not the match's: it goes up
+            future.set_exception(match_failed(task, e))
+        return future
+
+    def connected(self) -> dict[str, int]:
+        return {}
+
+    def close(self, *, cancel: bool) -> None:
+        pass  # nothing to release: every match ended in submit()
+
+
+def in_process(play: PlayFunction | None = None) -> ExecutorFactory:
+    """A run's executor that plays its matches in this process with ``play`` (in-process players)."""
+    return lambda venue: InProcessExecutor(play or play_inprocess)
+
+
+def in_workers(job: PlayFunction) -> ExecutorFactory:
+    """A run's executor of worker processes whose job is ``job`` (module level: they import it)."""
+
+    class Workers(LocalExecutor):
+        pass
+
+    Workers.job = staticmethod(job)
+    return lambda venue: Workers(venue.workers, venue.log_folder / "arbiter.log")
+
+
+class FreshProcesses(LocalExecutor):
+    """Worker processes that start every bot afresh for every match (no bot is kept)."""
+
+    def submit(self, task: MatchTask) -> Future[MatchOutcome]:
+        return super().submit(replace(task, reuse=False))
+
+
+def fresh_processes(venue: Venue) -> FreshProcesses:
+    return FreshProcesses(venue.workers, venue.log_folder / "arbiter.log")
 
 
 class Crasher(Player):
@@ -48,7 +103,7 @@ def play_inprocess(task: MatchTask) -> MatchOutcome:
     seats = [{"seat": s, "entrant": b.name} for s, b in enumerate(task.bots)]
     result = run_blocking(Referee(setup, players, sink, seats=seats, time_control=control, fault_policy=policy).play())
     path = sink.commit()
-    return outcome_from_result(task, result, path, time.perf_counter() - started)
+    return MatchOutcome(task.number, result, str(path), file_sha256(path), wall_seconds=time.perf_counter() - started)
 
 
 def play_then_interrupt(task: MatchTask) -> MatchOutcome:
@@ -60,8 +115,6 @@ def play_then_interrupt(task: MatchTask) -> MatchOutcome:
 
 def pid_of_worker(task: MatchTask) -> MatchOutcome:
     """An in-process match whose outcome carries the worker's pid in ``reason`` (pool tests)."""
-    from dataclasses import replace
-
     outcome = play_inprocess(task)
     return replace(outcome, result=replace(outcome.result, reason=f"pid {os.getpid()}"))
 

@@ -54,12 +54,11 @@ def test_standings(tmp_path):
     run_tournament(
         config(tmp_path, {"a": "random", "b": "first"}, name="one"),
         database=db,
-        play=inproc.play_inprocess,
-        in_process=True,
+        executor=inproc.in_process(inproc.play_inprocess),
     )
     summary = run_tournament(
         config(tmp_path, {"x": "random", "y": "first"}, extra="format: duplicate\n", name="two"),
-        database=db, play=inproc.play_inprocess, in_process=True,
+        database=db, executor=inproc.in_process(inproc.play_inprocess),
     )  # fmt: skip
     code, out, err = invoke("standings", "--db", db, "--json")  # the latest tournament: two
     assert code == 0, err
@@ -95,7 +94,7 @@ def test_standings_of_a_tournament_file(tmp_path, monkeypatch):
         "name: mine\nentrants:\n  - {name: a, command: random}\n  - {name: b, command: first}\n"
         "rules: {preset: standard, contracts: [barbu]}\nseed: 5\nlog_folder: logs\ndatabase: results.db\n"
     )
-    run_tournament(load_config(path, check_commands=False), play=inproc.play_inprocess, in_process=True)
+    run_tournament(load_config(path, check_commands=False), executor=inproc.in_process(inproc.play_inprocess))
     assert (folder / "results.db").is_file()
     for cwd, argument in ((folder, "t.yaml"), (tmp_path, "league/t.yaml")):
         monkeypatch.chdir(cwd)
@@ -116,7 +115,7 @@ def test_standings_fit_80_columns_and_keep_every_value(tmp_path, monkeypatch):
     db = f"sqlite:///{tmp_path}/r.db"
     run_tournament(
         config(tmp_path, {"heuristic-player": "first", "random-player": "random"}, extra="format: duplicate\nrounds: 3\n"),
-        database=db, play=inproc.play_inprocess, in_process=True,
+        database=db, executor=inproc.in_process(inproc.play_inprocess),
     )  # fmt: skip
     code, out, err = invoke("standings", "--db", db, "--json")
     rows = json.loads(out)

@@ -45,7 +45,7 @@ def finished(tmp_path_factory) -> str:
     """A finished tournament's database (SQLite), the source of the databases made 'before'."""
     folder = tmp_path_factory.mktemp("finished")
     url = f"sqlite:///{folder / 'source.db'}"
-    assert run_tournament(config(folder), database=url, play=inproc.play_inprocess, in_process=True).complete
+    assert run_tournament(config(folder), database=url, executor=inproc.in_process(inproc.play_inprocess)).complete
     return url
 
 

@@ -8,30 +8,26 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from barbu.matchlog import verify
 
-from arbiter.model import MatchOutcome, MatchTask
+from arbiter.execution.executors import ExecutorFactory
+from arbiter.execution.venues import default_executor
 from arbiter.referee.logfile import read_log_lines
 from arbiter.tournament.config import load_config, override
 from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.storage import Repo, open_database
-from arbiter.tournament.worker import play_match
 
 from ..conftest import command_line, descendants
 from .conftest import SMOKE
+from .inproc import fresh_processes
 
 
-def play_fresh(task: MatchTask) -> MatchOutcome:
-    return play_match(replace(task, reuse=False))
-
-
-def league(tmp_path: Path, name: str, play) -> tuple[list, list[dict]]:
+def league(tmp_path: Path, name: str, executor: ExecutorFactory) -> tuple[list, list[dict]]:
     config = override(load_config(SMOKE), format="round_robin", rounds=2, log_folder=tmp_path / name)
     url = f"sqlite:///{tmp_path}/{name}.db"
-    summary = run_tournament(config, database=url, jobs=1, play=play)
+    summary = run_tournament(config, database=url, jobs=1, executor=executor)
     assert summary.complete and summary.played >= 3
     engine = open_database(url, create=False)
     try:
@@ -48,8 +44,8 @@ def league(tmp_path: Path, name: str, play) -> tuple[list, list[dict]]:
 
 
 def test_a_worker_keeps_multi_match_bots_and_the_results_do_not_change(tmp_path):
-    kept_rows, kept_headers = league(tmp_path, "kept", play_match)
-    fresh_rows, fresh_headers = league(tmp_path, "fresh", play_fresh)
+    kept_rows, kept_headers = league(tmp_path, "kept", default_executor)
+    fresh_rows, fresh_headers = league(tmp_path, "fresh", fresh_processes)
     assert all("reused" not in h for h in fresh_headers)
     assert "reused" not in kept_headers[0]
     # After the first match, every seat is played by a process kept from an earlier match.

@@ -17,11 +17,11 @@ from pathlib import Path
 from barbu.matchlog import verify
 from typer.testing import CliRunner
 
+from arbiter.execution.play import file_sha256
 from arbiter.referee.logfile import read_log_lines
 from arbiter.tournament.config import load_config
 from arbiter.tournament.schedule import build_schedule
 from arbiter.tournament.storage import Repo, open_database
-from arbiter.tournament.worker import file_sha256
 
 from ..conftest import alive, descendants
 from .conftest import SMOKE, cli_app, cli_command

@@ -54,12 +54,12 @@ def test_postgresql_resume_and_the_smoke_league(tmp_path, postgres_server, pg_ur
     cfg = config(tmp_path, extra="format: duplicate\n")
     lite = f"sqlite:///{tmp_path}/r.db"
     lite_cfg = override(cfg, log_folder=tmp_path / "lite-logs")  # another database, another log folder
-    run_tournament(lite_cfg, database=lite, play=inproc.play_inprocess, in_process=True)
+    run_tournament(lite_cfg, database=lite, executor=inproc.in_process(inproc.play_inprocess))
     monkeypatch.setenv("STOP_AT", "9")
     with pytest.raises(TournamentInterrupted):
-        run_tournament(cfg, database=pg_url, play=inproc.play_then_interrupt, in_process=True)
+        run_tournament(cfg, database=pg_url, executor=inproc.in_process(inproc.play_then_interrupt))
     monkeypatch.delenv("STOP_AT")
-    summary = run_tournament(cfg, database=pg_url, play=inproc.play_inprocess, in_process=True)
+    summary = run_tournament(cfg, database=pg_url, executor=inproc.in_process(inproc.play_inprocess))
     assert summary.recorded_before == 9 and summary.complete and summary.database.startswith("postgresql+psycopg://")
     t_pg, rows_pg, final_pg, history_pg, _ = stored(pg_url)
     t_lite, rows_lite, final_lite, history_lite, _ = stored(lite)

@@ -27,14 +27,16 @@ from typer.testing import CliRunner
 
 from arbiter.cli import app
 from arbiter.errors import ConfigError, TournamentError
+from arbiter.execution.play import file_sha256, task_setup
 from arbiter.match.blocking import run_blocking
 from arbiter.model import MatchOutcome, MatchTask
 from arbiter.referee.logfile import AtomicLogFile
 from arbiter.referee.loop import Referee
 from arbiter.referee.players import Player, RandomPlayer, StrategyPlayer
-from arbiter.tournament.worker import outcome_from_result, task_setup
 from arbiter.verdict.ab import MATCHES_PER_SET, AbSpec, ab_config, default_field, run_ab
 from arbiter.verdict.sprt import UNATTRIBUTED, FixedConfig, SprtConfig, Verdict
+
+from ..tournament import inproc
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "sample_bots"))
@@ -67,7 +69,8 @@ def play(task: MatchTask) -> MatchOutcome:
     sink = AtomicLogFile(Path(task.log_path))
     seats = [{"seat": s, "entrant": b.name} for s, b in enumerate(task.bots)]
     result = run_blocking(Referee(setup, players, sink, seats=seats, time_control=control, fault_policy=policy).play())
-    return outcome_from_result(task, result, sink.commit(), time.perf_counter() - started)
+    path = sink.commit()
+    return MatchOutcome(task.number, result, str(path), file_sha256(path), wall_seconds=time.perf_counter() - started)
 
 
 ABORT_AT: set[int] = set()
@@ -123,7 +126,7 @@ def test_a_bot_against_itself_differs_by_exactly_nothing_and_accepts_h0(tmp_path
     # The heuristic bot is deterministic: on the same deals from the same seats, A and B play the
     # very same game, so every set's difference is 0 — the pairing removes all the luck.
     test = spec(tmp_path, "heuristic", "heuristic", sprt(16, min_sets=4), field=("heuristic",))
-    result = run_ab(test, play=play, in_process=True)
+    result = run_ab(test, executor=inproc.in_process(play))
     assert result.verdict is Verdict.H0 and result.state.decided_at == 4
     assert [s.diff for s in result.sets] == [0.0] * 4
     assert all(abs(v) < 1e-9 for v in result.state.contract_means().values())
@@ -131,7 +134,7 @@ def test_a_bot_against_itself_differs_by_exactly_nothing_and_accepts_h0(tmp_path
 
 
 def test_the_difference_and_its_contracts_come_from_the_recorded_matches(tmp_path):
-    result = run_ab(spec(tmp_path, "random:1", "heuristic", sprt(16, min_sets=4)), play=play, in_process=True)
+    result = run_ab(spec(tmp_path, "random:1", "heuristic", sprt(16, min_sets=4)), executor=inproc.in_process(play))
     assert result.verdict is Verdict.H1 and result.state.decided_at == 4  # a rout: decided at min_sets
     rows = stored_totals(tmp_path)
     assert len(rows) == 4 * MATCHES_PER_SET
@@ -152,15 +155,15 @@ def test_the_difference_and_its_contracts_come_from_the_recorded_matches(tmp_pat
 
 def test_a_rerun_continues_and_ends_where_one_run_would(tmp_path):
     # two seeds of the random player, and a δ1 far too small to decide in a few sets
-    first = run_ab(spec(tmp_path / "1", "random:1", "random:2", sprt(3, 5.0, 2)), play=play, in_process=True)
+    first = run_ab(spec(tmp_path / "1", "random:1", "random:2", sprt(3, 5.0, 2)), executor=inproc.in_process(play))
     assert first.verdict is Verdict.MAX_REACHED and len(first.sets) == 3
-    again = run_ab(spec(tmp_path / "1", "random:1", "random:2", sprt(5, 5.0, 2)), play=play, in_process=True)
+    again = run_ab(spec(tmp_path / "1", "random:1", "random:2", sprt(5, 5.0, 2)), executor=inproc.in_process(play))
     assert again.recorded_before == 3 * MATCHES_PER_SET and again.played == 2 * MATCHES_PER_SET
-    once = run_ab(spec(tmp_path / "2", "random:1", "random:2", sprt(5, 5.0, 2)), play=play, in_process=True)
+    once = run_ab(spec(tmp_path / "2", "random:1", "random:2", sprt(5, 5.0, 2)), executor=inproc.in_process(play))
     assert again.verdict == once.verdict == Verdict.MAX_REACHED and again.state.history == once.state.history
     assert [s.diff for s in again.sets] == [s.diff for s in once.sets] and len(once.sets) == 5
     # the budget played: a rerun plays nothing and says the same
-    third = run_ab(spec(tmp_path / "2", "random:1", "random:2", sprt(5, 5.0, 2)), play=play, in_process=True)
+    third = run_ab(spec(tmp_path / "2", "random:1", "random:2", sprt(5, 5.0, 2)), executor=inproc.in_process(play))
     assert third.played == 0 and third.verdict == once.verdict and third.state.history == once.state.history
 
 
@@ -169,7 +172,7 @@ def test_an_aborted_match_voids_its_set(tmp_path):
     ABORT_AT.add(2 * MATCHES_PER_SET + 5)  # set 3, B's second match
     try:
         result = run_ab(
-            spec(tmp_path, "random:1", "heuristic", sprt(16, min_sets=4)), play=play_aborting, in_process=True
+            spec(tmp_path, "random:1", "heuristic", sprt(16, min_sets=4)), executor=inproc.in_process(play_aborting)
         )
     finally:
         ABORT_AT.clear()
@@ -184,16 +187,16 @@ def test_too_many_aborted_matches_stop_the_test(tmp_path):
     ABORT_AT.update(r * MATCHES_PER_SET for r in range(0, 8, 2))  # every other set
     try:
         with pytest.raises(TournamentError, match="4 of 8 sets had an aborted match"):
-            run_ab(spec(tmp_path, "random:1", "first", sprt(16)), play=play_aborting, in_process=True)
+            run_ab(spec(tmp_path, "random:1", "first", sprt(16)), executor=inproc.in_process(play_aborting))
     finally:
         ABORT_AT.clear()
 
 
 def test_a_missing_log_leaves_its_total_unattributed(tmp_path):
-    result = run_ab(spec(tmp_path, "random:1", "first", sprt(2, min_sets=2)), play=play, in_process=True)
+    result = run_ab(spec(tmp_path, "random:1", "first", sprt(2, min_sets=2)), executor=inproc.in_process(play))
     log = next((tmp_path / "logs").glob("t-s2-b3.jsonl"))
     log.unlink()
-    again = run_ab(spec(tmp_path, "random:1", "first", sprt(2, min_sets=2)), play=play, in_process=True)
+    again = run_ab(spec(tmp_path, "random:1", "first", sprt(2, min_sets=2)), executor=inproc.in_process(play))
     assert again.played == 0 and again.state.mean == result.state.mean
     assert UNATTRIBUTED in again.sets[1].contracts and UNATTRIBUTED not in again.sets[0].contracts
     assert math.isclose(sum(again.sets[1].contracts.values()), again.sets[1].diff)
@@ -201,7 +204,7 @@ def test_a_missing_log_leaves_its_total_unattributed(tmp_path):
 
 
 def test_fixed_count_plays_the_count_without_a_test(tmp_path):
-    result = run_ab(spec(tmp_path, "first", "heuristic", FixedConfig(3)), play=play, in_process=True)
+    result = run_ab(spec(tmp_path, "first", "heuristic", FixedConfig(3)), executor=inproc.in_process(play))
     data = result.to_json()
     assert data["mode"] == "fixed" and "llr" not in data and data["target_sets"] == 3
     assert len(result.sets) == 3 and result.verdict is Verdict.MAX_REACHED and data["ci95"] is not None
@@ -240,12 +243,12 @@ def test_another_database_never_takes_over_the_tests_logs(tmp_path):
     """The log folder is its database's (as for every tournament): a run of the same test with
     another database refuses at once, and the recorded logs stay as they were."""
     first = spec(tmp_path, "random:1", "random:2", FixedConfig(1))
-    run_ab(first, play=play, in_process=True)
+    run_ab(first, executor=inproc.in_process(play))
     logs = {p: p.read_bytes() for p in (tmp_path / "logs").glob("t-s1-*.jsonl")}
     assert len(logs) == MATCHES_PER_SET
     other = dataclasses.replace(first, database=f"sqlite:///{tmp_path}/other.db")
     with pytest.raises(ConfigError, match="does not record, e.g. t-s1-"):
-        run_ab(other, play=play, in_process=True)
+        run_ab(other, executor=inproc.in_process(play))
     assert {p: p.read_bytes() for p in (tmp_path / "logs").glob("t-s1-*.jsonl")} == logs
 
 
@@ -316,6 +319,6 @@ def test_fixed_count_draws_no_llr(tmp_path):
     from arbiter.verdict.sprt import FixedConfig
     from arbiter.web.ab import render_ab_page
 
-    fixed = run_ab(spec(tmp_path, "first", "random:1", FixedConfig(2)), play=play, in_process=True)
+    fixed = run_ab(spec(tmp_path, "first", "random:1", FixedConfig(2)), executor=inproc.in_process(play))
     html = render_ab_page(fixed.to_json(with_history=True))
     assert 'id="llr-chart"' not in html and 'id="ci-chart"' in html and "fixed count" in html

@@ -16,6 +16,7 @@ from arbiter.verdict.sprt import Verdict
 from arbiter.web.ab import render_ab_page, write_ab_page
 
 from ..conftest import OpenedPage
+from ..tournament import inproc
 from .test_ab import play, spec, sprt
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -26,7 +27,7 @@ def result(tmp_path_factory):
     """A decided test: the heuristic bot (B) against the random player (A), first-legal players
     as the field (fast); no verdict before 6 sets."""
     folder = tmp_path_factory.mktemp("ab")
-    return run_ab(spec(folder, "random:1", "heuristic", sprt(24, 30.0, 6)), play=play, in_process=True)
+    return run_ab(spec(folder, "random:1", "heuristic", sprt(24, 30.0, 6)), executor=inproc.in_process(play))
 
 
 @pytest.fixture(scope="module")

@@ -29,13 +29,7 @@ from arbiter.referee.timecontrol import TimeControl
 from arbiter.text import printable
 from arbiter.tournament.config.checks import NAME_RE, cluster_address_problem
 from arbiter.tournament.config.deals import read_deals
-from arbiter.tournament.config.environment import (
-    INTERPRETERS,
-    _scripts,
-    bot_command,
-    launch_command,
-    resolve_environment,
-)  # fmt: skip
+from arbiter.tournament.config.environment import bot_command, launch_command, resolve_environment
 from arbiter.tournament.config.model import (
     DEFAULT_LOG_ROOT,
     FORMATS,
@@ -185,7 +179,7 @@ def override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
 
 
 __all__ = [
-    "DEFAULT_LOG_ROOT", "EntrantConfig", "FORMATS", "INTERPRETERS", "LIMIT_KEYS", "LobbySettings", "NAME_RE", "TOP_KEYS",
+    "DEFAULT_LOG_ROOT", "EntrantConfig", "FORMATS", "LIMIT_KEYS", "LobbySettings", "NAME_RE", "TOP_KEYS",
     "TournamentConfig", "TournamentFormat", "bot_command", "build_config", "cluster_address_problem", "file_path",
-    "load_config", "override", "parse_config", "read_file", "resolve_environment", "_scripts",
+    "load_config", "override", "parse_config", "read_file", "resolve_environment",
 ]  # fmt: skip

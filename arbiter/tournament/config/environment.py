@@ -8,31 +8,25 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shlex
 import shutil
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 from arbiter.errors import ConfigError
 from arbiter.files import output_folder, read_text
-from arbiter.process.command import with_own_python
+from arbiter.process.command import BotCommand
 from arbiter.process.sandbox import Isolation, strongest_isolation
 from arbiter.process.users import resolve_user
 from arbiter.text import printable
 from arbiter.tournament.config.model import TournamentConfig
-from arbiter.tournament.config.schema import command_argv
 
 log = logging.getLogger(__name__)
 
-# Interpreters whose first non-option argument is a script file that must exist.
-INTERPRETERS = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|bash|sh|Rscript|lua)$")
 MAX_PEM_BYTES = 1 << 20  # a certificate chain or a key file
 PEM_BLOCKS = {
     "certificate": re.compile(r"-----BEGIN CERTIFICATE-----"),
     "private key": re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
 }
-SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".sh", ".jar", ".lua", ".R")
 
 
 def resolve_environment(config: TournamentConfig) -> TournamentConfig:
@@ -82,8 +76,8 @@ def resolve_environment(config: TournamentConfig) -> TournamentConfig:
 
 def check_launch(launch: str, base: Path) -> None:
     """A ValueError unless the program of ``launch`` and the script it names exist here."""
-    argv, i = command_argv(launch)
-    program = argv[i]
+    command = BotCommand.parse(launch)
+    program = command.program
     if "/" in program:
         target = _path(program, base)
         if not target.is_file():
@@ -92,7 +86,7 @@ def check_launch(launch: str, base: Path) -> None:
             raise ValueError(f"{program} is not executable (chmod +x it, or run it with its interpreter)")
     elif shutil.which(program) is None:
         raise ValueError(f"program {program!r} is not on PATH")
-    for script in _scripts(argv[i:]):
+    for script in command.scripts:
         target = _path(script, base)
         if not target.is_file():
             raise ValueError(f"no such file: {script} (looked for {target})")
@@ -118,8 +112,7 @@ def pem_problem(path: Path, what: str) -> str | None:
 
 def launch_command(command: str) -> str:
     """The command line to start for ``command`` (a valid one): a bare ``python`` is the arbiter's own."""
-    argv, _ = command_argv(command)
-    return shlex.join(with_own_python(argv))
+    return BotCommand.parse(command).launch
 
 
 def bot_command(command: str, base_dir: Path | None = None, where: str = "--bot") -> str:
@@ -137,17 +130,3 @@ def bot_command(command: str, base_dir: Path | None = None, where: str = "--bot"
 def _path(text: str, base: Path) -> Path:
     path = Path(os.path.expanduser(text))
     return path if path.is_absolute() else base / path
-
-
-def _scripts(argv: list[str]) -> list[str]:
-    """The script files a command names (for an interpreter: its first non-option argument)."""
-    program = os.path.basename(argv[0])
-    if INTERPRETERS.match(program) or program == os.path.basename(sys.executable):
-        rest = argv[1:]
-        j = 0
-        while j < len(rest) and rest[j].startswith("-"):
-            if rest[j] in ("-m", "-c", "-e", "--eval", "-"):
-                return []  # a module or inline code: nothing to check
-            j += 1
-        return [rest[j]] if j < len(rest) else []
-    return [a for a in argv[1:] if a.endswith(SCRIPT_SUFFIXES) and not a.startswith("-")]

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from barbu.rules import Ruleset
 
-from arbiter.model import TimeControl
+from arbiter.lobby.server import LobbySettings as LobbySettings  # where remote entrants connect
+from arbiter.model import BotSpec, TimeControl
 from arbiter.model import TournamentFormat as TournamentFormat
 from arbiter.process.limits import Limits
 from arbiter.process.sandbox import Isolation
@@ -32,18 +33,10 @@ class EntrantConfig:
     remote: bool = False
     line: int = 0
 
-
-@dataclass(frozen=True)
-class LobbySettings:
-    """Where the lobby that remote entrants connect to listens (docs/tournaments.md).
-
-    ``listen`` is ``HOST:PORT`` as written (port 0: a free port is picked); ``cert`` and ``key``
-    are the TLS certificate and private key (PEM files, resolved against the tournament file's
-    folder), both None for a plaintext lobby, which the file allows on a loopback address only."""
-
-    listen: str
-    cert: Path | None = None
-    key: Path | None = None
+    @property
+    def spec(self) -> BotSpec:
+        """How a match starts it (a remote entrant: through the lobby)."""
+        return BotSpec(self.name, self.launch or "", self.cwd, remote=self.remote)
 
 
 @dataclass(frozen=True)

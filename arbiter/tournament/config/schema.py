@@ -13,7 +13,6 @@ what depends on this machine (programs, users, the sandbox, folders) is
 from __future__ import annotations
 
 import difflib
-import shlex
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, TypeVar
 
@@ -31,6 +30,7 @@ from pydantic import (
 from arbiter.addresses import host_port, is_loopback
 from arbiter.errors import ConfigError
 from arbiter.model import seconds_problem
+from arbiter.process.command import BotCommand
 from arbiter.process.sandbox import Isolation
 from arbiter.text import printable
 from arbiter.tournament.config import checks
@@ -84,29 +84,10 @@ class Section(BaseModel):
         return data
 
 
-def command_argv(command: str) -> tuple[list[str], int]:
-    """A bot command's words, and where its program is (after ``env NAME=value ...``); a
-    ValueError saying what is wrong with it otherwise."""
-    try:
-        argv = shlex.split(command)
-    except ValueError as e:
-        raise ValueError(f"cannot split {command!r} into words: {e}") from None
-    if not argv:
-        raise ValueError("the command is empty")
-    i = 0
-    if argv[0] == "env":  # env NAME=value ... program args
-        i = 1
-        while i < len(argv) and ("=" in argv[i] or argv[i].startswith("-")):
-            i += 1
-        if i == len(argv):
-            raise ValueError("'env' names no program to run")
-    return argv, i
-
-
 def _command(value: Any) -> str:
     command = checks.text(value)
     try:
-        command_argv(command)
+        BotCommand.parse(command)
     except ValueError as e:
         raise problem(str(e)) from None
     return command

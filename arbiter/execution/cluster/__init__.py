@@ -7,6 +7,6 @@ what both must share; :mod:`.executor` the coordinator's side; :mod:`.plugin` a 
 docs/cluster.md says how to set a cluster up.
 """
 
-from arbiter.tournament.cluster.executor import DaskExecutor
+from arbiter.execution.cluster.executor import DaskExecutor
 
 __all__ = ["DaskExecutor"]

@@ -15,25 +15,19 @@ to the tournament's ``remote_wait``; after that the match is played with that se
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-import grpc
-
 from arbiter.errors import ConfigError
-from arbiter.lobby.server import KeyCheck, Lobby, Reservation
+from arbiter.execution.executors import Executor, Venue, typed_outcome
+from arbiter.execution.play import play_task
+from arbiter.lobby.server import Lobby, Reservation
+from arbiter.match.blocking import LoopThread
 from arbiter.match.invited import Invitee
 from arbiter.match.play import MatchHost
 from arbiter.model import BotSpec, MatchOutcome, MatchTask
-from arbiter.process.limits import Limits
 from arbiter.referee.players import AbsentPlayer, Player
-from arbiter.tournament.config import TournamentConfig
-from arbiter.tournament.executors import Executor, typed_outcome
-from arbiter.tournament.worker import outcome_from_result, task_setup
 
 __all__ = ["RemoteExecutor", "RoutedExecutor", "entrant_of", "has_remote_seat"]
 
@@ -48,55 +42,50 @@ def entrant_of(name: str) -> str:
 
 
 class RemoteExecutor:
-    """Plays up to ``slots`` matches with remote seats at once, in a thread of this process."""
+    """Plays up to ``venue.workers`` matches with remote seats at once, in an event loop of this
+    process (a :class:`LoopThread`) holding the lobby and a match host."""
 
-    def __init__(self, config: TournamentConfig, check_key: KeyCheck, slots: int):
-        if config.lobby is None:
-            raise ConfigError(f"tournament {config.name!r} has remote entrants but no lobby")
-        self.slots = slots
-        self.config = config
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="barbu-lobby", daemon=True)
-        self._thread.start()
+    def __init__(self, venue: Venue):
+        if venue.lobby is None or venue.check_key is None:
+            raise ConfigError(f"tournament {venue.name!r} has remote entrants but no lobby")
+        self.slots = venue.workers
+        self.venue = venue
+        self._thread = LoopThread("barbu-lobby")
         self.host = MatchHost(reuse=False)
         self.lobby = Lobby(
-            config.lobby.listen,
-            credentials=_credentials(config.lobby.cert, config.lobby.key),
-            check_key=check_key,
-            entrants=[entrant_of(e.name) for e in config.entrants if e.remote],
+            venue.lobby.listen,
+            credentials=venue.lobby.credentials(),
+            check_key=venue.check_key,
+            entrants=[entrant_of(e.name) for e in venue.entrants if e.remote],
             play=lambda: self.host.server,
-            name=config.name,
+            name=venue.name,
         )
         self._running: set[Future[MatchOutcome]] = set()
         self._tasks: set[asyncio.Task[Any]] = set()  # in the loop: the matches being played
         self._room: asyncio.Semaphore | None = None
         try:
-            self._call(self._start())
+            self._thread.run(self._start())
         except BaseException:
-            self._stop_loop()
+            self._thread.close()
             raise
 
     async def _start(self) -> None:
         self._room = asyncio.Semaphore(self.slots)
         await self.lobby.start()
 
-    def _call(self, coro: Coroutine[Any, Any, Any]) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
-
     @property
     def address(self) -> str:
         return self.lobby.address
 
     def submit(self, task: MatchTask) -> Future[MatchOutcome]:
-        inner = asyncio.run_coroutine_threadsafe(self._play(task), self._loop)
+        inner = self._thread.submit(self._play(task))
         self._running.add(inner)
         inner.add_done_callback(self._running.discard)
         return typed_outcome(task, inner)
 
     async def _play(self, task: MatchTask) -> MatchOutcome:
-        assert self._room is not None
         me = asyncio.current_task()
-        assert me is not None
+        assert self._room is not None and me is not None
         self._tasks.add(me)
         try:
             return await self._play_with_room(task, self._room)
@@ -106,33 +95,24 @@ class RemoteExecutor:
     async def _play_with_room(self, task: MatchTask, room: asyncio.Semaphore) -> MatchOutcome:
         async with room:
             remote = [seat for seat, bot in enumerate(task.bots) if bot.remote]
-            wait = self.config.remote_wait
+            wait = self.venue.remote_wait
             reserved = await self.lobby.reserve([entrant_of(task.bots[s].name) for s in remote], wait)
-            entrants: list[BotSpec | Player | Invitee] = list(task.bots)
+            seats: list[BotSpec | Player | Invitee] = list(task.bots)
             for seat, reservation in zip(remote, reserved, strict=True):
                 name = task.bots[seat].name
-                entrants[seat] = reservation or AbsentPlayer(
+                seats[seat] = reservation or AbsentPlayer(
                     name, f"{name} was not connected to the lobby (or had no free capacity) after {wait:g} s"
                 )
             try:
-                setup, policy = task_setup(task)
-                played = await self.host.play(
-                    entrants, setup, Path(task.log_path), time_control=task.time_control, fault_policy=policy,
-                    limits=task.limits if isinstance(task.limits, Limits) else Limits(), isolation=task.isolation,
-                )  # fmt: skip
+                return await play_task(self.host, task, seats)
             finally:
                 for r in reserved:
                     if isinstance(r, Reservation):
                         r.release()
-        outcome = outcome_from_result(task, played.result, played.log_path, played.wall_seconds)
-        return replace(outcome, bots_cpu=played.bots_cpu)
 
     def connected(self) -> dict[str, int]:
         """Each connected remote entrant's capacity (matches at once, over all its streams)."""
-        return dict(self._call(self._connected()))
-
-    async def _connected(self) -> dict[str, int]:
-        return self.lobby.capacities()
+        return dict(self._thread.call(self.lobby.capacities))
 
     def close(self, *, cancel: bool) -> None:
         """Stop the lobby and the host; ``cancel``: matches in progress are abandoned (their bots
@@ -141,20 +121,14 @@ class RemoteExecutor:
             if cancel:
                 for future in list(self._running):
                     future.cancel()
-            self._call(self._close())
+            self._thread.run(self._close())
         finally:
-            self._stop_loop()
+            self._thread.close()
 
     async def _close(self) -> None:
         await asyncio.gather(*self._tasks, return_exceptions=True)  # cancelled matches clean up first
         await self.lobby.stop()
         await self.host.close()
-
-    def _stop_loop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        if not self._thread.is_alive():
-            self._loop.close()
 
 
 class RoutedExecutor:
@@ -183,10 +157,3 @@ class RoutedExecutor:
                 self._local.close(cancel=cancel)
         finally:
             self.remote.close(cancel=cancel)
-
-
-def _credentials(cert: Path | None, key: Path | None) -> grpc.ServerCredentials | None:
-    """The lobby's TLS credentials from its certificate chain and key files (None: plaintext)."""
-    if cert is None or key is None:
-        return None
-    return grpc.ssl_server_credentials([(key.read_bytes(), cert.read_bytes())])

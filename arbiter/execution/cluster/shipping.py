@@ -12,19 +12,18 @@ import functools
 import hashlib
 import importlib.metadata
 import os
-import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from arbiter.errors import ConfigError
-from arbiter.model import MatchOutcome, MatchTask
+from arbiter.execution import bundle as bundles
+from arbiter.model import BotSpec, MatchOutcome, MatchTask
+from arbiter.process.command import INTERPRETERS, BotCommand
 from arbiter.text import printable
-from arbiter.tournament import bundle as bundles
-from arbiter.tournament.config import INTERPRETERS, EntrantConfig, TournamentConfig, _scripts
 
 RESOURCE = "arena"  # the Dask worker resource a match takes one unit of
 VERSION_SECONDS = 10.0
@@ -60,7 +59,6 @@ class RemoteBot:
 class ClusterJob:
     task: MatchTask  # as the local pool gets it (its bots and log path are the coordinator's)
     bots: tuple[RemoteBot, ...]  # seat order
-    play: Callable[[MatchTask], MatchOutcome]
     project: str  # the coordinator's project_identity()
     run: str  # this run's id: the bundles' Dask variables are named after it
 
@@ -129,29 +127,19 @@ def program_version(path: str) -> str:
 
 
 # ---- the coordinator: entrants to bundles -----------------------------------------------------
-def remote_bots(config: TournamentConfig) -> tuple[dict[str, RemoteBot], dict[str, bundles.Bundle]]:
+def entrant_bots(entrants: Iterable[BotSpec]) -> tuple[dict[str, RemoteBot], dict[str, bundles.Bundle]]:
     """Each entrant's command as a worker runs it, and the bundles of their folders by digest."""
-    return entrant_bots(config.entrants)
-
-
-def entrant_bots(entrants: Iterable[EntrantConfig]) -> tuple[dict[str, RemoteBot], dict[str, bundles.Bundle]]:
-    """:func:`remote_bots` of these entrants."""
     bots: dict[str, RemoteBot] = {}
     by_folder: dict[str, bundles.Bundle] = {}
     for e in (e for e in entrants if not e.remote):  # remote ones play on the coordinator
-        if e.launch is None:
-            raise ConfigError(f"entrant {e.name!r} has no command to run on a cluster worker")
-        argv = shlex.split(e.launch)
-        i = 0
-        if argv[:1] == ["env"]:
-            i = 1
-            while i < len(argv) and ("=" in argv[i] or argv[i].startswith("-")):
-                i += 1
-        if i >= len(argv):
-            raise ConfigError(f"entrant {e.name!r}: its command {printable(e.launch)!r} names no program")
-        cwd = Path(e.cwd).resolve()
+        try:
+            command = BotCommand.parse(e.command)
+        except ValueError as error:
+            raise ConfigError(f"entrant {e.name!r} has no command to run on a cluster worker: {error}") from None
+        argv, i = list(command.launch_words), command.at
+        cwd = Path(e.cwd or ".").resolve()
         program = argv[i]
-        scripts = _scripts(argv[i:])
+        scripts = command.scripts
         if scripts:
             folder = (cwd / scripts[0]).resolve().parent
         elif "/" in program:

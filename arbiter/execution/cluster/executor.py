@@ -6,7 +6,7 @@ Each match is one Dask task (one unit of the worker resource ``arena``: ``dask w
 back is checked (its digest, :func:`barbu.matchlog.verify`, that it is this match and says what
 the outcome says) and written to the log folder: the tournament loop waits on it as on any
 executor's, and records and rates. The entrants' folders travel as bundles
-(:mod:`arbiter.tournament.bundle`) held by the scheduler as Dask variables while the run lasts.
+(:mod:`arbiter.execution.bundle`) held by the scheduler as Dask variables while the run lasts.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import CancelledError, Future, InvalidStateError, wait
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
@@ -25,21 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.errors import ArbiterError, TournamentError
-from arbiter.model import MatchOutcome, MatchTask
-from arbiter.text import printable
-from arbiter.tournament import bundle as bundles
-from arbiter.tournament.cluster.plugin import PLUGIN, ArenaPlugin, play_on_worker, retire_idle_matches
-from arbiter.tournament.cluster.shipping import (
+from arbiter.execution import bundle as bundles
+from arbiter.execution.cluster.plugin import PLUGIN, ArenaPlugin, play_on_worker, retire_idle_matches
+from arbiter.execution.cluster.shipping import (
     RESOURCE,
     ClusterJob,
     ClusterResult,
     entrant_bots,
     project_identity,
-    remote_bots,
     variable_name,
 )
-from arbiter.tournament.config import EntrantConfig, TournamentConfig
-from arbiter.tournament.worker import play_match
+from arbiter.model import BotSpec, MatchOutcome, MatchTask
+from arbiter.text import printable
 
 CONNECT_SECONDS = 10.0  # to reach the scheduler
 WORKER_WAIT_SECONDS = 30.0  # at the start, for a worker offering RESOURCE
@@ -50,21 +47,13 @@ MAX_SHIPPED_OUTPUT = 1 << 40
 
 
 class DaskExecutor:
-    """Matches played on the Dask cluster at ``address`` as a local pool plays them (the same
-    ``play``, logs and outcomes). Dask's own messages go to the log folder's ``arbiter.log`` while
-    it is open; ``slots`` follows the cluster's ``arena`` units as workers come and go."""
+    """Matches of ``entrants`` played on the Dask cluster at ``address`` as a local pool plays them
+    (the same job, logs and outcomes). Dask's own messages go to the log folder's ``arbiter.log``
+    while it is open; ``slots`` follows the cluster's ``arena`` units as workers come and go."""
 
-    def __init__(
-        self,
-        config: TournamentConfig,
-        address: str,
-        *,
-        play: Callable[[MatchTask], MatchOutcome] = play_match,
-        log_folder: Path | None = None,
-    ):
+    def __init__(self, entrants: Sequence[BotSpec], address: str, log_folder: Path):
         self.address = address
-        self.play = play
-        self.bots, packs = remote_bots(config)  # a command a worker cannot run stops us before connecting
+        self.bots, packs = entrant_bots(entrants)  # a command a worker cannot run stops us before connecting
         self.identity = project_identity()
         self.run_id = uuid.uuid4().hex[:12]
         self.slots = 1
@@ -72,8 +61,7 @@ class DaskExecutor:
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._resources = ExitStack()  # closed in reverse: bundles, kept bots, the client, logging
-        folder = Path(log_folder if log_folder is not None else config.log_folder).resolve()
-        self._resources.enter_context(_dask_logging(folder / "arbiter.log"))
+        self._resources.enter_context(_dask_logging(Path(log_folder).resolve() / "arbiter.log"))
         try:
             self.client = _connect(address)
             self._resources.callback(_quietly, self.client.close, timeout=5)
@@ -104,13 +92,13 @@ class DaskExecutor:
         """Entrants that joined after the start (an arena's new versions): packed and shipped now."""
         late = [b for b in task.bots if b.name not in self.bots and not b.remote]
         if late:
-            bots, packs = entrant_bots(EntrantConfig(b.name, b.command, b.command, b.cwd or ".") for b in late)
+            bots, packs = entrant_bots(late)
             self._publish(packs)
             self.bots |= bots
 
     def submit(self, task: MatchTask) -> Future[MatchOutcome]:
         self._ship_late(task)
-        job = ClusterJob(task, tuple(self.bots[b.name] for b in task.bots), self.play, self.identity, self.run_id)
+        job = ClusterJob(task, tuple(self.bots[b.name] for b in task.bots), self.identity, self.run_id)
         theirs = self.client.submit(
             play_on_worker, job, key=f"barbu-match-{task.match_id}-{self.run_id}", resources={RESOURCE: 1}, pure=False
         )
@@ -119,6 +107,9 @@ class DaskExecutor:
             self._matches[theirs.key] = (theirs, ours)
         theirs.add_done_callback(lambda done: self._settle(done, task, ours))
         return ours
+
+    def connected(self) -> dict[str, int]:
+        return {}  # remote entrants play where the lobby is, not on the cluster
 
     def close(self, *, cancel: bool) -> None:
         """``cancel``: stop now (the workers stop the matches in play, and their bots); else wait

@@ -3,32 +3,25 @@
 The coordinator registers :class:`ArenaPlugin` on every worker (kept for the worker's life): it
 holds the worker's match processes, its bundle lock and the programs it has checked, stops a
 match whose task is cancelled, and retires idle match processes. A match is played in a *match
-process*, a child of the Dask worker started with :mod:`subprocess`, because the worker's event
-loop must not host matches (an arbiter, a gRPC server and four bots each), grpcio is not
-fork-safe, and a Dask worker is a daemonic process, which may not start :mod:`multiprocessing`
-children. The match process is set up and plays as a local pool worker does
-(:mod:`arbiter.tournament.worker`), so it dies with its worker, bots and all; it is kept for the
-worker's next match (its arbiter keeps bots that play several) and speaks over a
-:func:`multiprocessing.Pipe`.
+process*, a worker process (arbiter.execution.processes: the local pool's kind) child of the Dask
+worker, because the worker's event loop must not host matches (an arbiter, a gRPC server and four
+bots each). It plays as a local pool's worker does (:func:`arbiter.execution.worker.play_in_worker`),
+dies with its Dask worker, bots and all, and is kept for the worker's next match (its arbiter
+keeps bots that play several).
 """
 
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
-import multiprocessing.connection
 import os
 import shlex
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +29,8 @@ from distributed import WorkerPlugin
 from tornado.ioloop import PeriodicCallback
 
 from arbiter.errors import ConfigError, TournamentError
-from arbiter.model import BotSpec, MatchOutcome, MatchTask
-from arbiter.text import printable
-from arbiter.tournament import bundle as bundles
-from arbiter.tournament.cluster.shipping import (
+from arbiter.execution import bundle as bundles
+from arbiter.execution.cluster.shipping import (
     ClusterJob,
     ClusterResult,
     Program,
@@ -48,6 +39,10 @@ from arbiter.tournament.cluster.shipping import (
     project_identity,
     variable_name,
 )
+from arbiter.execution.processes import WorkerProcess
+from arbiter.execution.worker import play_in_worker
+from arbiter.model import BotSpec, MatchOutcome, MatchTask
+from arbiter.text import printable
 
 PLUGIN = "barbu-arena"  # the plugin's name on every worker
 BUNDLE_SECONDS = 300.0  # for a worker to fetch a bundle from the scheduler
@@ -78,8 +73,8 @@ class ArenaPlugin(WorkerPlugin):
         self.log_file = os.path.join(worker.local_directory, "barbu-arbiter.log")
         self.work_root = tempfile.mkdtemp(prefix="barbu-", dir=worker.local_directory)
         self.lock = threading.Lock()  # the three below
-        self.idle: list[MatchProcess] = []
-        self.playing: dict[Any, MatchProcess] = {}  # by the Dask key of the match it plays
+        self.idle: list[_MatchProcess] = []
+        self.playing: dict[Any, _MatchProcess] = {}  # by the Dask key of the match it plays
         self.checked: set[Program] = set()
         self.bundle_lock = threading.Lock()  # one unpacking at a time
         self.reaper = PeriodicCallback(self._reap, REAP_SECONDS * 1000)
@@ -90,8 +85,8 @@ class ArenaPlugin(WorkerPlugin):
         with self.lock:
             processes = [*self.idle, *self.playing.values()]
             self.idle.clear()
-        for process in processes:  # SIGTERM: each kills its bots and leaves
-            process.terminate()
+        for match in processes:  # SIGTERM: each kills its bots and leaves
+            match.process.terminate()
         shutil.rmtree(self.work_root, ignore_errors=True)
 
     def transition(self, key: Any, start: str, finish: str, **kwargs: Any) -> None:
@@ -102,7 +97,7 @@ class ArenaPlugin(WorkerPlugin):
             with self.lock:
                 process = self.playing.get(key)
             if process is not None:
-                process.cancel()
+                process.process.cancel()
 
     def play(self, job: ClusterJob, key: Any) -> ClusterResult:
         started = time.perf_counter()
@@ -112,7 +107,7 @@ class ArenaPlugin(WorkerPlugin):
         try:
             task = replace(job.task, bots=bots, log_path=str(work / Path(job.task.log_path).name))
             before = time.perf_counter() - started
-            outcome = self._play(job.play, task, key)
+            outcome = self._play(task, key)
             after = time.perf_counter()
             log_path = Path(outcome.log_path)
             shipped = zlib.compress(log_path.read_bytes(), LOG_LEVEL)
@@ -126,39 +121,43 @@ class ArenaPlugin(WorkerPlugin):
             shutil.rmtree(work, ignore_errors=True)
         return ClusterResult(outcome, shipped, tuple(outputs), self.address, overhead)
 
-    def _play(self, play: Callable[[MatchTask], MatchOutcome], task: MatchTask, key: Any) -> MatchOutcome:
+    def _play(self, task: MatchTask, key: Any) -> MatchOutcome:
         """Play in an idle match process (or a new one), given back to the idle ones after."""
         with self.lock:
-            process = self.idle.pop() if self.idle else None
-        if process is None or not process.alive():
-            if process is not None:
-                process.stop()
-            process = MatchProcess(self.log_file)
+            match = self.idle.pop() if self.idle else None
+        if match is None or not match.process.alive():
+            if match is not None:
+                match.process.stop()
+            match = _MatchProcess(WorkerProcess(self.log_file))
         with self.lock:
-            self.playing[key] = process
+            self.playing[key] = match
         try:
-            return process.play(play, task)
+            return match.process.call(play_in_worker, task)
+        except TournamentError as e:
+            if match.process.cancelled:
+                raise TournamentError(f"match {task.key} was cancelled") from None
+            raise TournamentError(f"{e} while playing match {task.key}") from None
         finally:
             with self.lock:
                 del self.playing[key]
-                kept = process.alive() and not process.cancelled
+                kept = match.process.alive() and not match.process.cancelled
                 if kept:
-                    process.last_used = time.monotonic()
-                    self.idle.append(process)
+                    match.last_used = time.monotonic()
+                    self.idle.append(match)
             if not kept:  # dead, or cancelled as its reply came
-                process.stop()
+                match.process.stop()
 
     def retire_idle(self, idle_seconds: float = 0.0) -> int:
         """Stop the match processes that have not played for ``idle_seconds``: the bots they keep
         for the next match go with them. Returns how many stopped."""
         now = time.monotonic()
         with self.lock:
-            retired = [p for p in self.idle if now - p.last_used >= idle_seconds]
-            self.idle = [p for p in self.idle if p not in retired]
-        for process in retired:
-            process.terminate()
-        for process in retired:
-            process.stop()
+            retired = [m for m in self.idle if now - m.last_used >= idle_seconds]
+            self.idle = [m for m in self.idle if m not in retired]
+        for match in retired:
+            match.process.terminate()
+        for match in retired:
+            match.process.stop()
         return len(retired)
 
     async def _reap(self) -> None:
@@ -235,84 +234,9 @@ def check_program(bot: RemoteBot, program: Program, address: str) -> None:
         )
 
 
-_CHILD = "import sys; from arbiter.tournament.cluster.plugin import child_main; child_main(sys.argv[1:])"
+@dataclass(eq=False)
+class _MatchProcess:
+    """A worker process of this Dask worker that plays its matches, and when it last did."""
 
-
-class MatchProcess:
-    """A child process of the Dask worker that plays matches as a local pool worker does."""
-
-    def __init__(self, log_file: str):
-        ours, theirs = multiprocessing.Pipe()
-        with open(log_file, "ab") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-c", _CHILD, str(theirs.fileno()), str(os.getpid()), log_file],
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=out,
-            )
-        theirs.close()
-        self.connection = ours
-        self.last_used = time.monotonic()
-        self.cancelled = False
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def play(self, play: Callable[[MatchTask], MatchOutcome], task: MatchTask) -> MatchOutcome:
-        try:
-            self.connection.send((play, task))
-            kind, value = self.connection.recv()
-        except (OSError, EOFError):
-            code = self.stop()
-            if self.cancelled:
-                raise TournamentError(f"match {task.key} was cancelled") from None
-            raise TournamentError(f"the process playing match {task.key} died (exit status {code})") from None
-        if kind == "error":
-            raise value
-        outcome: MatchOutcome = value
-        return outcome
-
-    def cancel(self) -> None:
-        """Stop the match being played (its task was cancelled)."""
-        self.cancelled = True
-        self.terminate()
-
-    def terminate(self) -> None:
-        """SIGTERM: the child kills its bots and leaves (the worker's _worker_terminated)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-
-    def stop(self) -> int | None:
-        """Terminate the child and wait for it (then SIGKILL); close the connection."""
-        if self.proc.poll() is None:
-            self.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.connection.close()
-        return self.proc.returncode
-
-
-def child_main(args: list[str]) -> None:
-    """The match process: the local pool worker's set-up, then one match per request."""
-    from arbiter.tournament.worker import play_task, worker_init
-
-    connection = multiprocessing.connection.Connection(int(args[0]))
-    worker_init(int(args[1]), args[2])  # signals, parent-death watch, private temp folder, logging
-    while True:
-        try:
-            play, task = connection.recv()
-        except EOFError:
-            return
-        reply: tuple[str, Any]
-        try:
-            reply = ("ok", play_task(task, play))
-        except Exception as e:
-            reply = ("error", e)
-        try:
-            connection.send(reply)  # pickled whole before a byte is sent
-        except Exception:
-            connection.send(("error", TournamentError(f"{type(reply[1]).__name__}: {reply[1]}")))
+    process: WorkerProcess
+    last_used: float = field(default_factory=time.monotonic)

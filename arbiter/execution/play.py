@@ -1,0 +1,65 @@
+"""One task played on a match host: the one way every executor plays a match.
+
+:func:`play_task` turns a :class:`~arbiter.model.MatchTask` into the referee's setup, plays it on
+a :class:`~arbiter.match.play.MatchHost` (a worker's, or the coordinator's for a match with a
+seat played from elsewhere) and returns its :class:`~arbiter.model.MatchOutcome`: the referee's
+result, the finished log's path and SHA-256, and what it cost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from barbu.rules import ruleset_from_json
+
+from arbiter.match.invited import Invitee
+from arbiter.match.play import MatchHost, MatchOptions
+from arbiter.model import BotSpec, MatchOutcome, MatchTask
+from arbiter.referee.faults import FaultPolicy
+from arbiter.referee.loop import MatchSetup
+from arbiter.referee.players import Player
+
+
+def task_setup(task: MatchTask) -> tuple[MatchSetup, FaultPolicy]:
+    """The referee's MatchSetup and FaultPolicy for a task."""
+    setup = MatchSetup(
+        ruleset_from_json(task.rules),
+        seed=task.seed,
+        first_declarer=task.first_declarer,
+        match_id=task.match_id,
+        deals=[list(d) for d in task.deals] if task.deals is not None else None,
+    )
+    return setup, FaultPolicy(task.max_strikes)
+
+
+async def play_task(
+    host: MatchHost, task: MatchTask, seats: Sequence[BotSpec | Player | Invitee] | None = None
+) -> MatchOutcome:
+    """Play ``task`` on ``host``; ``seats``: who plays each seat (by default the task's bots; a
+    remote entrant's seat is its invitation, or the absent player). ``arbiter_cpu`` is this
+    process's CPU while the match played, shared equally among the matches the host played at
+    once (one, in a worker)."""
+    setup, policy = task_setup(task)
+    options = MatchOptions(
+        time_control=task.time_control, fault_policy=policy, limits=task.limits, isolation=task.isolation,
+        reuse=task.reuse,
+    )  # fmt: skip
+    cpu, crowd = time.process_time(), host.playing + 1
+    played = await host.play(list(task.bots) if seats is None else seats, setup, Path(task.log_path), options)
+    cpu = (time.process_time() - cpu) / max(crowd, host.playing + 1)
+    return MatchOutcome(
+        task.number, played.result, str(played.log_path), file_sha256(played.log_path),
+        wall_seconds=played.wall_seconds, arbiter_cpu=cpu, bots_cpu=played.bots_cpu,
+    )  # fmt: skip
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
