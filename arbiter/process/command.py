@@ -19,6 +19,7 @@ from arbiter.errors import ConfigError
 INTERPRETERS = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|bash|sh|Rscript|lua)$")
 SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".sh", ".jar", ".lua", ".R")
 _OWN_PYTHON = re.compile(r"python3?")
+_ENV_OPTIONS_WITH_A_VALUE = ("-u", "--unset", "-C", "--chdir", "-S", "--split-string")
 
 
 @dataclass(frozen=True)
@@ -39,11 +40,11 @@ class BotCommand:
         if not words:
             raise ValueError("the command is empty")
         at = 0
-        if words[0] == "env":  # env [-i] [NAME=value]... program args
+        if words[0] == "env":  # env [-i] [-u NAME] [NAME=value]... program args
             at = 1
             while at < len(words) and ("=" in words[at] or words[at].startswith("-")):
-                at += 1
-            if at == len(words):
+                at += 2 if words[at] in _ENV_OPTIONS_WITH_A_VALUE else 1
+            if at >= len(words):
                 raise ValueError("'env' names no program to run")
         return cls(text, words, at)
 

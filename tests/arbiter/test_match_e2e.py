@@ -2,6 +2,7 @@
 
 import json
 import subprocess
+import sys
 
 import pytest
 from barbu.matchlog import dumps, verify
@@ -9,10 +10,13 @@ from barbu.rules import PRESETS, make_ruleset
 
 from arbiter.match.blocking import play_bot_match
 from arbiter.match.play import BotSpec
+from arbiter.process.command import BotCommand
 from arbiter.referee.logfile import read_log_lines
 from arbiter.referee.loop import MatchSetup
 
 from .conftest import HEURISTIC, RANDOM, ROOT, leftover_processes
+
+RANDOM_BOT = ROOT / "sample_bots" / "random_bot.py"
 
 
 def _play(tmp_path, commands, preset="standard", seed=1):
@@ -87,3 +91,13 @@ def test_cli_match_rejects_a_missing_bot_program_in_one_line(tmp_path):
     assert out.returncode == 2
     assert out.stderr.strip().count("\n") == 0 and "/no/such/bot" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_bare_python_after_env_options_is_the_arbiters_own(tmp_path):
+    """``env -u NAME python bot.py`` is checked as the arbiter's Python (it has the SDK) and
+    launched as it (the launcher once ran whatever `python` the PATH had, or none)."""
+    command = BotCommand.parse(f"env -u HOME BARBU_SEED=3 python {RANDOM_BOT}")
+    assert command.program == "python" and command.launch_words[4] == sys.executable
+    assert command.scripts == [str(RANDOM_BOT)]
+    played = _play(tmp_path, [f"env -u HOME python {RANDOM_BOT}"] + [RANDOM] * 3)
+    assert played.result.complete and played.result.faults == (), played.result.faults
