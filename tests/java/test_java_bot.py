@@ -31,7 +31,8 @@ PY = sys.executable
 TCP = "127.0.0.1:0"
 
 
-def build(folder: Path = JAVA_DIR, *args: str) -> subprocess.CompletedProcess[str]:
+def build(*args: str, folder: Path = JAVA_DIR) -> subprocess.CompletedProcess[str]:
+    """``folder``'s build.sh (the sample bot's, or a copy in a new-bot folder), one at a time."""
     lock = Path(tempfile.gettempdir()) / "barbu-build-java.lock"
     with open(lock, "w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
@@ -52,7 +53,7 @@ def java_bot() -> str:
 
 
 def test_the_strategy_unit_tests_pass(java_bot):
-    tested = build(JAVA_DIR, "--test")
+    tested = build("--test")
     assert tested.returncode == 0, tested.stdout + tested.stderr
     assert "[         8 tests successful      ]" in tested.stdout, tested.stdout
     assert "[         0 tests failed          ]" in tested.stdout, tested.stdout
@@ -66,7 +67,7 @@ def test_the_build_is_reproducible_from_a_clean_folder_and_then_does_nothing(jav
     shutil.copy(JAVA_DIR / "build.sh", folder)
     (folder / "proto" / "barbu" / "v1").mkdir(parents=True)
     shutil.copy(ROOT / "proto" / "barbu" / "v1" / "arbiter.proto", folder / "proto" / "barbu" / "v1")
-    first = build(folder)
+    first = build(folder=folder)
     assert first.returncode == 0, first.stderr
     jar = folder / "build" / "bot.jar"
     with zipfile.ZipFile(jar) as archive:
@@ -77,7 +78,7 @@ def test_the_build_is_reproducible_from_a_clean_folder_and_then_does_nothing(jav
     assert "/usr/share/java/grpc-netty.jar" in class_path
     assert not any("epoll" in p for p in class_path)  # no native library in Debian: NIO only
     built_at = jar.stat().st_mtime_ns
-    again = build(folder)
+    again = build(folder=folder)
     assert again.returncode == 0 and again.stdout == "" and again.stderr == "", again
     assert jar.stat().st_mtime_ns == built_at
     missing = {k: v for k, v in os.environ.items() if not k.startswith("BARBU_")}

@@ -23,8 +23,8 @@ import java.util.concurrent.LinkedBlockingQueue;
  * Strategy.java.
  *
  * <pre>
- *   bash sample_bots/java/build.sh     # installs the Debian packages, generates barbu.v1, builds ./bot
- *   sample_bots/java/bot               # the arbiter starts it like this
+ *   bash build.sh     # in this folder: installs the Debian packages, generates barbu.v1, builds ./bot
+ *   ./bot             # the arbiter starts it like this (arbiter check-bot --listen 127.0.0.1:0 -- ./bot)
  * </pre>
  *
  * <p>The arbiter's launcher sets BARBU_ARBITER (host:port, or unix:/path/to/socket) and

@@ -11,9 +11,10 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The Java bot's play: a pure function from a request's view and legal actions to one of those
+ * The bot's play: a pure function from a request's view and legal actions to one of those
  * actions (returned as it came, the safest answer). No I/O, no clock, no randomness, so
- * StrategyTest can check it. The rules of thumb of the Go sample bot:
+ * StrategyTest can check it. The Go sample bot's rules of thumb, each a place to improve it
+ * (count the cards gone, double a seat you expect to beat, value the contracts still to declare):
  *
  * <ul>
  *   <li>Declaring: Trumps in a suit of five cards or more, else the negative contract this hand
