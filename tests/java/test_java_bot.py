@@ -20,8 +20,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from barbu.rules import make_ruleset
 
 from arbiter.compliance.checkbot import check_bot
+from arbiter.match.blocking import play_bot_match
+from arbiter.match.play import BotSpec
+from arbiter.process.sandbox import bubblewrap_problem
+from arbiter.process.users import resolve_user
+from arbiter.referee.loop import MatchSetup
 from tests.polyglot import play_checked_match
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,3 +142,22 @@ def test_the_java_bot_exit_codes(java_bot):
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert unreachable.returncode == 1 and "cannot reach the arbiter at 127.0.0.1:1" in unreachable.stderr
+
+
+def test_in_bubblewrap_the_jvm_runs_grpc_java_from_debian_s_jars_and_says_only_why_it_failed(java_bot, tmp_path):
+    """The sandbox shows the JVM and /usr/share/java, and a default JVM starts under its limits.
+    Pointed at a port of the sandbox's own loopback where nothing listens (it has no other
+    network), the bot gets as far as netty's connect and says why in one line: netty's warning
+    about a network without a hardware address is not there."""
+    if problem := bubblewrap_problem(resolve_user(None)):
+        pytest.fail(f"{problem}: install bubblewrap (apt-get install -y bubblewrap) and allow user namespaces")
+    commands = [f"env BARBU_ARBITER=127.0.0.1:1 {java_bot}"] + [f"{PY} {ROOT / 'sample_bots' / 'random_bot.py'}"] * 3
+    played = play_bot_match(
+        [BotSpec(f"seat{s}", c) for s, c in enumerate(commands)],
+        MatchSetup(make_ruleset("standard", {"contracts": ["barbu"]}), seed=1, match_id="java-sandboxed"),
+        tmp_path / "java-sandboxed.jsonl",
+        isolation="bubblewrap",
+    )
+    assert [(f.seat, f.kind.value) for f in played.result.faults] == [(0, "crash")], played.result.faults
+    lines = played.outputs[0].read_text().splitlines()
+    assert len(lines) == 1 and "cannot reach the arbiter at 127.0.0.1:1" in lines[0], lines

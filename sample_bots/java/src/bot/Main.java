@@ -69,6 +69,11 @@ public final class Main {
           + " Give it a TCP address (arbiter check-bot or match --listen 127.0.0.1:0; docs/protocol.md, Java)");
       return 2;
     }
+    // Netty names its channels after a hardware address, and warns on stderr when it finds none,
+    // as in a sandbox whose network is its loopback alone: give it a fixed one.
+    if (System.getProperty("io.netty.machineId") == null) {
+      System.setProperty("io.netty.machineId", "02:00:00:00:00:01");
+    }
     // Plaintext HTTP/2 over TCP, as every local match; NIO, the transport Debian's netty has.
     ManagedChannel channel = NettyChannelBuilder.forTarget(address).usePlaintext().build();
     try {
