@@ -1,5 +1,5 @@
 """One match between sample bots written in other languages and the Python ones, checked end to
-end: shared by tests/node and tests/go."""
+end: shared by tests/node, tests/go and tests/java."""
 
 from __future__ import annotations
 
@@ -15,12 +15,18 @@ from arbiter.referee.logfile import read_log_lines
 from arbiter.referee.loop import MatchSetup
 
 
-def play_checked_match(commands: list[str], match_id: str, log_folder: Path, *, seed: int) -> BotMatch:
-    """Play the four commands (seat order) on standard rules; the match must complete without a
-    fault, its log verify with the same result, and its header name the commands."""
+def play_checked_match(
+    commands: list[str], match_id: str, log_folder: Path, *, seed: int, listen: str | None = None
+) -> BotMatch:
+    """Play the four commands (seat order) on standard rules, the arbiter on ``listen`` (default:
+    a Unix socket); the match must complete without a fault, its log verify with the same
+    result, and its header name the commands."""
     bots = [BotSpec(f"seat{s}", c) for s, c in enumerate(commands)]
     played = play_bot_match(
-        bots, MatchSetup(make_ruleset(), seed=seed, match_id=match_id), log_folder / f"{match_id}.jsonl"
+        bots,
+        MatchSetup(make_ruleset(), seed=seed, match_id=match_id),
+        log_folder / f"{match_id}.jsonl",
+        listen=listen,
     )
     r = played.result
     assert r.status == "complete" and r.deals == 28, r

@@ -20,7 +20,7 @@ def new_bot_command(
             show_default=False,
         ),
     ],
-    lang: Annotated[str, typer.Option("--lang", metavar="python|node", help="The bot's language.")] = "python",
+    lang: Annotated[str, typer.Option("--lang", metavar="python|node|go|java", help="The bot's language.")] = "python",
     parent: Annotated[
         str | None, typer.Option("--dir", metavar="PARENT", help="Write NAME/ in this folder (default: here).")
     ] = None,
@@ -30,9 +30,10 @@ def new_bot_command(
 ) -> None:
     """Write NAME/: a new bot, ready to run, that passes check-bot as written.
 
-    The folder holds the bot's program, a README and a tournament file entering it against the sample bots.
+    The folder holds the bot's program, a README and a tournament file entering it against the sample bots;
+    a Go or Java bot also its build.sh, which builds it offline from Debian's packages.
 
-    Usage: arbiter new-bot NAME [--lang python|node] [--dir PARENT]
+    Usage: arbiter new-bot NAME [--lang python|node|go|java] [--dir PARENT]
 
     Exit code 0: written; 2: refused (a folder that exists and is not empty, a bad name, an unknown language).
     """

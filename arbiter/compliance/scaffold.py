@@ -6,7 +6,10 @@ enter, improve), ``entrant.yaml`` (the bot's entrant name and command, what an a
 submission reads) and ``tournament.yaml``, a gauntlet entering the bot against the sample bots
 (heuristic and random) of the Barbu Arena checkout the arbiter is installed from, named by
 absolute path. A Node.js bot also gets ``package.json`` and its own copy of
-``proto/barbu/v1/arbiter.proto``, so the folder stands alone (after ``npm install``).
+``proto/barbu/v1/arbiter.proto``, so the folder stands alone (after ``npm install``). A Go or
+Java bot is the sample bot of its language (``sample_bots/go/``, ``sample_bots/java/``) under
+the new name: its sources, its tests and its ``build.sh``, which builds it offline from
+Debian's packages, with its own copy of the ``.proto`` too.
 
 The folder is built beside its target under a temporary name and renamed into place, so an
 error leaves nothing behind. It refuses an existing folder that is not empty, a name that is
@@ -35,29 +38,44 @@ from arbiter.tournament.config import NAME_RE
 
 __all__ = ["LANGUAGES", "NewBot", "find_checkout", "new_bot"]
 
-LANGUAGES = ("python", "node")
+LANGUAGES = ("python", "node", "go", "java")
 """The languages ``new-bot`` writes a bot in."""
 
+_COMMON = (
+    ("common/tournament.yaml.j2", "tournament.yaml"),
+    ("common/entrant.yaml.j2", "entrant.yaml"),
+    ("common/gitignore.j2", ".gitignore"),
+)
 # Each language's files: (template under templates/, file in the bot's folder).
 _FILES: dict[str, tuple[tuple[str, str], ...]] = {
-    "python": (
-        ("python/bot.py.j2", "bot.py"),
-        ("python/README.md.j2", "README.md"),
-        ("common/tournament.yaml.j2", "tournament.yaml"),
-        ("common/entrant.yaml.j2", "entrant.yaml"),
-        ("common/gitignore.j2", ".gitignore"),
-    ),
+    "python": (("python/bot.py.j2", "bot.py"), ("python/README.md.j2", "README.md"), *_COMMON),
     "node": (
         ("node/bot.js.j2", "bot.js"),
         ("node/package.json.j2", "package.json"),
         ("node/README.md.j2", "README.md"),
-        ("common/tournament.yaml.j2", "tournament.yaml"),
-        ("common/entrant.yaml.j2", "entrant.yaml"),
-        ("common/gitignore.j2", ".gitignore"),
+        *_COMMON,
     ),
+    "go": (("go/README.md.j2", "README.md"), *_COMMON),
+    "java": (("java/README.md.j2", "README.md"), *_COMMON),
 }
-_PROGRAM = {"python": ("python", "bot.py"), "node": ("node", "bot.js")}
+# The command that starts the bot, from its folder: its last word is the bot's file there.
+_PROGRAM = {"python": ("python", "bot.py"), "node": ("node", "bot.js"), "go": ("./bot",), "java": ("./bot",)}
 _PROTO = Path("proto", "barbu", "v1", "arbiter.proto")
+_OWN_PROTO = ("node", "go", "java")
+"""The languages whose folder holds its own copy of the ``.proto`` (loaded or compiled there)."""
+# A compiled bot's folder starts as the sample bot of its language (files under sample_bots/LANG/,
+# copied to the same place), whose build.sh makes ./bot; the line that names it gets the new name
+# (the pattern's two groups are what stands before and after the quoted name).
+_SAMPLE_FILES = {
+    "go": ("build.sh", "main.go", "codec.go", "strategy.go", "strategy_test.go"),
+    "java": ("build.sh", "src/bot/Main.java", "src/bot/Strategy.java", "test/bot/StrategyTest.java"),
+}
+_NAME_LINE = {
+    "go": ("main.go", re.compile(r'^(\tbotName += )"[^"]*"()$', re.M)),
+    "java": ("src/bot/Main.java", re.compile(r'^(  static final String BOT_NAME = )"[^"]*"(;)$', re.M)),
+}
+_TCP_ONLY = ("java",)
+"""The languages whose bot cannot dial a Unix socket (Debian's grpc-java: docs/protocol.md, Java)."""
 _SAMPLES = ("heuristic_bot.py", "random_bot.py")
 
 
@@ -77,8 +95,8 @@ class NewBot:
     @property
     def command(self) -> list[str]:
         """The bot's command line, run from the current folder."""
-        program, script = _PROGRAM[self.language]
-        return [program, str(self.folder / script)]
+        *program, script = _PROGRAM[self.language]
+        return [*program, str(self.folder / script)]
 
     @property
     def next_steps(self) -> list[list[str]]:
@@ -86,7 +104,10 @@ class NewBot:
         steps = []
         if self.language == "node":
             steps.append(["npm", "install", "--prefix", str(self.folder)])
-        steps.append(["arbiter", "check-bot", "--", *self.command])
+        if self.language in _SAMPLE_FILES:
+            steps.append(["bash", str(self.folder / "build.sh")])
+        listen = ["--listen", "127.0.0.1:0"] if self.language in _TCP_ONLY else []
+        steps.append(["arbiter", "check-bot", *listen, "--", *self.command])
         steps.append(["arbiter", "run", str(self.folder / "tournament.yaml")])
         steps.append(["arbiter", "standings", str(self.folder / "tournament.yaml")])
         return steps
@@ -141,8 +162,12 @@ def new_bot(name: str, language: str = "python", parent: str | os.PathLike[str] 
             raise ConfigError(f"{shown} exists and is not empty: choose another name, or remove it first")
     root = find_checkout()
     proto = root / _PROTO
-    if language == "node" and not proto.is_file():
+    if language in _OWN_PROTO and not proto.is_file():
         raise ConfigError(f"cannot find the protocol file {printable(str(proto))} to copy into the bot's folder")
+    sample = root / "sample_bots" / language
+    missing = [name for name in _SAMPLE_FILES.get(language, ()) if not (sample / name).is_file()]
+    if missing:
+        raise ConfigError(f"cannot find the {language} sample bot's {', '.join(missing)} in {printable(str(sample))}")
     context = _context(name, language, root)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".new", dir=parent_path))
     written: list[str] = []
@@ -151,10 +176,12 @@ def new_bot(name: str, language: str = "python", parent: str | os.PathLike[str] 
             text = _environment().get_template(template).render(**context)
             (staging / target).write_text(text, encoding="utf-8")
             written.append(target)
-        if language == "node":
+        if language in _OWN_PROTO:
             (staging / _PROTO.parent).mkdir(parents=True)
             shutil.copyfile(proto, staging / _PROTO)
             written.append(_PROTO.as_posix())
+        if language in _SAMPLE_FILES:
+            written.extend(_copy_sample(name, language, sample, staging))
         os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes it private; a bot folder is not
         if st is not None:
             folder.rmdir()  # the empty folder it replaces
@@ -165,6 +192,21 @@ def new_bot(name: str, language: str = "python", parent: str | os.PathLike[str] 
     return NewBot(name=name, language=language, folder=folder, files=tuple(written), checkout=root)
 
 
+def _copy_sample(name: str, language: str, sample: Path, staging: Path) -> list[str]:
+    """Copy the sample bot's files into ``staging`` with their modes, then name the bot ``name``
+    in the file that names it; the files written."""
+    for file in _SAMPLE_FILES[language]:
+        (staging / file).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(sample / file, staging / file)
+    file, line = _NAME_LINE[language]
+    text = (staging / file).read_text(encoding="utf-8")
+    named, count = line.subn(lambda m: f"{m.group(1)}{json.dumps(name)}{m.group(2)}", text)
+    if count != 1:  # the sample changed: better no folder than a bot under the sample's name
+        raise ConfigError(f"cannot find the line that names the bot in the {language} sample bot's {file}")
+    (staging / file).write_text(named, encoding="utf-8")
+    return list(_SAMPLE_FILES[language])
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -173,14 +215,13 @@ def _umask() -> int:
 
 def _context(name: str, language: str, root: Path) -> dict[str, object]:
     samples = root / "sample_bots"
-    program, script = _PROGRAM[language]
     entrants = {"heuristic", "random"}
     heuristic, random_ = ("sample-heuristic", "sample-random") if name in entrants else ("heuristic", "random")
     return {
         "name": name,
         "package_name": _package_name(name),
         "language": language,
-        "command": f"{program} {script}",
+        "command": " ".join(_PROGRAM[language]),
         "checkout": str(root),
         "heuristic_name": heuristic,
         "heuristic_command": shlex.join(["python", str(samples / "heuristic_bot.py")]),

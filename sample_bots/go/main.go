@@ -1,8 +1,8 @@
 // A Barbu Arena bot in Go, built from Debian's packages only: the protocol here, the play in
 // strategy.go, the wire codec in codec.go.
 //
-//	bash sample_bots/go/build.sh     # installs the Debian packages, generates barbupb, builds ./bot
-//	sample_bots/go/bot               # the arbiter starts it like this
+//	bash build.sh     # in this folder: installs the Debian packages, generates barbupb, builds ./bot
+//	./bot             # the arbiter starts it like this (arbiter check-bot -- ./bot)
 //
 // The arbiter's launcher sets BARBU_ARBITER (host:port, or unix:/path/to/socket) and
 // BARBU_TOKEN (the seat's secret). The bot opens ONE bidirectional stream (Arbiter.Play), sends

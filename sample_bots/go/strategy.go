@@ -1,8 +1,9 @@
 package main
 
-// The Go bot's play: a pure function from a request's view and legal actions to one of those
+// The bot's play: a pure function from a request's view and legal actions to one of those
 // actions (returned as it came, the safest answer). No I/O, no clock, no randomness, so
-// strategy_test.go can check it. A few rules of thumb, far from the Node bot's strategy:
+// strategy_test.go can check it. A few rules of thumb, each a place to improve it (count the
+// cards gone, double a seat you expect to beat, value the contracts still to declare):
 //   - Declaring: Trumps in a suit of five cards or more, else the negative contract this hand
 //     risks least in, else Domino from the rank it holds most of.
 //   - Doubling: the least it may do (a pass, or the forced double of the declarer).

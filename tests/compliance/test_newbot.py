@@ -2,8 +2,9 @@
 
 A Python bot passes `arbiter check-bot` (the real command, a real bot process) and plays a
 short league from its own tournament file; a Node.js bot, given the sample bot's installed
-modules (no network), passes check-bot too. Refusals are one `error:` line and exit code 2,
-and leave nothing behind.
+modules (no network), passes check-bot too; a Go and a Java bot build with their own build.sh
+(offline, Debian's packages), pass their tests and check-bot (the Java one on loopback TCP).
+Refusals are one `error:` line and exit code 2, and leave nothing behind.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import doctest
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +27,8 @@ from arbiter.compliance.checkbot import check_bot
 from arbiter.errors import ConfigError
 from arbiter.tournament.config import load_config
 
+from ..go.test_go_bot import build as build_go
+from ..java.test_java_bot import build as build_java
 from ..node.test_node_bot import node  # noqa: F401  (the fixture: scripts/setup_node.sh, once)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,6 +127,61 @@ def test_a_node_bot_passes_check_bot(tmp_path, node):  # noqa: F811
     assert "'node-bot'" in report.step("hello").detail
 
 
+@pytest.mark.parametrize(
+    ("language", "build", "listen", "sources"),
+    [
+        ("go", build_go, None, ["main.go", "codec.go", "strategy.go", "strategy_test.go"]),
+        (
+            "java",
+            build_java,
+            "127.0.0.1:0",
+            ["src/bot/Main.java", "src/bot/Strategy.java", "test/bot/StrategyTest.java"],
+        ),
+    ],
+)
+def test_a_compiled_bot_builds_offline_passes_its_tests_and_check_bot(tmp_path, language, build, listen, sources):
+    """The sample bot of the language under the new name, with its own build.sh and .proto: the
+    folder builds where it is written, and the bot says hello under its new name."""
+    made = scaffold.new_bot("my-bot", language, tmp_path)
+    folder = tmp_path / "my-bot"
+    assert sorted(made.files) == sorted(
+        [
+            "README.md",
+            "tournament.yaml",
+            "entrant.yaml",
+            ".gitignore",
+            "proto/barbu/v1/arbiter.proto",
+            "build.sh",
+            *sources,
+        ]
+    )
+    proto = ROOT / "proto" / "barbu" / "v1" / "arbiter.proto"
+    assert (folder / "proto" / "barbu" / "v1" / "arbiter.proto").read_bytes() == proto.read_bytes()
+    sample = ROOT / "sample_bots" / language
+    assert (folder / "build.sh").read_bytes() == (sample / "build.sh").read_bytes()
+    assert os.access(folder / "build.sh", os.X_OK)
+    check = ["arbiter", "check-bot", *(["--listen", listen] if listen else []), "--", str(folder / "bot")]
+    assert made.next_steps[:2] == [["bash", str(folder / "build.sh")], check]
+    assert "/bot\n/build/\n" in (folder / ".gitignore").read_text()
+
+    built = build("--test", folder=folder)  # build, then the strategy's tests
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert os.access(folder / "bot", os.X_OK)
+    report = check_bot([str(folder / "bot")], seed=2, listen=listen)
+    assert report.ok, report.render()
+    assert "'my-bot'" in report.step("hello").detail
+    config = load_config(folder / "tournament.yaml")  # ./bot exists now
+    assert config.entrant("my-bot").command == "./bot"
+    assert "bash build.sh" in (folder / "README.md").read_text()
+
+
+def test_a_compiled_bot_is_not_written_from_a_sample_that_no_longer_names_itself(tmp_path, monkeypatch):
+    monkeypatch.setitem(scaffold._NAME_LINE, "go", ("main.go", re.compile("^no such line$", re.M)))
+    with pytest.raises(ConfigError, match="cannot find the line that names the bot in the go sample bot's main.go"):
+        scaffold.new_bot("x", "go", tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
 def _refused(args: list[str], cwd: Path) -> str:
     """Run the command in ``cwd``; it must exit 2 with exactly one ``error:`` line."""
     old = os.getcwd()
@@ -164,7 +223,7 @@ def test_a_bad_name_is_refused(tmp_path, name):
 
 
 def test_an_unknown_language_or_folder_is_refused(tmp_path):
-    assert "unknown language 'rust': choose one of python, node" in _refused(
+    assert "unknown language 'rust': choose one of python, node, go, java" in _refused(
         ["new-bot", "x", "--lang", "rust"], tmp_path
     )
     assert "no such folder" in _refused(["new-bot", "x", "--dir", "nowhere"], tmp_path)

@@ -26,13 +26,14 @@ GO_BOT = GO_DIR / "bot"
 PY = sys.executable
 
 
-def build(*args: str) -> subprocess.CompletedProcess[str]:
+def build(*args: str, folder: Path = GO_DIR) -> subprocess.CompletedProcess[str]:
+    """``folder``'s build.sh (the sample bot's, or a copy in a new-bot folder), one at a time."""
     lock = Path(tempfile.gettempdir()) / "barbu-build-go.lock"
     with open(lock, "w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             return subprocess.run(
-                ["bash", str(GO_DIR / "build.sh"), *args], capture_output=True, text=True, timeout=900
+                ["bash", str(folder / "build.sh"), *args], capture_output=True, text=True, timeout=900
             )
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
