@@ -23,7 +23,7 @@ import pytest
 from barbu.rules import make_ruleset
 
 from arbiter.compliance.checkbot import check_bot
-from arbiter.match.blocking import play_bot_match
+from arbiter.match.blocking import MatchOptions, play_bot_match
 from arbiter.match.play import BotSpec
 from arbiter.process.sandbox import bubblewrap_problem
 from arbiter.process.users import resolve_user
@@ -156,7 +156,7 @@ def test_in_bubblewrap_the_jvm_runs_grpc_java_from_debian_s_jars_and_says_only_w
         [BotSpec(f"seat{s}", c) for s, c in enumerate(commands)],
         MatchSetup(make_ruleset("standard", {"contracts": ["barbu"]}), seed=1, match_id="java-sandboxed"),
         tmp_path / "java-sandboxed.jsonl",
-        isolation="bubblewrap",
+        MatchOptions(isolation="bubblewrap"),
     )
     assert [(f.seat, f.kind.value) for f in played.result.faults] == [(0, "crash")], played.result.faults
     lines = played.outputs[0].read_text().splitlines()
