@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from enum import StrEnum
+from fractions import Fraction
 from typing import Any
 
 from barbu.matchlog import FaultRecord as FaultRecord  # the log format's: one type for both
@@ -164,3 +165,55 @@ class MatchOutcome:
     wall_seconds: float = 0.0
     arbiter_cpu: float = 0.0
     bots_cpu: float = 0.0
+
+
+# ---- what a schedule says of a match, and what the ratings read of it ------------------------
+@dataclass(frozen=True)
+class ScheduledMatch:
+    number: int  # 0-based position in the schedule: ratings are updated in this order
+    key: str  # readable and unique in the tournament (its format's key pattern), e.g. "r1-t003-2"
+    round: int  # 0-based
+    table: int  # 0-based, within the round
+    rotation: int  # 0-based seat rotation of the table
+    game: int  # the rated game this match belongs to: its own number, or its duplicate set
+    seats: tuple[str, str, str, str]  # entrant names in seat order 0..3
+    seed: int  # seeds the deals (unless a deal file gives them) and the fallback players
+    deal_block: int  # which block of the deal file this match plays
+    first_declarer: int = 0
+
+
+@dataclass(frozen=True)
+class SeatRecord:
+    entrant: str
+    total: int
+    forfeited: bool = False
+    faults: int = 0
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    number: int
+    game: int
+    status: str  # "complete" or "aborted"
+    seats: tuple[SeatRecord, ...]
+
+    def scores(self) -> dict[str, Fraction]:
+        """Each entrant's score in this match: the mean total of its seats."""
+        sums: dict[str, list[int]] = {}
+        for s in self.seats:
+            sums.setdefault(s.entrant, []).append(s.total)
+        return {e: Fraction(sum(v), len(v)) for e, v in sums.items()}
+
+    def forfeited(self) -> set[str]:
+        return {s.entrant for s in self.seats if s.forfeited}
+
+
+@dataclass(frozen=True)
+class RatingRow:
+    """One entrant's rating after one game (a row of the rating history)."""
+
+    game: int
+    match_number: int
+    entrant: str
+    mu: float
+    sigma: float

@@ -48,11 +48,10 @@ from barbu.matchlog import MatchResult, MatchStatus
 from arbiter.arena.config import ArenaConfig, load_arena
 from arbiter.arena.ladder import ArenaSchedule
 from arbiter.arena.serve import field_of
-from arbiter.model import MatchOutcome, MatchTask
+from arbiter.model import MatchOutcome, MatchTask, ScheduledMatch
+from arbiter.storage import Repo, open_database, row_id
+from arbiter.storage.arena import ArenaStore
 from arbiter.tournament.loop import Run, run_tournament
-from arbiter.tournament.schedule import ScheduledMatch
-from arbiter.tournament.storage import Repo, open_database, row_id
-from arbiter.tournament.storage.arena import ArenaStore
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -162,7 +161,7 @@ def leaderboard_compute_ms(arena: ArenaConfig, url: str, repeats: int = 5) -> fl
     """Median milliseconds of one leaderboard computed afresh (nothing cached) over the database."""
     from arbiter.arena.quotas import Uploads
     from arbiter.arena.service import ArenaService
-    from arbiter.tournament.storage.arena import ArenaStore
+    from arbiter.storage.arena import ArenaStore
 
     engine = open_database(url)
     times = []

@@ -108,7 +108,7 @@ def play(config, folder: Path, name: str, **kw) -> tuple[float, int]:
 
 def match_seconds(url: str, name: str = "random28") -> tuple[float, float]:
     """The mean wall time of a recorded match (launch to clean-up) and its CPU (arbiter + bots)."""
-    from arbiter.tournament.storage import Repo, open_database
+    from arbiter.storage import Repo, open_database
 
     engine = open_database(url, create=False)
     try:

@@ -49,9 +49,10 @@ from heuristic_bot import HeuristicBot  # noqa: E402
 from random_bot import RandomBot  # noqa: E402
 
 from arbiter.arena.matchmaking import Contender, DuplicateSet, next_sets  # noqa: E402
+from arbiter.model import MatchRecord, SeatRecord  # noqa: E402
 from arbiter.referee.loop import MatchSetup, Referee  # noqa: E402
 from arbiter.referee.players import StrategyPlayer  # noqa: E402
-from arbiter.tournament.ratings import MatchRecord, RatingBook, SeatRecord, game_outcome, standings  # noqa: E402
+from arbiter.tournament.ratings import RatingBook, game_outcome, standings  # noqa: E402
 from arbiter.tournament.schedule import build_schedule  # noqa: E402
 
 NOISE = {"heuristic": 0.0, "heuristic10": 0.10, "heuristic25": 0.25, "heuristic50": 0.50, "random": 1.0}

@@ -41,9 +41,10 @@ from barbu.rules import PRESETS, make_ruleset  # noqa: E402
 from heuristic_bot import HeuristicBot  # noqa: E402
 
 from arbiter.match.blocking import run_blocking  # noqa: E402
+from arbiter.model import ScheduledMatch  # noqa: E402
 from arbiter.referee.loop import MatchSetup, Referee  # noqa: E402
 from arbiter.referee.players import Player, StrategyPlayer  # noqa: E402
-from arbiter.tournament.schedule import ScheduledMatch, build_schedule  # noqa: E402
+from arbiter.tournament.schedule import build_schedule  # noqa: E402
 
 X, Y = "heuristic", "noisy"
 

@@ -32,8 +32,8 @@ from barbu.rules import make_ruleset
 from arbiter.lobby.server import Lobby
 from arbiter.match.play import BotSpec, MatchHost
 from arbiter.referee.loop import MatchSetup
-from arbiter.tournament.storage import open_database
-from arbiter.tournament.storage.keys import KeyStore
+from arbiter.storage import open_database
+from arbiter.storage.keys import KeyStore
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

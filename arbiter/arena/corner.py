@@ -4,7 +4,7 @@ The token is checked once (as the API checks it: arbiter.arena.tokens, failed at
 per address and author) and never kept: the browser gets a session cookie holding the author's
 name, its token's id, the author's session epoch, an expiry and a random nonce, signed with
 HMAC-SHA256 over the arena's secret (:func:`session_secret`), HttpOnly, SameSite=Strict, Secure
-over https. Each request reads the author's row afresh (arbiter.tournament.storage.authors): a
+over https. Each request reads the author's row afresh (arbiter.storage.authors): a
 session is live only while the author still holds that token, unrevoked, at that epoch. So a
 revocation ends it at once, and so does a new token (`arbiter author revoke` then `add`, the way
 to replace a lost token): a stolen cookie dies with the token. Logging out adds one to the
@@ -43,7 +43,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from arbiter.errors import ArbiterError, StorageError, TokenRefused
-from arbiter.tournament.storage.authors import AuthorToken
+from arbiter.storage.authors import AuthorToken
 from arbiter.web.html import render
 
 from .guards import Upload

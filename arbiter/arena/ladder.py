@@ -31,11 +31,11 @@ from arbiter.arena.disk import DiskWatch, disk_full
 from arbiter.arena.matchmaking import Contender, Matchmaking, next_sets
 from arbiter.errors import ConfigError
 from arbiter.execution.remote import entrant_of
-from arbiter.model import TournamentFormat
+from arbiter.model import ScheduledMatch, TournamentFormat
 from arbiter.tournament.config import EntrantConfig, TournamentConfig
 from arbiter.tournament.loop import Run, Schedule
 from arbiter.tournament.ratings import ENV
-from arbiter.tournament.schedule import ScheduledMatch, rotations
+from arbiter.tournament.schedule import rotations
 
 __all__ = ["ArenaSchedule", "LadderEntrant", "LOCAL_CAPACITY", "versioned"]
 

@@ -38,7 +38,7 @@ from arbiter.arena.archive import UPLOAD_PREFIX, open_archive
 from arbiter.arena.config import Quotas, UploadLimits
 from arbiter.arena.disk import DiskFull, DiskWatch, approx_size, disk_full
 from arbiter.errors import ArbiterError
-from arbiter.tournament.storage.arena import ACTIVE, CHECKING, ArenaStore, SubmissionRow
+from arbiter.storage.arena import ACTIVE, CHECKING, ArenaStore, SubmissionRow
 
 HOUR = 3600.0
 QUEUED_RETRY_SECONDS = 30.0  # a hint: a check takes some seconds to some minutes

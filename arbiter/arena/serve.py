@@ -34,12 +34,11 @@ from arbiter.arena.ladder import POLL_SECONDS, ArenaSchedule, LadderEntrant, ver
 from arbiter.errors import TournamentInterrupted
 from arbiter.execution.bundle import cached
 from arbiter.execution.processes import WorkerDied, WorkerProcess
-from arbiter.model import Isolation, MatchOutcome
+from arbiter.model import Isolation, MatchOutcome, ScheduledMatch
 from arbiter.signals import draining_on_signals
 from arbiter.tournament.config import EntrantConfig, override
 from arbiter.tournament.config.environment import launch_command
 from arbiter.tournament.loop import Run, RunSummary, run_tournament
-from arbiter.tournament.schedule import ScheduledMatch
 
 if TYPE_CHECKING:
     from arbiter.arena.quotas import Uploads
@@ -202,8 +201,8 @@ class ArenaHost:
         from arbiter.arena.quotas import Uploads, sweep_seconds
         from arbiter.arena.service import ArenaService
         from arbiter.arena.webserver import WebServer
-        from arbiter.tournament.storage import open_database
-        from arbiter.tournament.storage.arena import ArenaStore
+        from arbiter.storage import open_database
+        from arbiter.storage.arena import ArenaStore
 
         self.run = run
         self.engine = open_database(self.url)
@@ -307,8 +306,8 @@ def serve(
     announce: Callable[[str], None] = print,
 ) -> ServeResult:
     """Run the arena until a stop signal (see the module's docstring)."""
-    from arbiter.tournament.storage import Repo, open_database, row_id
-    from arbiter.tournament.storage.arena import ArenaStore
+    from arbiter.storage import Repo, open_database, row_id
+    from arbiter.storage.arena import ArenaStore
 
     started = time.perf_counter()
     tournament = arena.tournament if cluster is None else override(arena.tournament, cluster=cluster)

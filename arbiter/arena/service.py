@@ -1,7 +1,7 @@
 """The arena's read model and write side: what the API (arbiter.arena.api) serves and accepts.
 
 The ladder is one tournament row named after the arena; its entrants are versions named
-``NAME@VERSION``; the ``submissions`` table (:class:`arbiter.tournament.storage.arena.ArenaStore`)
+``NAME@VERSION``; the ``submissions`` table (:class:`arbiter.storage.arena.ArenaStore`)
 says which versions exist, who wrote them and which are active. Ratings, mean scores and faults
 are the tournament's own (:func:`arbiter.tournament.ratings.standings`), computed once per new
 match and shared by every request until the next; per-contract scores and the doubling record
@@ -30,11 +30,11 @@ from sqlmodel import col, select
 from arbiter.errors import ArbiterError
 from arbiter.files import FileTooLarge, read_bounded
 from arbiter.lobby.ratelimit import FailureLimiter
+from arbiter.storage import Repo, row_id
+from arbiter.storage.arena import ArenaStore, SubmissionRow
+from arbiter.storage.models import Fault, Match, SeatResult, Tournament
+from arbiter.storage.rows import checked
 from arbiter.tournament.ratings import MU, SIGMA, Standing, standings
-from arbiter.tournament.storage import Repo, row_id
-from arbiter.tournament.storage.arena import ArenaStore, SubmissionRow
-from arbiter.tournament.storage.models import Fault, Match, SeatResult, Tournament
-from arbiter.tournament.storage.rows import checked
 from arbiter.web.report.logs import read_match_log
 from arbiter.web.report.stats import Analysis, contract_stats, doubling_stats
 

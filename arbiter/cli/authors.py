@@ -53,7 +53,7 @@ def add_author_command(
 ) -> None:
     """Add author NAME: a token, printed once, alone on the last line; the database keeps only its hash."""
     from arbiter.lobby.keys import AUTHOR_PREFIX, parse_key
-    from arbiter.tournament.storage.arena import ArenaStore
+    from arbiter.storage.arena import ArenaStore
 
     with user_errors(), _database(name, config, db, create=True) as (engine, shown):
         token = ArenaStore(engine).add_author(name)
@@ -78,7 +78,7 @@ def revoke_author_command(
 ) -> None:
     """Revoke author NAME's token: from its next attempt on, it is refused as revoked; their entrants keep playing."""
     from arbiter.errors import ConfigError
-    from arbiter.tournament.storage.arena import ArenaStore
+    from arbiter.storage.arena import ArenaStore
 
     with user_errors(), _database(name, config, db, create=False) as (engine, shown):
         revoked = ArenaStore(engine).revoke_author(name)

@@ -192,8 +192,8 @@ def named_database(database: str | None, *, create: bool) -> Iterator[tuple[Engi
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
-    from arbiter.tournament.dburl import without_password
-    from arbiter.tournament.storage import database_url, open_database
+    from arbiter.storage import database_url, open_database
+    from arbiter.storage.dburl import without_password
 
     url = database_url(database)
     if not create:
@@ -216,7 +216,7 @@ def database_error(e: BaseException) -> str | None:
     exc = sys.modules.get("sqlalchemy.exc")
     if exc is None or not isinstance(e, exc.SQLAlchemyError):
         return None
-    from arbiter.tournament.storage.db import first_line
+    from arbiter.storage.db import first_line
 
     return f"database error: {first_line(e)}"
 

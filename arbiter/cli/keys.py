@@ -54,7 +54,7 @@ def new_key_command(
 ) -> None:
     """Make a key for entrant NAME: printed once, alone on the last line; the database keeps only its hash."""
     from arbiter.lobby.keys import parse_key
-    from arbiter.tournament.storage.keys import KeyStore
+    from arbiter.storage.keys import KeyStore
 
     with user_errors(), _database(name, config, db, create=True) as (engine, shown):
         key = KeyStore(engine).issue(name)
@@ -77,7 +77,7 @@ def revoke_key_command(
 ) -> None:
     """Revoke every live key of entrant NAME: from its next attempt on, each is refused as revoked."""
     from arbiter.errors import ConfigError
-    from arbiter.tournament.storage.keys import KeyStore
+    from arbiter.storage.keys import KeyStore
 
     with user_errors(), _database(name, config, db, create=False) as (engine, shown):
         revoked = KeyStore(engine).revoke(name)

@@ -113,9 +113,9 @@ def standings_command(
     """Print the standings of a tournament from the results database."""
     from arbiter.cli.tournament_output import standings_table
     from arbiter.errors import ConfigError
+    from arbiter.storage import Repo, open_database, row_id
     from arbiter.tournament.config import load_config
     from arbiter.tournament.ratings import standings
-    from arbiter.tournament.storage import Repo, open_database, row_id
 
     with user_errors():
         database = db

@@ -24,11 +24,10 @@ from rich.table import Table
 from rich.text import Text
 
 from arbiter.cli.common import warn_if_unisolated
-from arbiter.model import MatchOutcome
+from arbiter.model import MatchOutcome, ScheduledMatch
 from arbiter.text import printable
 from arbiter.tournament.loop import Run
 from arbiter.tournament.ratings import Standing
-from arbiter.tournament.schedule import ScheduledMatch
 
 
 def _fmt(x: float | None, digits: int = 1) -> str:

@@ -5,7 +5,7 @@ only writes logs where it may:
 
 * **One run per folder and tournament.** The run holds a lock on the folder's marker file,
   ``NAME.database.json``, for as long as it plays (besides the database's lease, which it holds
-  first: see :mod:`arbiter.tournament.storage.lease`).
+  first: see :mod:`arbiter.storage.lease`).
 * **The folder belongs to one database.** The marker names the database whose records the
   folder's logs of tournament NAME are (its lease row's ``folder_key``). A run of another
   database (another file, an empty one, a deleted and re-made one) finds logs that are not its

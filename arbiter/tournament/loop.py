@@ -29,28 +29,20 @@ from arbiter.errors import ConfigError, TournamentInterrupted
 from arbiter.execution.executors import Executor, ExecutorFactory, Venue, default_jobs
 from arbiter.execution.play import file_sha256
 from arbiter.execution.venues import default_executor
-from arbiter.model import MatchOutcome, MatchTask
+from arbiter.model import MatchOutcome, MatchRecord, MatchTask, RatingRow, ScheduledMatch, SeatRecord
 from arbiter.process.sandbox import strongest_isolation
 from arbiter.signals import INTERRUPTS, begin_stop, deferred, signal_of, stop_on_signals
 from arbiter.text import printable
 from arbiter.tournament.config import TournamentConfig
-from arbiter.tournament.ratings import (
-    MatchRecord,
-    RatingBook,
-    RatingRow,
-    SeatRecord,
-    Standing,
-    game_outcome,
-    standings,
-)
-from arbiter.tournament.schedule import ScheduledMatch, block_deals, build_schedule, games, plays_duplicate_sets
+from arbiter.tournament.ratings import RatingBook, Standing, game_outcome, standings
+from arbiter.tournament.schedule import block_deals, build_schedule, games, plays_duplicate_sets
 
 if TYPE_CHECKING:  # the storage layer (SQLAlchemy) is imported when a run starts: workers start faster
     from sqlalchemy.engine import Engine
 
+    from arbiter.storage import Repo
+    from arbiter.storage.lease import Lease
     from arbiter.tournament.logfolder import LogFolder
-    from arbiter.tournament.storage import Repo
-    from arbiter.tournament.storage.lease import Lease
 
 
 # ---- what schedules the matches --------------------------------------------------------------
@@ -177,7 +169,7 @@ class Recorder:
     def open(self, config: TournamentConfig, schedule: list[ScheduledMatch], records: dict[int, MatchRecord]) -> int:
         """Claim the folder (first: a run that may not write there changes nothing in the
         database), start the tournament, read what it holds; its row id."""
-        from arbiter.tournament.storage import row_id
+        from arbiter.storage import row_id
 
         known = self.repo.tournament(config.name)
         known_rows = self.repo.match_rows(row_id(known)) if known else []
@@ -197,7 +189,7 @@ class Recorder:
     def extend(self, config: TournamentConfig, schedule: list[ScheduledMatch], *, growing: bool = False) -> int:
         """Start the tournament in the database, or grow it to ``schedule`` (``growing``: during
         the run, whose start checked what was stored)."""
-        from arbiter.tournament.storage import row_id
+        from arbiter.storage import row_id
 
         tournament, self.entrant_ids = self.repo.start(config, schedule, check_stored=not growing)
         tracker = RatingTracker(config.entrant_names, schedule)
@@ -327,8 +319,8 @@ def _run(
     started: float,
     counted: list[Callable[[], int]],
 ) -> RunSummary:
-    from arbiter.tournament.storage import Repo, open_database
-    from arbiter.tournament.storage.lease import Lease
+    from arbiter.storage import Repo, open_database
+    from arbiter.storage.lease import Lease
 
     engine = open_database(url)
     try:
@@ -362,8 +354,8 @@ def _run_holding_lease(
     observers: Sequence[Observer],
     counted: list[Callable[[], int]],
 ) -> RunSummary:
+    from arbiter.storage.keys import KeyStore
     from arbiter.tournament.logfolder import LogFolder
-    from arbiter.tournament.storage.keys import KeyStore
 
     config = schedule.config
     shown_db = engine.url.render_as_string(hide_password=True)

@@ -23,6 +23,7 @@ from typing import Any
 
 import trueskill
 
+from arbiter.model import MatchRecord
 from arbiter.stats import mean_ci
 
 MU = 25.0
@@ -30,43 +31,6 @@ SIGMA = MU / 3
 # A draw (equal totals) is possible but rare in Barbu; TrueSkill needs a non-zero draw
 # probability to handle shared places at all.
 ENV = trueskill.TrueSkill(mu=MU, sigma=SIGMA, beta=SIGMA / 2, tau=SIGMA / 100, draw_probability=0.02)
-
-
-@dataclass(frozen=True)
-class SeatRecord:
-    entrant: str
-    total: int
-    forfeited: bool = False
-    faults: int = 0
-
-
-@dataclass(frozen=True)
-class MatchRecord:
-    number: int
-    game: int
-    status: str  # "complete" or "aborted"
-    seats: tuple[SeatRecord, ...]
-
-    def scores(self) -> dict[str, Fraction]:
-        """Each entrant's score in this match: the mean total of its seats."""
-        sums: dict[str, list[int]] = {}
-        for s in self.seats:
-            sums.setdefault(s.entrant, []).append(s.total)
-        return {e: Fraction(sum(v), len(v)) for e, v in sums.items()}
-
-    def forfeited(self) -> set[str]:
-        return {s.entrant for s in self.seats if s.forfeited}
-
-
-@dataclass(frozen=True)
-class RatingRow:
-    """One entrant's rating after one game (a row of the rating history)."""
-
-    game: int
-    match_number: int
-    entrant: str
-    mu: float
-    sigma: float
 
 
 @dataclass(frozen=True)

@@ -30,25 +30,12 @@ import itertools
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from arbiter.model import ScheduledMatch
 
 MATCH_KEY = r"r\d+-t\d{3,}-\d+|s\d+-[ab]\d+|a\d+-\d+"
 """Every match key a schedule makes: round, table, rotation (``r1-t003-2``), or an A/B test's
 set, side and rotation (``s4-b2``). A match's log is ``NAME-KEY.jsonl``."""
-
-
-@dataclass(frozen=True)
-class ScheduledMatch:
-    number: int  # 0-based position in the schedule: ratings are updated in this order
-    key: str  # readable and unique in the tournament (MATCH_KEY), e.g. "r1-t003-2"
-    round: int  # 0-based
-    table: int  # 0-based, within the round
-    rotation: int  # 0-based seat rotation of the table
-    game: int  # the rated game this match belongs to: its own number, or its duplicate set
-    seats: tuple[str, str, str, str]  # entrant names in seat order 0..3
-    seed: int  # seeds the deals (unless a deal file gives them) and the fallback players
-    deal_block: int  # which block of the deal file this match plays
-    first_declarer: int = 0
 
 
 def derive_seed(seed: int, *parts: object) -> int:

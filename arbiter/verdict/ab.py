@@ -47,12 +47,12 @@ import arbiter
 from arbiter.errors import ConfigError, LogFileError, TournamentError
 from arbiter.execution.executors import ExecutorFactory
 from arbiter.execution.venues import default_executor
-from arbiter.model import MatchOutcome, TimeControl, TournamentFormat
+from arbiter.model import MatchOutcome, ScheduledMatch, TimeControl, TournamentFormat
 from arbiter.referee.logfile import read_log_lines
 from arbiter.replay.facts import Facts
 from arbiter.tournament.config import DEFAULT_LOG_ROOT, EntrantConfig, TournamentConfig, bot_command
 from arbiter.tournament.loop import Run, Schedule, run_tournament
-from arbiter.tournament.schedule import MAX_MATCHES, ScheduledMatch
+from arbiter.tournament.schedule import MAX_MATCHES
 from arbiter.verdict import DEFAULT_DELTA0, DEFAULT_DELTA1, DEFAULT_MAX_MATCHES, MATCHES_PER_SET
 from arbiter.verdict.sprt import UNATTRIBUTED, FixedConfig, SprtConfig, SprtState, Verdict, mean_ci
 

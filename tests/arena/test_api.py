@@ -30,12 +30,12 @@ from arbiter.arena.quotas import Uploads
 from arbiter.arena.service import ArenaService
 from arbiter.arena.webserver import WebServer
 from arbiter.lobby.ratelimit import FailureLimiter
+from arbiter.storage import Repo, open_database, row_id
+from arbiter.storage.arena import ArenaStore
+from arbiter.storage.models import Match
 from arbiter.tournament.config import override, parse_config
 from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.ratings import standings
-from arbiter.tournament.storage import Repo, open_database, row_id
-from arbiter.tournament.storage.arena import ArenaStore
-from arbiter.tournament.storage.models import Match
 
 ROOT = Path(__file__).resolve().parents[2]
 ARENA = "ladder"

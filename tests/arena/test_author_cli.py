@@ -14,8 +14,8 @@ import pytest
 
 from arbiter.errors import TokenRefused
 from arbiter.lobby.keys import AUTHOR_PREFIX, parse_key
-from arbiter.tournament.storage import open_database
-from arbiter.tournament.storage.arena import ArenaStore
+from arbiter.storage import open_database
+from arbiter.storage.arena import ArenaStore
 from tests.tournament.conftest import pg_url, postgres_server  # noqa: F401 - fixtures reused here
 
 TOKEN_RE = re.compile(r"ba1\.[0-9a-f]{16}\.[A-Za-z0-9_-]{43}")

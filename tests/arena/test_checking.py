@@ -98,8 +98,8 @@ def test_the_checker_takes_the_authors_in_turn(tmp_path):
     alice's second submission waits until bob's first is checked."""
     from arbiter.arena.config import parse_arena
     from arbiter.arena.serve import Checker
-    from arbiter.tournament.storage import open_database
-    from arbiter.tournament.storage.arena import ArenaStore
+    from arbiter.storage import open_database
+    from arbiter.storage.arena import ArenaStore
 
     arena = parse_arena(f"name: ladder\nstore: {tmp_path / 'store'}\n", base_dir=tmp_path)
     engine = open_database(f"sqlite:///{tmp_path / 'arena.db'}")

@@ -33,11 +33,11 @@ from arbiter.execution.bundle import cached
 from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.process.limits import Limits
 from arbiter.process.sandbox import strongest_isolation
+from arbiter.storage import open_database
+from arbiter.storage.arena import ArenaStore
+from arbiter.storage.models import Match
 from arbiter.tournament.config import override, parse_config
 from arbiter.tournament.loop import run_tournament
-from arbiter.tournament.storage import open_database
-from arbiter.tournament.storage.arena import ArenaStore
-from arbiter.tournament.storage.models import Match
 
 from .test_api import ARENA, ROOT, _tournament_file, serving
 

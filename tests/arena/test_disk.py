@@ -31,10 +31,10 @@ from arbiter.arena.matchmaking import Matchmaking
 from arbiter.arena.quotas import Uploads
 from arbiter.arena.service import ArenaService
 from arbiter.errors import TournamentError
+from arbiter.storage import open_database
+from arbiter.storage.arena import ArenaStore
 from arbiter.tournament.config import parse_config
 from arbiter.tournament.loop import Observer, run_tournament
-from arbiter.tournament.storage import open_database
-from arbiter.tournament.storage.arena import ArenaStore
 
 from ..tournament import inproc
 from .test_api import serving

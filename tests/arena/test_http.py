@@ -26,7 +26,7 @@ from arbiter.arena.views import ArenaState
 from arbiter.arena.webserver import BODY_GRACE, HEAD_SECONDS
 from arbiter.errors import ConfigError
 from arbiter.lobby.ratelimit import FailureLimiter
-from arbiter.tournament.storage import row_id
+from arbiter.storage import row_id
 
 from ..tournament.conftest import cli_command
 from .test_api import ARENA, UPLOAD_LIMIT, Arena, arena, serving  # noqa: F401  (arena: the module's fixture)

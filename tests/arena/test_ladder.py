@@ -11,10 +11,10 @@ from dataclasses import replace
 
 from arbiter.arena.ladder import ArenaSchedule, LadderEntrant, versioned
 from arbiter.arena.matchmaking import Matchmaking
+from arbiter.storage import Repo, open_database
 from arbiter.tournament.config import EntrantConfig, parse_config
 from arbiter.tournament.loop import Observer, run_tournament
 from arbiter.tournament.ratings import standings
-from arbiter.tournament.storage import Repo, open_database
 
 from ..tournament import inproc
 from ..tournament.conftest import pg_url, postgres_server  # noqa: F401 - fixtures used here

@@ -9,7 +9,8 @@ from collections import Counter
 import pytest
 
 from arbiter.arena.matchmaking import Contender, DuplicateSet, Matchmaking, next_sets, set_seed
-from arbiter.tournament.ratings import ENV, MatchRecord, RatingBook, SeatRecord, game_outcome
+from arbiter.model import MatchRecord, SeatRecord
+from arbiter.tournament.ratings import ENV, RatingBook, game_outcome
 
 
 def field_of(count: int, *, capacity: int = 4, spread: float = 2.0, matches: int = 100) -> list[Contender]:

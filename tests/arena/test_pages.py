@@ -20,9 +20,9 @@ import pytest
 
 from arbiter.arena.api import create_app
 from arbiter.arena.events import EventHub
+from arbiter.storage.arena import ArenaStore
 from arbiter.tournament.config import override, parse_config
 from arbiter.tournament.loop import run_tournament
-from arbiter.tournament.storage.arena import ArenaStore
 
 from ..report.conftest import ARTIFACTS
 from .test_api import ARENA, _tournament_file, arena, serving  # noqa: F401  (arena: the module's fixture)

@@ -21,8 +21,8 @@ from arbiter.arena.disk import DiskWatch
 from arbiter.arena.quotas import OverQuota, TooManyUploads, Uploads
 from arbiter.arena.service import ArenaService
 from arbiter.errors import SubmissionRefused
-from arbiter.tournament.storage import open_database
-from arbiter.tournament.storage.arena import ArenaStore
+from arbiter.storage import open_database
+from arbiter.storage.arena import ArenaStore
 
 from .test_api import serving
 

@@ -15,8 +15,8 @@ from sqlalchemy.engine import Engine
 
 from arbiter.errors import NameTaken, StorageError, TokenRefused
 from arbiter.lobby.keys import AUTHOR_PREFIX, new_key, parse_key, secret_sha256
-from arbiter.tournament.storage import open_database
-from arbiter.tournament.storage.arena import ACTIVE, CHECKING, REJECTED, RETIRED, ArenaStore, SubmissionRow
+from arbiter.storage import open_database
+from arbiter.storage.arena import ACTIVE, CHECKING, REJECTED, RETIRED, ArenaStore, SubmissionRow
 from tests.tournament.conftest import pg_url, postgres_server  # noqa: F401 - fixtures reused here
 
 TOKEN_RE = re.compile(r"ba1\.[0-9a-f]{16}\.[A-Za-z0-9_-]{43}")

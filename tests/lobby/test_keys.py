@@ -14,8 +14,8 @@ from sqlalchemy import text
 
 from arbiter.errors import KeyRefused, StorageError
 from arbiter.lobby.keys import MALFORMED, MAX_KEY_CHARS, new_key, parse_key, secret_matches, secret_sha256
-from arbiter.tournament.storage import open_database
-from arbiter.tournament.storage.keys import UNKNOWN, KeyStore
+from arbiter.storage import open_database
+from arbiter.storage.keys import UNKNOWN, KeyStore
 from tests.tournament.conftest import pg_url, postgres_server  # noqa: F401 - fixtures reused here
 
 KEY_RE = re.compile(r"bk1\.[0-9a-f]{16}\.[A-Za-z0-9_-]{43}")

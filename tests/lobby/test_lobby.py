@@ -16,8 +16,8 @@ from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.lobby.server import LOBBY_SERVICE, Lobby
 from arbiter.match.invited import Invitation
 from arbiter.referee.timecontrol import TimeControl
-from arbiter.tournament.storage import open_database
-from arbiter.tournament.storage.keys import KeyStore
+from arbiter.storage import open_database
+from arbiter.storage.keys import KeyStore
 
 
 @pytest.fixture

@@ -30,8 +30,8 @@ from arbiter.match.play import BotSpec, MatchHost
 from arbiter.referee.logfile import read_log_lines
 from arbiter.referee.loop import MatchSetup
 from arbiter.referee.timecontrol import TimeControl
-from arbiter.tournament.storage import open_database
-from arbiter.tournament.storage.keys import KeyStore
+from arbiter.storage import open_database
+from arbiter.storage.keys import KeyStore
 from arbiter.transport.server import SERVICE, ArbiterServer
 
 from ..tournament.conftest import ROOT

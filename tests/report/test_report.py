@@ -17,9 +17,9 @@ from sqlmodel import select
 from typer.testing import CliRunner
 
 from arbiter.referee.logfile import read_log_lines
+from arbiter.storage import Repo, open_database
+from arbiter.storage.models import Match
 from arbiter.tournament.ratings import mean_with_ci, standings
-from arbiter.tournament.storage import Repo, open_database
-from arbiter.tournament.storage.models import Match
 
 from ..tournament.conftest import cli_app
 from .conftest import embedded_data, invoke, play_league, tables, write_report

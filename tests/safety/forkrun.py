@@ -25,12 +25,6 @@ def main() -> None:
     # What the commands need, imported before any fork (the children share it).
     import barbu.matchlog  # noqa: F401
 
-    import arbiter.cli
-    import arbiter.cli.replay
-    import arbiter.tournament.config
-    import arbiter.tournament.loop
-    import arbiter.tournament.storage  # noqa: F401
-
     results = []
     for case in cases:
         argv = [os.fsdecode(base64.b64decode(a["b64"])) if isinstance(a, dict) else a for a in case["argv"]]

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from arbiter.errors import TournamentInterrupted
+from arbiter.model import ScheduledMatch
 from arbiter.tournament.loop import Run, Schedule, run_tournament
-from arbiter.tournament.schedule import ScheduledMatch
 
 from ..tournament import inproc
 from .conftest import arbiter, assert_one_error

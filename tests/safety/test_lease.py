@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import update
 
 from arbiter.errors import LeaseHeld, StorageError
-from arbiter.tournament.storage import open_database
-from arbiter.tournament.storage.lease import TABLE, Lease, current_holder, me
+from arbiter.storage import open_database
+from arbiter.storage.lease import TABLE, Lease, current_holder, me
 
 from .conftest import (
     arbiter,

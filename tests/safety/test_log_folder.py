@@ -13,9 +13,9 @@ import pytest
 
 from arbiter.errors import ConfigError, LeaseHeld, LogFileError
 from arbiter.referee.logfile import AtomicLogFile
+from arbiter.storage import Repo, open_database
 from arbiter.tournament.config import override, parse_config
 from arbiter.tournament.loop import run_tournament
-from arbiter.tournament.storage import Repo, open_database
 from tests.tournament import inproc
 
 from .conftest import (
@@ -214,7 +214,7 @@ def _safe(fn):
 def test_the_fingerprint_covers_limits_and_isolation(tmp_path):
     from sqlalchemy import update
 
-    from arbiter.tournament.storage.models import Tournament
+    from arbiter.storage.models import Tournament
 
     cfg = config(tmp_path, "limits: {memory: 1GiB}\n")
     run(cfg, db(tmp_path))

@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from sqlalchemy import update
 
 from arbiter.errors import ArbiterError
+from arbiter.storage import open_database
+from arbiter.storage.lease import TABLE, me
 from arbiter.tournament.config import override
 from arbiter.tournament.loop import run_tournament
-from arbiter.tournament.storage import open_database
-from arbiter.tournament.storage.lease import TABLE, me
 
 from ..tournament import inproc
 from .conftest import count_case, recorded, sha256

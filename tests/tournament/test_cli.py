@@ -6,8 +6,8 @@ import json
 
 from typer.testing import CliRunner
 
+from arbiter.storage import open_database
 from arbiter.tournament.loop import run_tournament
-from arbiter.tournament.storage import open_database
 
 from . import inproc
 from .conftest import cli_app

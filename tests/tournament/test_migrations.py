@@ -20,8 +20,8 @@ from sqlmodel import SQLModel
 from typer.testing import CliRunner
 
 from arbiter.errors import StorageError
+from arbiter.storage import open_database, schema
 from arbiter.tournament.loop import run_tournament
-from arbiter.tournament.storage import open_database, schema
 
 from . import inproc
 from .conftest import cli_app
@@ -182,7 +182,7 @@ def test_a_reader_refuses_a_database_older_than_the_code(tmp_path):
 
 
 def test_a_database_at_the_baseline_gets_the_entrant_keys_table_and_keeps_every_row(finished, empty_db):
-    from arbiter.tournament.storage.keys import KeyStore
+    from arbiter.storage.keys import KeyStore
 
     made_before_migrations(finished, empty_db)
     engine = create_engine(empty_db)
@@ -212,8 +212,8 @@ def test_a_database_at_the_baseline_gets_the_entrant_keys_table_and_keeps_every_
 
 
 def test_a_database_at_0002_gets_the_authors_and_submissions_tables_and_keeps_every_row(finished, empty_db):
-    from arbiter.tournament.storage.arena import ArenaStore
-    from arbiter.tournament.storage.keys import KeyStore
+    from arbiter.storage.arena import ArenaStore
+    from arbiter.storage.keys import KeyStore
 
     made_before_migrations(finished, empty_db)
     engine = create_engine(empty_db)
@@ -247,8 +247,8 @@ def test_a_database_at_0002_gets_the_authors_and_submissions_tables_and_keeps_ev
 
 def test_a_database_at_0004_gets_the_authors_session_epoch_and_its_tokens_still_open(empty_db):
     from arbiter.lobby.keys import AUTHOR_PREFIX, new_key
-    from arbiter.tournament.storage.arena import ArenaStore
-    from arbiter.tournament.storage.authors import AuthorTokens
+    from arbiter.storage.arena import ArenaStore
+    from arbiter.storage.authors import AuthorTokens
 
     engine = create_engine(empty_db)
     token_id, digest, token = new_key(AUTHOR_PREFIX)

@@ -7,8 +7,9 @@ from fractions import Fraction
 
 import pytest
 
+from arbiter.model import MatchRecord, SeatRecord
 from arbiter.stats import t_quantile
-from arbiter.tournament.ratings import MatchRecord, SeatRecord, game_outcome, mean_with_ci, replay, standings
+from arbiter.tournament.ratings import game_outcome, mean_with_ci, replay, standings
 from arbiter.tournament.schedule import build_schedule
 
 

@@ -15,9 +15,9 @@ from barbu.matchlog import verify
 from arbiter.execution.executors import ExecutorFactory
 from arbiter.execution.venues import default_executor
 from arbiter.referee.logfile import read_log_lines
+from arbiter.storage import Repo, open_database
 from arbiter.tournament.config import load_config, override
 from arbiter.tournament.loop import run_tournament
-from arbiter.tournament.storage import Repo, open_database
 
 from ..conftest import command_line, descendants
 from .conftest import SMOKE

@@ -13,10 +13,10 @@ from barbu.matchlog import verify
 from arbiter.errors import ConfigError, TournamentInterrupted
 from arbiter.execution.play import file_sha256
 from arbiter.referee.logfile import read_log_lines
+from arbiter.storage import Repo, open_database
 from arbiter.tournament.config import override, parse_config
 from arbiter.tournament.loop import run_tournament
 from arbiter.tournament.schedule import build_schedule
-from arbiter.tournament.storage import Repo, open_database
 
 from . import inproc
 from .conftest import ROOT

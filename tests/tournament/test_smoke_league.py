@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 
 from arbiter.execution.play import file_sha256
 from arbiter.referee.logfile import read_log_lines
+from arbiter.storage import Repo, open_database
 from arbiter.tournament.config import load_config
 from arbiter.tournament.schedule import build_schedule
-from arbiter.tournament.storage import Repo, open_database
 
 from ..conftest import alive, descendants
 from .conftest import SMOKE, cli_app, cli_command

@@ -9,9 +9,9 @@ from sqlalchemy import inspect
 from typer.testing import CliRunner
 
 from arbiter.errors import ConfigError, TournamentInterrupted
+from arbiter.storage import database_url, open_database
 from arbiter.tournament.config import override
 from arbiter.tournament.loop import run_tournament
-from arbiter.tournament.storage import database_url, open_database
 
 from . import inproc
 from .conftest import cli_app

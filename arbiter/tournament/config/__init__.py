@@ -26,6 +26,7 @@ from arbiter.files import read_text
 from arbiter.process.limits import Limits
 from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.timecontrol import TimeControl
+from arbiter.storage.dburl import without_password
 from arbiter.text import printable
 from arbiter.tournament.config.checks import NAME_RE, cluster_address_problem
 from arbiter.tournament.config.deals import read_deals
@@ -40,7 +41,6 @@ from arbiter.tournament.config.model import (
 )  # fmt: skip
 from arbiter.tournament.config.schema import UNLIMITED, LimitsFile, LobbyFile, SharedFile, TournamentFile, validate
 from arbiter.tournament.config.yamltree import Lines, dotted, read_tree
-from arbiter.tournament.dburl import without_password
 
 MAX_FILE_BYTES = 1 << 20  # a tournament file
 TOP_KEYS = tuple(TournamentFile.model_fields)

@@ -17,7 +17,7 @@ The page shows, from the results database and the match logs it points to:
   said so in the list (and left out of the per-deal statistics); it never stops the report.
 
 One module per job: :mod:`.gather` reads the database (through
-:class:`~arbiter.tournament.storage.Repo` only), :mod:`.logs` the match logs, :mod:`.stats`
+:class:`~arbiter.storage.Repo` only), :mod:`.logs` the match logs, :mod:`.stats`
 computes, :mod:`.render` fills ``templates/report.html``, and :mod:`.build` runs them in turn
 and writes the files. The page holds its CSS, JavaScript, SVG and data inline and makes no
 network request; its data are also embedded as JSON (``<script id="report-data">``) for tools

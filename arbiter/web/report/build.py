@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from barbu.rules.ruleset import Ruleset
 
     from arbiter.replay.model import Replay
-    from arbiter.tournament.storage.models import Match, Tournament
+    from arbiter.storage.models import Match, Tournament
 
 DATA_VERSION = 1
 # One colour per entrant, on the report and on the replay pages it links (arbiter.web.viewer);
@@ -214,7 +214,7 @@ def _report_data(
     from barbu.rules.scoring import MULTIPLIERS
 
     from arbiter.replay.model import CONTRACT_NAMES
-    from arbiter.tournament.dburl import without_password
+    from arbiter.storage.dburl import without_password
     from arbiter.tournament.ratings import MU
 
     t = g.tournament

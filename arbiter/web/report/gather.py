@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from arbiter.tournament.ratings import RatingRow, Standing, standings
+from arbiter.model import RatingRow
+from arbiter.storage import Repo, database_url, open_database, row_id
+from arbiter.storage.models import Match, SeatResult, Tournament
+from arbiter.tournament.ratings import Standing, standings
 from arbiter.tournament.schedule import plays_duplicate_sets
-from arbiter.tournament.storage import Repo, database_url, open_database, row_id
-from arbiter.tournament.storage.models import Match, SeatResult, Tournament
 
 
 @dataclass

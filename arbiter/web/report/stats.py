@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from arbiter.replay.facts import DealFacts
 
 if TYPE_CHECKING:  # pragma: no cover
-    from arbiter.tournament.ratings import RatingRow
+    from arbiter.model import RatingRow
 
 Samples = dict[str, dict[str, list[float]]]  # entrant -> contract -> deal scores
 

@@ -176,7 +176,7 @@ class EntrantKey(SQLModel, table=True):
 
 
 class Author(SQLModel, table=True):
-    """An arena author: who may submit bots (arbiter.tournament.storage.arena). Its token has the
+    """An arena author: who may submit bots (arbiter.storage.arena). Its token has the
     entrant keys' format with another prefix (arbiter.lobby.keys); of its secret only the SHA-256
     is kept. A revoked author's row stays, with the time, to say so to whoever tries the token."""
 
@@ -195,7 +195,7 @@ class Author(SQLModel, table=True):
 
 class Submission(SQLModel, table=True):
     """One version of an arena entrant, as its author submitted it: ``entrant@version`` in the
-    arena's matches. ``status`` is one of :data:`arbiter.tournament.storage.arena.STATUSES`."""
+    arena's matches. ``status`` is one of :data:`arbiter.storage.arena.STATUSES`."""
 
     __tablename__ = "submissions"
     __table_args__ = (UniqueConstraint("arena", "entrant", "version"),)

@@ -18,8 +18,8 @@ from sqlmodel import Session, SQLModel
 from sqlmodel.sql.expression import SelectOfScalar
 
 from arbiter.errors import StorageError
+from arbiter.storage.models import Match, table_of
 from arbiter.text import printable
-from arbiter.tournament.storage.models import Match, table_of
 
 Row = TypeVar("Row", bound=SQLModel)
 

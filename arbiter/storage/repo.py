@@ -6,7 +6,7 @@ match completes are committed together, so an interrupted run leaves either the 
 none of it. Readers get plain values (:class:`arbiter.tournament.ratings.MatchRecord`).
 
 The database is input too (rows may be edited by hand or another program): every row read is
-checked against its table (:mod:`arbiter.tournament.storage.rows`); one that does not fit is a
+checked against its table (:mod:`arbiter.storage.rows`); one that does not fit is a
 StorageError naming the table, the row and the column, never a traceback further on.
 """
 
@@ -24,12 +24,10 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, select
 
 from arbiter.errors import ConfigError, StorageError
-from arbiter.model import MatchOutcome
-from arbiter.tournament.ratings import MatchRecord, RatingRow, SeatRecord
-from arbiter.tournament.schedule import ScheduledMatch
-from arbiter.tournament.storage.db import first_line
-from arbiter.tournament.storage.models import Entrant, Fault, Match, RatingHistory, SeatResult, Tournament, row_id
-from arbiter.tournament.storage.rows import bad_row, checked
+from arbiter.model import MatchOutcome, MatchRecord, RatingRow, ScheduledMatch, SeatRecord
+from arbiter.storage.db import first_line
+from arbiter.storage.models import Entrant, Fault, Match, RatingHistory, SeatResult, Tournament, row_id
+from arbiter.storage.rows import bad_row, checked
 
 
 class _Rules(Protocol):

@@ -35,8 +35,8 @@ from sqlalchemy.sql import ColumnElement
 from sqlmodel import Session
 
 from arbiter.errors import LeaseHeld, StorageError
-from arbiter.tournament.storage.db import first_line
-from arbiter.tournament.storage.models import TournamentLease, table_of
+from arbiter.storage.db import first_line
+from arbiter.storage.models import TournamentLease, table_of
 
 log = logging.getLogger(__name__)
 

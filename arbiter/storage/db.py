@@ -25,9 +25,9 @@ from sqlmodel import create_engine
 
 from arbiter.errors import ConfigError, StorageError
 from arbiter.files import kind_of
+from arbiter.storage import schema
+from arbiter.storage.dburl import without_password
 from arbiter.text import printable
-from arbiter.tournament.dburl import without_password
-from arbiter.tournament.storage import schema
 
 DEFAULT_DATABASE = "logs/arbiter.db"  # relative to the current directory
 ENV_VAR = "BARBU_DB"

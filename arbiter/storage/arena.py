@@ -32,9 +32,9 @@ from sqlmodel import Session, col, select
 
 from arbiter.errors import NameTaken, StorageError, TokenRefused
 from arbiter.lobby.keys import AUTHOR_PREFIX, new_key
-from arbiter.tournament.storage.authors import AuthorTokens
-from arbiter.tournament.storage.models import Author, Submission, now, row_id
-from arbiter.tournament.storage.rows import checked
+from arbiter.storage.authors import AuthorTokens
+from arbiter.storage.models import Author, Submission, now, row_id
+from arbiter.storage.rows import checked
 
 STATUSES = CHECKING, REJECTED, ACTIVE, RETIRED = ("checking", "rejected", "active", "retired")
 INSERT_ATTEMPTS = 20  # submissions of one name at the same moment: each loser tries the next version

@@ -1,5 +1,5 @@
 """Alembic's environment for the results database: migrations run on the connection, and in
-the transaction, that ``arbiter.tournament.storage.schema`` hands over (no alembic.ini, no URL)."""
+the transaction, that ``arbiter.storage.schema`` hands over (no alembic.ini, no URL)."""
 
 from alembic import context
 

@@ -21,8 +21,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from arbiter.lobby.keys import AUTHOR_PREFIX, check_live, parse_key
-from arbiter.tournament.storage.models import Author
-from arbiter.tournament.storage.rows import checked
+from arbiter.storage.models import Author
+from arbiter.storage.rows import checked
 
 __all__ = ["AuthorToken", "AuthorTokens"]
 

@@ -12,8 +12,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from arbiter.lobby.keys import UNKNOWN, check_live, new_key, parse_key
-from arbiter.tournament.storage.models import EntrantKey, now
-from arbiter.tournament.storage.rows import checked
+from arbiter.storage.models import EntrantKey, now
+from arbiter.storage.rows import checked
 
 __all__ = ["UNKNOWN", "KeyStore"]
 

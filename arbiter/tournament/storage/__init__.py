@@ -1,8 +1,0 @@
-"""Results storage: SQLModel tables (models), opening a database (db), reads and writes (repo)."""
-
-from arbiter.tournament.ratings import RatingRow
-from arbiter.tournament.storage.db import DEFAULT_DATABASE, database_url, open_database
-from arbiter.tournament.storage.models import row_id
-from arbiter.tournament.storage.repo import Repo
-
-__all__ = ["DEFAULT_DATABASE", "RatingRow", "Repo", "database_url", "open_database", "row_id"]
