@@ -19,7 +19,6 @@ recorded from its log) again once the disk has room; an arena never stops for a 
 
 from __future__ import annotations
 
-import json
 import random
 import threading
 from collections import Counter
@@ -116,7 +115,7 @@ class ArenaSchedule(Schedule):
         for row in stored:
             m = ScheduledMatch(
                 number=row.number, key=row.key, round=row.round, table=row.table_no, rotation=row.rotation,
-                game=row.game, seats=tuple(json.loads(row.seats)), seed=row.seed, deal_block=0,
+                game=row.game, seats=tuple(row.seats), seed=row.seed, deal_block=0,
             )  # fmt: skip
             matches[m.number] = m
             by_set.setdefault(m.game, []).append(m)

@@ -340,7 +340,7 @@ class ArenaService:
         """:meth:`stderr` for an author already known (the author's corner's session)."""
         hidden = NotFound(f"no output of seat {seat} of match {match_id} for you")
         _, m = self._match_row(match_id)
-        seats = json.loads(m.seats)
+        seats = m.seats
         if not 0 <= seat < len(seats):
             raise hidden
         name, version = split_version(seats[seat])
@@ -556,7 +556,7 @@ def _summary(m: Match, seats: Sequence[SeatResult], names: dict[int, str]) -> Ma
     match_id = row_id(m)
     return MatchSummary(
         id=match_id, number=m.number, key=m.key, game=m.game, status=m.status, seats=views,
-        totals=json.loads(m.totals), places=json.loads(m.places), finished_at=_utc(m.finished_at),
+        totals=m.totals, places=m.places, finished_at=_utc(m.finished_at),
         log=f"/api/matches/{match_id}/log",
     )  # fmt: skip
 

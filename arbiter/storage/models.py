@@ -4,16 +4,18 @@ remote entrants' keys, arena authors and submissions.
 A match row is written only when the match is over, in one transaction with its seat results,
 its faults and the rating history it completes; so the database never holds half a match.
 Lists (seats, totals, places) are kept as JSON text, which reads the same in SQLite and
-PostgreSQL.
+PostgreSQL, and read back as lists (:class:`JsonList`): nothing outside storage decodes them.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
-from sqlalchemy import BigInteger, Column, Integer, Table, Text, UniqueConstraint, inspect
-from sqlmodel import Field, SQLModel
+from sqlalchemy import BigInteger, Column, Dialect, Integer, Table, Text, UniqueConstraint, inspect
+from sqlalchemy.types import TypeDecorator
+from sqlmodel import AutoString, Field, SQLModel
 
 
 def now() -> datetime:
@@ -21,6 +23,23 @@ def now() -> datetime:
 
 
 SEED = BigInteger().with_variant(Integer(), "sqlite")  # SQLite's INTEGER holds 64 bits already
+
+
+class JsonList(TypeDecorator[Any]):
+    """A list, kept as JSON text. What the text does not decode to is handed on as it is, for
+    :func:`arbiter.storage.rows.check_row` to refuse with the row and column it is in."""
+
+    impl = AutoString
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
+        return None if value is None else json.dumps(list(value))
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> Any:
+        try:
+            return json.loads(value)
+        except (ValueError, TypeError, RecursionError):
+            return value
 
 
 class _Row(Protocol):
@@ -81,12 +100,12 @@ class Match(SQLModel, table=True):
     rotation: int
     game: int  # the rated game (the match itself, or its duplicate set)
     seed: int = Field(sa_type=SEED)  # 64 bits: an arena's set seeds (revision 0004)
-    seats: str  # JSON list of the 4 entrant names in seat order
+    seats: list[str] = Field(sa_type=JsonList)  # the 4 entrant names in seat order
     status: str  # complete | aborted
     reason: str | None = None
     deals: int = 0
-    totals: str = "[]"  # JSON
-    places: str = "[]"  # JSON
+    totals: list[int] = Field(default_factory=list, sa_type=JsonList)
+    places: list[int] = Field(default_factory=list, sa_type=JsonList)
     log_path: str = ""
     log_sha256: str = ""
     wall_seconds: float = 0.0

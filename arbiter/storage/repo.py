@@ -168,7 +168,7 @@ class Repo:
                             f"tournament {config.name!r} already has match {key} beyond the {len(schedule)} matches of "
                             f"{config.rounds} round(s); rounds can grow, not shrink"
                         )
-                    if want.key != key or list(want.seats) != json.loads(seats):
+                    if want.key != key or list(want.seats) != seats:
                         raise ConfigError(
                             f"stored match {key} of tournament {config.name!r} does not fit this schedule"
                         )
@@ -236,12 +236,12 @@ class Repo:
                     rotation=scheduled.rotation,
                     game=scheduled.game,
                     seed=scheduled.seed,
-                    seats=json.dumps(list(scheduled.seats)),
+                    seats=list(scheduled.seats),
                     status=r.status,
                     reason=r.reason,
                     deals=r.deals,
-                    totals=json.dumps(list(r.totals)),
-                    places=json.dumps(list(r.places)),
+                    totals=list(r.totals),
+                    places=list(r.places),
                     log_path=outcome.log_path,
                     log_sha256=outcome.log_sha256,
                     wall_seconds=outcome.wall_seconds,

@@ -8,7 +8,6 @@ is used next.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -18,7 +17,7 @@ from sqlmodel import Session, SQLModel
 from sqlmodel.sql.expression import SelectOfScalar
 
 from arbiter.errors import StorageError
-from arbiter.storage.models import Match, table_of
+from arbiter.storage.models import JsonList, Match, table_of
 from arbiter.text import printable
 
 Row = TypeVar("Row", bound=SQLModel)
@@ -50,6 +49,8 @@ def check_row(row: SQLModel) -> None:
     table = table_of(type(row))
     for column in table.columns:
         value = getattr(row, column.name)
+        if isinstance(column.type, JsonList):
+            continue  # checked below, as lists
         if value is None:
             if not column.nullable and not column.primary_key:
                 raise bad_row(table.name, row, column.name, "is empty")
@@ -66,15 +67,11 @@ def check_row(row: SQLModel) -> None:
 
 
 def _check_list(row: Match, name: str, kind: type, words: str) -> None:
-    raw = getattr(row, name)
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):
-        value = None
+    value = getattr(row, name)
     good = isinstance(value, list) and len(value) == 4
     good = good and all(isinstance(v, kind) and not isinstance(v, bool) for v in value)
     if not good:
-        raise bad_row("matches", row, name, f"{printable(repr(raw)[:40])} is not a JSON list of {words}")
+        raise bad_row("matches", row, name, f"{printable(repr(value)[:40])} is not a JSON list of {words}")
 
 
 _WORDS = {int: "whole number", float: "number", str: "text", bool: "true/false value", datetime: "date and time"}

@@ -403,9 +403,7 @@ class SprtRule:
     def started(self, run: Run) -> None:
         self.reporter.started(run.config.name, run.database, self.stored_sets, self.budget)
         for r in run.repo.match_rows(run.tournament_id):  # checked rows: their JSON is sound
-            info = MatchInfo(
-                r.number, r.status, tuple(json.loads(r.seats)), tuple(json.loads(r.totals)), r.log_path, r.log_sha256
-            )
+            info = MatchInfo(r.number, r.status, tuple(r.seats), tuple(r.totals), r.log_path, r.log_sha256)
             self.book.add(info)
         self.advance(run)
 

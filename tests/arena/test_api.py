@@ -232,8 +232,8 @@ def test_matches_are_listed_newest_first_filtered_and_paged(arena):
     listed = arena.get("/api/matches").json()
     assert [m["id"] for m in listed["matches"]] == [row_id(m) for m in reversed(rows)]
     first = listed["matches"][-1]
-    assert [s["name"] for s in first["seats"]] == [n.split("@")[0] for n in json.loads(rows[0].seats)]
-    assert first["totals"] == json.loads(rows[0].totals) and first["log"] == f"/api/matches/{row_id(rows[0])}/log"
+    assert [s["name"] for s in first["seats"]] == [n.split("@")[0] for n in rows[0].seats]
+    assert first["totals"] == rows[0].totals and first["log"] == f"/api/matches/{row_id(rows[0])}/log"
     paged, before = [], None
     while True:
         page = arena.get("/api/matches", limit=5, **({"before": before} if before else {})).json()
@@ -288,7 +288,7 @@ def test_the_log_is_served_byte_for_byte_and_only_as_recorded(arena):
 
 def test_a_bots_output_is_for_its_author_alone(arena):
     row = arena.matches()[0]
-    seats = json.loads(row.seats)
+    seats = row.seats
     bob_seat, house_seat = seats.index("bob@1"), seats.index("heuristic@1")
     url = f"/api/matches/{row_id(row)}/stderr/{bob_seat}"
     response = arena.get(url, arena.tokens["bob"])

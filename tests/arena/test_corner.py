@@ -57,7 +57,7 @@ class Corner:
         """A match with alice@1 and bob@1 at the table: its id, alice's seat, bob's, its log."""
         with Session(self.engine) as s:  # type: ignore[arg-type]
             for m in s.exec(select(Match).order_by(Match.id)):
-                seats = json.loads(m.seats)
+                seats = m.seats
                 if "alice@1" in seats and "bob@1" in seats:
                     assert m.id is not None
                     return m.id, seats.index("alice@1"), seats.index("bob@1"), m.log_path

@@ -91,7 +91,7 @@ def contract_means_from_logs(league):
     declared: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         assert row.status == "complete"
-        seats = json.loads(row.seats)
+        seats = row.seats
         contract = declarer = None
         for line in Path(row.log_path).read_text(encoding="utf-8").splitlines():
             o = json.loads(line)
@@ -162,7 +162,7 @@ def doubling_from_engine(league):
     _, _, _, _, rows = stored(league)
     out: dict[str, dict] = defaultdict(lambda: {"doubles": 0, "redoubles": 0, "acted": [], "passive": []})
     for row in rows:
-        seats = json.loads(row.seats)
+        seats = row.seats
         doubling = _Doubling()
         v = read_log(read_log_lines(row.log_path), doubling)
         deals = doubling.deals
@@ -233,11 +233,11 @@ def test_every_match_is_listed_and_linked(report, league):
     listed = table[1:]
     assert len(listed) == len(rows) == len(report.data["matches"])
     for row, m, cells, hrefs in zip(rows, report.data["matches"], listed, links[1:], strict=True):
-        assert m["key"] == row.key and m["seats"] == json.loads(row.seats) and m["totals"] == json.loads(row.totals)
+        assert m["key"] == row.key and m["seats"] == row.seats and m["totals"] == row.totals
         assert m["status"] == "complete" and m["log"] == "ok"
         assert cells[1] == row.key
-        for s, name in enumerate(json.loads(row.seats)):
-            assert cells[2 + s].startswith(name) and f"{json.loads(row.totals)[s]:+d}".replace("-", "−") in cells[2 + s]
+        for s, name in enumerate(row.seats):
+            assert cells[2 + s].startswith(name) and f"{row.totals[s]:+d}".replace("-", "−") in cells[2 + s]
         assert len(hrefs) == 1 and not hrefs[0].startswith(("/", "file:", "http"))
         page = report.out.parent / unquote(hrefs[0])
         assert page.is_file() and page.parent.name == "mini_replays"

@@ -61,10 +61,10 @@ def test_a_whole_tournament_in_process(tmp_path):
     assert t.finished_at is not None and t.total_matches == 20
     assert [r.number for r in rows] == list(range(20))
     for r, m in zip(rows, schedule, strict=True):
-        assert json.loads(r.seats) == list(m.seats) and r.key == m.key and r.seed == m.seed
+        assert r.seats == list(m.seats) and r.key == m.key and r.seed == m.seed
         assert r.log_sha256 == file_sha256(r.log_path)
         report = verify(read_log_lines(r.log_path))
-        assert report.valid and report.complete and report.totals == json.loads(r.totals)
+        assert report.valid and report.complete and report.totals == r.totals
     # the stored rating history ends where the standings' replay ends
     assert {s.name: (s.mu, s.sigma) for s in summary.standings} == final
     assert len(history) == 20 * 4
@@ -122,8 +122,8 @@ def test_a_forfeiting_entrant_is_last_and_its_faults_are_stored(tmp_path):
     _, rows, _, _, faults = stored(db(tmp_path))
     assert {f.kind for f in faults} == {"crash"} and len(faults) == 4
     for r in rows:
-        seats = json.loads(r.seats)
-        assert json.loads(r.places)[seats.index("b")] >= 1
+        seats = r.seats
+        assert r.places[seats.index("b")] >= 1
 
 
 def test_duplicate_with_a_deal_file(tmp_path):
@@ -143,7 +143,7 @@ def test_duplicate_with_a_deal_file(tmp_path):
     for row in rows[:2]:
         for o in map(json.loads, Path(row.log_path).read_text().splitlines()):
             if o["type"] == "deal":
-                for seat, name in enumerate(json.loads(row.seats)):
+                for seat, name in enumerate(row.seats):
                     held.setdefault(name, set()).add((o["deal"], seat))
     assert held["a"] == held["b"] == {(d, s) for d in range(4) for s in range(4)}  # every hand, both entrants
 

@@ -73,7 +73,7 @@ def check_league(url: str, summary: dict) -> None:
     seats = Counter()
     met = Counter()
     for r in rows:
-        names = json.loads(r.seats)
+        names = r.seats
         for seat, name in enumerate(names):
             seats[name, seat] += 1
         for a, b in itertools.combinations(sorted(set(names)), 2):
@@ -85,7 +85,7 @@ def check_league(url: str, summary: dict) -> None:
     for r in rows:
         assert r.status == "complete" and r.log_sha256 == file_sha256(r.log_path)
         report = verify(read_log_lines(r.log_path))
-        assert report.valid and report.complete and report.totals == json.loads(r.totals)
+        assert report.valid and report.complete and report.totals == r.totals
     # CPU is measured where a match is played; a match recorded from its log (a run killed between
     # the log's rename and its commit) has none to give
     measured = [r for r in rows if r.bots_cpu > 0 and r.arbiter_cpu > 0]

@@ -170,7 +170,7 @@ def _match(
     row: Match, g: Gathered, rules: Ruleset, analysis: Analysis, replay_dir: Path | None, colours: Colours
 ) -> dict[str, Any]:
     """The match's entry in the report's data; a sound, complete log is added to ``analysis``."""
-    seats = json.loads(row.seats)
+    seats = row.seats
     srs = g.seat_results.get(row.id, []) if row.id is not None else []
     log = _read_log(row, seats, g, rules, replay_dir is not None)
     v = log.verification
@@ -182,8 +182,8 @@ def _match(
         "round": row.round,
         "game": row.game,
         "seats": seats,
-        "totals": json.loads(row.totals),
-        "places": json.loads(row.places),
+        "totals": row.totals,
+        "places": row.places,
         "status": row.status,
         "reason": row.reason if row.status != "complete" else None,
         "deals": row.deals,
