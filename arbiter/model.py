@@ -21,17 +21,6 @@ from typing import Any
 from barbu.matchlog import FaultRecord as FaultRecord  # the log format's: one type for both
 from barbu.matchlog import MatchResult
 
-
-class TournamentFormat(StrEnum):
-    """How a schedule seats the entrants (docs/tournaments.md); compares equal to its string."""
-
-    ROUND_ROBIN = "round_robin"
-    GAUNTLET = "gauntlet"
-    DUPLICATE = "duplicate"
-    AB = "ab"  # arbiter ab's paired sets, not a tournament-file format
-    ARENA = "arena"  # a standing ladder (arbiter serve): an arena file, duplicate sets chosen as it goes
-
-
 # The longest each may be: finite, and within what a match can sensibly wait for.
 # (remote_wait: how long a match waits for a remote entrant, a tournament file's key.)
 MAX_SECONDS = {

@@ -52,8 +52,8 @@ from arbiter.arena.matchmaking import Contender, DuplicateSet, next_sets  # noqa
 from arbiter.model import MatchRecord, SeatRecord  # noqa: E402
 from arbiter.referee.loop import MatchSetup, Referee  # noqa: E402
 from arbiter.referee.players import StrategyPlayer  # noqa: E402
+from arbiter.tournament.formats import build_schedule  # noqa: E402
 from arbiter.tournament.ratings import RatingBook, game_outcome, standings  # noqa: E402
-from arbiter.tournament.schedule import build_schedule  # noqa: E402
 
 NOISE = {"heuristic": 0.0, "heuristic10": 0.10, "heuristic25": 0.25, "heuristic50": 0.50, "random": 1.0}
 TRUE_ORDER = list(NOISE)  # best first

@@ -44,7 +44,7 @@ from arbiter.match.blocking import run_blocking  # noqa: E402
 from arbiter.model import ScheduledMatch  # noqa: E402
 from arbiter.referee.loop import MatchSetup, Referee  # noqa: E402
 from arbiter.referee.players import Player, StrategyPlayer  # noqa: E402
-from arbiter.tournament.schedule import build_schedule  # noqa: E402
+from arbiter.tournament.formats import build_schedule  # noqa: E402
 
 X, Y = "heuristic", "noisy"
 

@@ -22,13 +22,13 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BeforeValidator, model_validator
 
 from arbiter.addresses import host_port
+from arbiter.arena.ladder import FORMAT
 from arbiter.arena.matchmaking import Matchmaking
 from arbiter.errors import ConfigError
 from arbiter.files import output_folder
 from arbiter.text import printable
 from arbiter.tournament.config import (
     TournamentConfig,
-    TournamentFormat,
     build_config,
     checks,
     file_path,
@@ -225,7 +225,7 @@ def parse_arena(
     base = (base_dir or Path.cwd()).resolve()
     data, lines = read_tree(text, display, kind="arena file", needs=None)
     file = validate(data, lines, ArenaFile)
-    tournament = build_config(file, lines, text, base, kept=("store",), format=TournamentFormat.ARENA)
+    tournament = build_config(file, lines, text, base, kept=("store",), format=FORMAT.name)
     m, u, q = file.matchmaking, file.uploads, file.quotas
     config = ArenaConfig(
         tournament=tournament,

@@ -30,13 +30,17 @@ from arbiter.arena.disk import DiskWatch, disk_full
 from arbiter.arena.matchmaking import Contender, Matchmaking, next_sets
 from arbiter.errors import ConfigError
 from arbiter.execution.remote import entrant_of
-from arbiter.model import ScheduledMatch, TournamentFormat
+from arbiter.model import ScheduledMatch
 from arbiter.tournament.config import EntrantConfig, TournamentConfig
+from arbiter.tournament.formats import Format, register
 from arbiter.tournament.loop import Run, Schedule
 from arbiter.tournament.ratings import ENV
 from arbiter.tournament.schedule import rotations
 
 __all__ = ["ArenaSchedule", "LadderEntrant", "LOCAL_CAPACITY", "versioned"]
+
+FORMAT = register(Format("arena", r"a\d+-\d+", True, lambda entrants, rounds: 0, lambda *schedule: [], growing=True))
+"""The ladder's format: duplicate sets (keyed ``a12-3``: set 12, rotation 3) chosen as it goes."""
 
 LOCAL_CAPACITY = 256  # matches at once of a bot this arbiter starts itself: the slots bound it first
 POLL_SECONDS = 1.0  # how often a waiting ladder looks at its field again
@@ -86,7 +90,7 @@ class ArenaSchedule(Schedule):
         self.rng = random.Random(seed)
         self.played: Counter[str] = Counter()  # recorded matches per version, as counted so far
         self._counted = 0
-        self.config = replace(tournament, format=TournamentFormat.ARENA, entrants=(), rounds=0)
+        self.config = replace(tournament, format=FORMAT.name, entrants=(), rounds=0)
         self._adopt([e.entrant.name for e in field()])  # the remote ones among them open the lobby
         self.matches = self._taken_up(stored)
         self.next_set = max((m.game for m in self.matches), default=-1) + 1
@@ -95,7 +99,7 @@ class ArenaSchedule(Schedule):
         return []  # built from the stored rows (``_taken_up``) and grown by matchmaking
 
     def resume(self, stored_rounds: int | None, stored_format: str | None) -> None:
-        if stored_format is not None and stored_format != TournamentFormat.ARENA:
+        if stored_format is not None and stored_format != FORMAT.name:
             raise ConfigError(
                 f"the database holds a tournament named {self.config.name!r} that is not an arena: "
                 "give the arena another name or use another database"

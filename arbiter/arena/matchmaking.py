@@ -27,7 +27,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arbiter.tournament.schedule import derive_seed, rotations, round_tables
+from arbiter.tournament.schedule import derive_seed, field_groups, rotations, round_tables
 
 SET_NUMBERS = 2**32
 """Sets an arena can number: the counter is the low 32 bits of a set's seed (:func:`set_seed`)."""
@@ -186,5 +186,5 @@ def _seating(group: Sequence[str], rng: random.Random | None) -> tuple[str, ...]
         if rng is not None:
             rng.shuffle(seat_order)
         return (group[0], *seat_order)
-    tables = round_tables("duplicate", group, 0, 0)
+    tables = round_tables(field_groups(group), 0, 0)
     return next(t for t in tables if t[0] == group[0])

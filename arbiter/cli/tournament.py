@@ -19,7 +19,7 @@ from rich.markup import escape
 from arbiter.cli.common import ClusterOption, DatabaseOption, JobsOption, cluster_address, safe_console, user_errors
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
-from arbiter.tournament.schedule import plays_duplicate_sets
+from arbiter.tournament.formats import plays_duplicate_sets
 
 
 def run_command(

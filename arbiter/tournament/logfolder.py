@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from arbiter.errors import ConfigError
 from arbiter.files import FileTooLarge, lock_exclusive, output_folder, output_path, read_bounded
 from arbiter.text import printable
-from arbiter.tournament.schedule import MATCH_KEY
+from arbiter.tournament.formats import format_of
 
 if TYPE_CHECKING:
     from barbu.matchlog import LogOutcome
@@ -43,17 +43,18 @@ if TYPE_CHECKING:
 MARKER_SUFFIX = ".database.json"
 
 
-def log_name_pattern(tournament: str) -> re.Pattern[str]:
-    """Names of the tournament's match logs (finished, or ``.part``) in its folder."""
-    return re.compile(re.escape(tournament) + f"-({MATCH_KEY})" + r"\.jsonl(\.part)?")
+def log_name_pattern(tournament: str, fmt: str) -> re.Pattern[str]:
+    """Names of the match logs (finished, or ``.part``) of a tournament of format ``fmt`` in its folder."""
+    return re.compile(re.escape(tournament) + f"-({format_of(fmt).key_pattern})" + r"\.jsonl(\.part)?")
 
 
 class LogFolder:
     """The claim of one run on a tournament's log folder (release it at the end)."""
 
-    def __init__(self, folder: Path, tournament: str, key: str, database: str):
+    def __init__(self, folder: Path, tournament: str, fmt: str, key: str, database: str):
         self.folder = folder
         self.tournament = tournament
+        self.format = fmt
         self.key = key
         self.database = database  # shown in messages and in the marker (password hidden)
         self.marker = folder / f"{tournament}{MARKER_SUFFIX}"
@@ -142,7 +143,7 @@ class LogFolder:
 
     def logs(self) -> list[Path]:
         """The tournament's logs in the folder (finished and ``.part``), by name."""
-        pattern = log_name_pattern(self.tournament)
+        pattern = log_name_pattern(self.tournament, self.format)
         try:
             names = sorted(os.listdir(self.folder))
         except OSError:

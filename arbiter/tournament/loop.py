@@ -34,8 +34,9 @@ from arbiter.process.sandbox import strongest_isolation
 from arbiter.signals import INTERRUPTS, begin_stop, deferred, signal_of, stop_on_signals
 from arbiter.text import printable
 from arbiter.tournament.config import TournamentConfig
+from arbiter.tournament.formats import build_schedule, format_of, plays_duplicate_sets
 from arbiter.tournament.ratings import RatingBook, Standing, game_outcome, standings
-from arbiter.tournament.schedule import block_deals, build_schedule, games, plays_duplicate_sets
+from arbiter.tournament.schedule import block_deals, games
 
 if TYPE_CHECKING:  # the storage layer (SQLAlchemy) is imported when a run starts: workers start faster
     from sqlalchemy.engine import Engine
@@ -83,6 +84,18 @@ class Schedule:
         of ``error``: True keeps it to be played (or recorded from its log) once :meth:`paused`
         is False (an arena's full disk); False, as for a tournament, ends the run with ``error``."""
         return False
+
+
+def schedule_of(config: TournamentConfig) -> Schedule:
+    """The schedule of the config's format: its own (one that chooses matches as it plays), or
+    every match built at the start."""
+    factory = format_of(config.format).schedule
+    if factory is None:
+        return Schedule(config)
+    made = factory(config)
+    if not isinstance(made, Schedule):
+        raise TypeError(f"format {config.format!r} made {made!r}, not a Schedule")
+    return made
 
 
 # ---- what reacts to a finished match -----------------------------------------------------------
@@ -298,7 +311,7 @@ def run_tournament(
     started = time.perf_counter()
     if jobs is not None and jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, got {jobs}")
-    schedule = schedule or Schedule(config)
+    schedule = schedule or schedule_of(config)
     url = database if database is not None else config.database  # --db "" is an error, not the default
     with stop_on_signals():
         counted: list[Callable[[], int]] = []  # how many matches the database holds, once known
@@ -360,7 +373,7 @@ def _run_holding_lease(
     config = schedule.config
     shown_db = engine.url.render_as_string(hide_password=True)
     log_folder = Path(config.log_folder).resolve()
-    folder = LogFolder(log_folder, config.name, lease.folder_key, shown_db)
+    folder = LogFolder(log_folder, config.name, config.format, lease.folder_key, shown_db)
     recorder = Recorder(repo, lease, folder)
     try:
         records: dict[int, MatchRecord] = {}

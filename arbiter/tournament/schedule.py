@@ -1,6 +1,8 @@
 """Tournament schedules: which entrants sit where in which match, deterministic from the seed.
 
-Plain values in, plain values out; no I/O. The formats (docs/tournaments.md):
+Plain values in, plain values out; no I/O. The mechanics every format shares (tables of four,
+their seat rotations, their seeds and deal blocks); each format (arbiter.tournament.formats)
+says which tables a round has and whether a table's rotations are a duplicate set:
 
 * ``round_robin``: one round is every table of four distinct entrants (all combinations), each
   table played in its distinct seat rotations (4 for four distinct entrants), each with its own
@@ -12,11 +14,11 @@ Plain values in, plain values out; no I/O. The formats (docs/tournaments.md):
 * ``duplicate``: the round-robin tables, but the rotations of a table replay the same deals, so
   every entrant of the table holds every hand once (a *duplicate set*, rated as one game).
 * ``ab`` (``arbiter ab``, not a tournament-file format): entrants ``A, B, field…``. Round r is one
-  *paired set*: A with the field in its 4 seat rotations, then B in the very same seats against
-  the very same field, all 8 matches on the same deals, so B − A measures the change alone.
-* ``arena`` (``arbiter serve``, an arena file): no schedule known in advance (:func:`build_schedule`
-  makes none); the arena's matchmaking (arbiter.arena.matchmaking) chooses duplicate sets as it
-  goes, rated as the ``duplicate`` format rates them (:func:`plays_duplicate_sets`).
+  *paired set* (:func:`paired_sets`): A with the field in its 4 seat rotations, then B in the very
+  same seats against the very same field, all 8 matches on the same deals, so B − A measures the
+  change alone.
+* ``arena`` (``arbiter serve``, an arena file): no schedule known in advance; the arena's
+  matchmaking (arbiter.arena.matchmaking) chooses duplicate sets as it goes.
 
 With fewer than 4 entrants (or a gauntlet field of fewer than 3), copies of entrants fill the
 tables: two entrants sit A B A B; three sit x y x z once for each x; one field member F sits
@@ -27,15 +29,15 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import math
 import random
 from collections.abc import Sequence
 
 from arbiter.model import ScheduledMatch
 
-MATCH_KEY = r"r\d+-t\d{3,}-\d+|s\d+-[ab]\d+|a\d+-\d+"
-"""Every match key a schedule makes: round, table, rotation (``r1-t003-2``), or an A/B test's
-set, side and rotation (``s4-b2``). A match's log is ``NAME-KEY.jsonl``."""
+TABLE_KEY = r"r\d+-t\d{3,}-\d+"
+"""The match keys of :func:`table_schedule`: round, table, rotation (``r1-t003-2``)."""
+PAIRED_KEY = r"s\d+-[ab]\d+"
+"""The match keys of :func:`paired_sets`: set, side and rotation (``s4-b2``)."""
 
 
 def derive_seed(seed: int, *parts: object) -> int:
@@ -60,36 +62,35 @@ def _circular_orders(members: Sequence[str]) -> list[tuple[str, ...]]:
     return [(first, *p) for p in itertools.permutations(rest)]
 
 
-def round_tables(
-    fmt: str, entrants: Sequence[str], round_no: int, seed: int, challenger: str | None = None
-) -> list[tuple[str, ...]]:
-    """The tables (seatings before rotation) of one round, in play order."""
+def field_groups(entrants: Sequence[str], challenger: str | None = None) -> list[tuple[str, ...]]:
+    """The tables of a round robin: every four of the field (copies fill a field under four)."""
     names = list(entrants)
-    groups: list[tuple[str, ...]]  # four seats each
-    if fmt == "gauntlet":
-        if challenger is None:
-            raise ValueError("the gauntlet format needs a challenger")
-        field = [n for n in names if n != challenger]
-        if len(field) >= 3:
-            groups = [(challenger, *c) for c in itertools.combinations(field, 3)]
-        elif len(field) == 2:
-            a, b = field
-            groups = [(challenger, a, b, a), (challenger, b, a, b)]
-        elif len(field) == 1:
-            groups = [(challenger, field[0], field[0], field[0])]
-        else:
-            raise ValueError("a gauntlet needs at least one entrant besides the challenger")
-    elif fmt in ("round_robin", "duplicate"):
-        if len(names) >= 4:
-            groups = list(itertools.combinations(names, 4))
-        elif len(names) == 3:
-            groups = [(x, *[n for n in names if n != x][:1], x, *[n for n in names if n != x][1:]) for x in names]
-        elif len(names) == 2:
-            groups = [(names[0], names[1], names[0], names[1])]
-        else:
-            raise ValueError("a tournament needs at least 2 entrants")
-    else:
-        raise ValueError(f"unknown format {fmt!r}")
+    if len(names) >= 4:
+        return list(itertools.combinations(names, 4))
+    if len(names) == 3:
+        return [(x, *[n for n in names if n != x][:1], x, *[n for n in names if n != x][1:]) for x in names]
+    if len(names) == 2:
+        return [(names[0], names[1], names[0], names[1])]
+    raise ValueError("a tournament needs at least 2 entrants")
+
+
+def gauntlet_groups(entrants: Sequence[str], challenger: str | None = None) -> list[tuple[str, ...]]:
+    """The tables of a gauntlet: the challenger with every three of the field."""
+    if challenger is None:
+        raise ValueError("the gauntlet format needs a challenger")
+    field = [n for n in entrants if n != challenger]
+    if len(field) >= 3:
+        return [(challenger, *c) for c in itertools.combinations(field, 3)]
+    if len(field) == 2:
+        a, b = field
+        return [(challenger, a, b, a), (challenger, b, a, b)]
+    if len(field) == 1:
+        return [(challenger, field[0], field[0], field[0])]
+    raise ValueError("a gauntlet needs at least one entrant besides the challenger")
+
+
+def round_tables(groups: Sequence[tuple[str, ...]], round_no: int, seed: int) -> list[tuple[str, ...]]:
+    """The tables (seatings before rotation) of one round, in play order."""
     tables = []
     for t, group in enumerate(groups):
         if len(set(group)) == 4:
@@ -103,30 +104,7 @@ def round_tables(
     return [tables[i] for i in order]
 
 
-def plays_duplicate_sets(fmt: str) -> bool:
-    """Whether the format's rated games are duplicate sets (its standings then compare each
-    entrant with the others who held the same cards)."""
-    return fmt in ("duplicate", "arena")
-
-
 MAX_MATCHES = 100_000  # matches of one tournament: the schedule is built, held and stored whole
-
-
-def schedule_size(fmt: str, entrants: int, rounds: int = 1) -> int:
-    """How many matches :func:`build_schedule` makes, counted without building it (so that an
-    absurd ``rounds`` or field is refused at once, not after minutes of building)."""
-    if fmt == "ab":
-        per_round = 8
-    elif fmt == "arena":
-        per_round = 0
-    elif fmt == "gauntlet":
-        field = entrants - 1
-        per_round = math.comb(field, 3) * 4 if field >= 3 else {2: 8, 1: 4}.get(field, 0)
-    elif entrants >= 4:
-        per_round = math.comb(entrants, 4) * 4
-    else:
-        per_round = {3: 12, 2: 2}.get(entrants, 0)
-    return per_round * rounds
 
 
 def paired_sets(entrants: Sequence[str], sets: int, seed: int) -> list[ScheduledMatch]:
@@ -156,24 +134,18 @@ def paired_sets(entrants: Sequence[str], sets: int, seed: int) -> list[Scheduled
     return matches
 
 
-def build_schedule(
-    fmt: str, entrants: Sequence[str], rounds: int, seed: int, challenger: str | None = None
+def table_schedule(
+    groups: Sequence[tuple[str, ...]], rounds: int, seed: int, *, duplicate: bool
 ) -> list[ScheduledMatch]:
-    """Every match of the tournament in schedule order (an arena's: none, it chooses them as it goes)."""
-    total = schedule_size(fmt, len(entrants), rounds)
-    if total > MAX_MATCHES:
-        raise ValueError(f"{rounds} round(s) make {total} matches; a tournament has at most {MAX_MATCHES}")
-    if fmt == "ab":
-        return paired_sets(entrants, rounds, seed)
-    if fmt == "arena":
-        return []
+    """Every round's tables of ``groups``, each in its seat rotations; ``duplicate``: a table's
+    rotations replay the same deals and are rated as one game (a duplicate set)."""
     matches: list[ScheduledMatch] = []
     game = 0
     for r in range(rounds):
-        for t, seating in enumerate(round_tables(fmt, entrants, r, seed, challenger)):
+        for t, seating in enumerate(round_tables(groups, r, seed)):
             for k, seats in enumerate(rotations(seating)):
                 number = len(matches)
-                block = game if fmt == "duplicate" else number  # the rotations of a set share its deals
+                block = game if duplicate else number  # the rotations of a set share its deals
                 matches.append(
                     ScheduledMatch(
                         number=number,
@@ -181,15 +153,15 @@ def build_schedule(
                         round=r,
                         table=t,
                         rotation=k,
-                        game=game if fmt == "duplicate" else number,
+                        game=game if duplicate else number,
                         seats=seats,  # type: ignore[arg-type]
                         seed=derive_seed(seed, "deals", block),
                         deal_block=block,
                     )
                 )
-                if fmt != "duplicate":
+                if not duplicate:
                     game += 1
-            if fmt == "duplicate":
+            if duplicate:
                 game += 1
     return matches
 

@@ -47,12 +47,13 @@ import arbiter
 from arbiter.errors import ConfigError, LogFileError, TournamentError
 from arbiter.execution.executors import ExecutorFactory
 from arbiter.execution.venues import default_executor
-from arbiter.model import MatchOutcome, ScheduledMatch, TimeControl, TournamentFormat
+from arbiter.model import MatchOutcome, ScheduledMatch, TimeControl
 from arbiter.referee.logfile import read_log_lines
 from arbiter.replay.facts import Facts
 from arbiter.tournament.config import DEFAULT_LOG_ROOT, EntrantConfig, TournamentConfig, bot_command
+from arbiter.tournament.formats import Format, register
 from arbiter.tournament.loop import Run, Schedule, run_tournament
-from arbiter.tournament.schedule import MAX_MATCHES
+from arbiter.tournament.schedule import MAX_MATCHES, PAIRED_KEY, paired_sets
 from arbiter.verdict import DEFAULT_DELTA0, DEFAULT_DELTA1, DEFAULT_MAX_MATCHES, MATCHES_PER_SET
 from arbiter.verdict.sprt import UNATTRIBUTED, FixedConfig, SprtConfig, SprtState, Verdict, mean_ci
 
@@ -68,6 +69,17 @@ __all__ = [
     "default_field",
     "run_ab",
 ]
+
+FORMAT = register(
+    Format(
+        "ab",
+        PAIRED_KEY,
+        False,
+        lambda entrants, sets: MATCHES_PER_SET * sets,
+        lambda entrants, sets, seed, challenger: paired_sets(entrants, sets, seed),
+    )
+)
+"""``arbiter ab``'s paired sets (keyed ``s4-b2``: set 4, B's side, rotation 2)."""
 
 DEFAULT_FIELD_SCRIPT = ("sample_bots", "heuristic_bot.py")
 VOID_LIMIT = 0.25  # stop when more than this share of the sets (and at least VOID_MINIMUM) are voided
@@ -180,7 +192,7 @@ def ab_config(spec: AbSpec, sets: int = 1, entrants: tuple[EntrantConfig, ...] |
         name=name,
         entrants=entrants,
         rules=spec.rules,
-        format=TournamentFormat.AB,
+        format=FORMAT.name,
         rounds=sets,
         seed=spec.seed,
         time_control=spec.time_control,
@@ -436,7 +448,7 @@ class PairedSets(Schedule):
         super().__init__(ab_config(spec, 1, self.entrants))
 
     def resume(self, stored_rounds: int | None, stored_format: str | None) -> None:
-        if stored_format is not None and stored_format != TournamentFormat.AB:
+        if stored_format is not None and stored_format != FORMAT.name:
             raise ConfigError(
                 f"the database holds a tournament named {self.config.name!r} that is not an A/B test "
                 f"({stored_format}); give another --name or database"

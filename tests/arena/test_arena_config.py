@@ -28,7 +28,7 @@ from arbiter.arena.config import (
 from arbiter.arena.matchmaking import Matchmaking
 from arbiter.errors import ConfigError
 from arbiter.tournament.config import LobbySettings, load_config
-from arbiter.tournament.schedule import build_schedule, plays_duplicate_sets, schedule_size
+from arbiter.tournament.formats import build_schedule, format_of, plays_duplicate_sets
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "tournaments" / "arena.yaml"
@@ -292,7 +292,7 @@ def test_parse_arena_without_the_machine_checks():
 
 def test_an_arena_has_no_schedule_in_advance_and_is_rated_as_duplicate_sets():
     assert build_schedule("arena", ["a", "b", "c", "d"], 1, 0) == []
-    assert schedule_size("arena", 4, 1) == 0
+    assert format_of("arena").count(4, 1) == 0
     assert plays_duplicate_sets("arena") and plays_duplicate_sets("duplicate")
     assert not plays_duplicate_sets("round_robin") and not plays_duplicate_sets("gauntlet")
 

@@ -17,8 +17,8 @@ from arbiter.execution.cluster import DaskExecutor
 from arbiter.execution.cluster.plugin import IDLE_SECONDS
 from arbiter.process.sandbox import Isolation
 from arbiter.tournament.config import load_config, override
+from arbiter.tournament.formats import build_schedule
 from arbiter.tournament.loop import make_task
-from arbiter.tournament.schedule import build_schedule
 from tests.tournament.conftest import SMOKE
 
 from .conftest import processes_in

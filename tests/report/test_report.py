@@ -362,7 +362,7 @@ def test_a_changed_log_is_named_and_never_shown(tmp_path):
 
 # ---- a tournament with no match yet, several tournaments, errors -----------------------------------
 def test_a_tournament_without_matches(tmp_path):
-    from arbiter.tournament.schedule import build_schedule
+    from arbiter.tournament.formats import build_schedule
 
     from .conftest import league_config
 

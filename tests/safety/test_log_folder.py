@@ -82,7 +82,7 @@ def config(tmp_path, extra: str = "", name: str = "t", third: bool = True):
 
 
 def key_of(cfg, number: int) -> str:
-    from arbiter.tournament.schedule import build_schedule
+    from arbiter.tournament.formats import build_schedule
 
     return build_schedule(cfg.format, cfg.entrant_names, cfg.rounds, cfg.seed, cfg.challenger)[number].key
 

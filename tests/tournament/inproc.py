@@ -106,6 +106,17 @@ def play_inprocess(task: MatchTask) -> MatchOutcome:
     return MatchOutcome(task.number, result, str(path), file_sha256(path), wall_seconds=time.perf_counter() - started)
 
 
+def play_then_interrupt_at(number: int) -> PlayFunction:
+    """Plays normally until match ``number``, where it raises KeyboardInterrupt (in process)."""
+
+    def play(task: MatchTask) -> MatchOutcome:
+        if task.number == number:
+            raise KeyboardInterrupt
+        return play_inprocess(task)
+
+    return play
+
+
 def play_then_interrupt(task: MatchTask) -> MatchOutcome:
     """Plays normally until the match number in $STOP_AT, where it raises KeyboardInterrupt."""
     if task.number == int(os.environ.get("STOP_AT", "-1")):

@@ -9,8 +9,8 @@ import pytest
 
 from arbiter.model import MatchRecord, SeatRecord
 from arbiter.stats import t_quantile
+from arbiter.tournament.formats import build_schedule
 from arbiter.tournament.ratings import game_outcome, mean_with_ci, replay, standings
-from arbiter.tournament.schedule import build_schedule
 
 
 def match(number, seats, totals, game=None, forfeits=(), status="complete", faults=None):

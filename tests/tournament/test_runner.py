@@ -15,8 +15,8 @@ from arbiter.execution.play import file_sha256
 from arbiter.referee.logfile import read_log_lines
 from arbiter.storage import Repo, open_database
 from arbiter.tournament.config import override, parse_config
+from arbiter.tournament.formats import build_schedule
 from arbiter.tournament.loop import run_tournament
-from arbiter.tournament.schedule import build_schedule
 
 from . import inproc
 from .conftest import ROOT

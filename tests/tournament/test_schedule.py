@@ -7,7 +7,8 @@ from collections import Counter
 
 import pytest
 
-from arbiter.tournament.schedule import block_deals, build_schedule, games, rotations
+from arbiter.tournament.formats import build_schedule
+from arbiter.tournament.schedule import block_deals, games, rotations
 
 NAMES = [f"e{i}" for i in range(8)]
 

@@ -21,7 +21,7 @@ from arbiter.execution.play import file_sha256
 from arbiter.referee.logfile import read_log_lines
 from arbiter.storage import Repo, open_database
 from arbiter.tournament.config import load_config
-from arbiter.tournament.schedule import build_schedule
+from arbiter.tournament.formats import build_schedule
 
 from ..conftest import alive, descendants
 from .conftest import SMOKE, cli_app, cli_command

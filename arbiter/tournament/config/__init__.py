@@ -33,11 +33,9 @@ from arbiter.tournament.config.deals import read_deals
 from arbiter.tournament.config.environment import bot_command, launch_command, resolve_environment
 from arbiter.tournament.config.model import (
     DEFAULT_LOG_ROOT,
-    FORMATS,
     EntrantConfig,
     LobbySettings,
     TournamentConfig,
-    TournamentFormat,
 )  # fmt: skip
 from arbiter.tournament.config.schema import UNLIMITED, LimitsFile, LobbyFile, SharedFile, TournamentFile, validate
 from arbiter.tournament.config.yamltree import Lines, dotted, read_tree
@@ -179,7 +177,7 @@ def override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
 
 
 __all__ = [
-    "DEFAULT_LOG_ROOT", "EntrantConfig", "FORMATS", "LIMIT_KEYS", "LobbySettings", "NAME_RE", "TOP_KEYS",
-    "TournamentConfig", "TournamentFormat", "bot_command", "build_config", "cluster_address_problem", "file_path",
+    "DEFAULT_LOG_ROOT", "EntrantConfig", "LIMIT_KEYS", "LobbySettings", "NAME_RE", "TOP_KEYS",
+    "TournamentConfig", "bot_command", "build_config", "cluster_address_problem", "file_path",
     "load_config", "override", "parse_config", "read_file", "resolve_environment",
 ]  # fmt: skip

@@ -12,16 +12,13 @@ from barbu.rules import Ruleset
 
 from arbiter.lobby.server import LobbySettings as LobbySettings  # where remote entrants connect
 from arbiter.model import BotSpec, TimeControl
-from arbiter.model import TournamentFormat as TournamentFormat
 from arbiter.process.limits import Limits
 from arbiter.process.sandbox import Isolation
 from arbiter.referee.faults import FaultPolicy
+from arbiter.tournament.formats import format_of
 
 DEFAULT_LOG_ROOT = "logs"  # relative to the current directory when the file names no log_folder
 DEFAULT_REMOTE_WAIT = 60.0  # seconds a match waits for a remote entrant before it is faulted absent
-
-
-FORMATS = (TournamentFormat.ROUND_ROBIN, TournamentFormat.GAUNTLET, TournamentFormat.DUPLICATE)
 
 
 @dataclass(frozen=True)
@@ -44,7 +41,7 @@ class TournamentConfig:
     name: str
     entrants: tuple[EntrantConfig, ...]
     rules: Ruleset
-    format: TournamentFormat = TournamentFormat.ROUND_ROBIN
+    format: str = "round_robin"  # a registered format's name (arbiter.tournament.formats)
     rounds: int = 1
     seed: int = 0
     challenger: str | None = None
@@ -85,10 +82,9 @@ class TournamentConfig:
         ``legacy``: the fingerprint stored before it covered ``limits`` and ``isolation`` (a
         database written then is taken as having been played with the file's current ones)."""
         tc = self.time_control
-        data = {  # an arena's field grows as bots are submitted: its entrants do not fix its games
-            "entrants": []
-            if self.format == TournamentFormat.ARENA
-            else [[e.name, e.command, e.remote] for e in self.entrants],
+        fixed = not format_of(self.format).growing  # an arena's field grows: its entrants do not fix its games
+        data = {
+            "entrants": [[e.name, e.command, e.remote] for e in self.entrants] if fixed else [],
             "rules": self.rules.to_json(),
             "format": str(self.format),
             "challenger": self.challenger,

@@ -35,9 +35,10 @@ from arbiter.process.sandbox import Isolation
 from arbiter.text import printable
 from arbiter.tournament.config import checks
 from arbiter.tournament.config.checks import MAX_INT, problem
-from arbiter.tournament.config.model import DEFAULT_REMOTE_WAIT, FORMATS, TournamentFormat
+from arbiter.tournament.config.model import DEFAULT_REMOTE_WAIT
 from arbiter.tournament.config.yamltree import Lines, Loc, LongNumber, describe
-from arbiter.tournament.schedule import MAX_MATCHES, schedule_size
+from arbiter.tournament.formats import file_formats, format_of
+from arbiter.tournament.schedule import MAX_MATCHES
 
 MAX_PARALLELISM = 1024
 MAX_STRIKES = 1000
@@ -228,11 +229,11 @@ def _rules(value: Any) -> Ruleset:
     return make_ruleset(preset, overrides)
 
 
-def _format(value: Any) -> TournamentFormat:
+def _format(value: Any) -> str:
     text = checks.text(value)
-    if text not in FORMATS:
-        raise problem(f"{text!r} is not a format; use one of {', '.join(FORMATS)}")
-    return TournamentFormat(text)
+    if text not in file_formats():
+        raise problem(f"{text!r} is not a format; use one of {', '.join(file_formats())}")
+    return text
 
 
 def _isolation(value: Any) -> Isolation:
@@ -366,7 +367,7 @@ class TournamentFile(SharedFile):
         "entrants": "the key 'entrants' is missing: list at least 2 bots, each with a name and a command"
     }
 
-    format: Annotated[TournamentFormat, BeforeValidator(_format)] = TournamentFormat.ROUND_ROBIN
+    format: Annotated[str, BeforeValidator(_format)] = "round_robin"
     challenger: Annotated[str | None, BeforeValidator(checks.text)] = None
     copies: Annotated[bool, BeforeValidator(checks.flag)] = True
     rounds: Annotated[int, BeforeValidator(checks.whole(minimum=1))] = 1
@@ -379,33 +380,11 @@ class TournamentFile(SharedFile):
         count, fmt = len(names), self.format
         if count < 2:
             raise problem(f"a tournament needs at least 2 entrants, got {count}", node=("entrants",), at_key=True)
-        if fmt == TournamentFormat.GAUNTLET:
-            if self.challenger is None:
-                raise problem(
-                    "the gauntlet format needs a 'challenger': one entrant's name",
-                    node=("format",), where=("challenger",), at_key=True,
-                )  # fmt: skip
-            if self.challenger not in names:
-                raise problem(
-                    f"{self.challenger!r} is not an entrant (entrants: {', '.join(names)})", node=("challenger",)
-                )
-            if count < 4 and not self.copies:
-                raise problem(
-                    f"a gauntlet needs the challenger and at least 3 others when 'copies' is false, got {count} entrants",
-                    node=("entrants",), at_key=True,
-                )  # fmt: skip
-        else:
-            if self.challenger is not None:
-                raise problem(
-                    f"only the gauntlet format has a challenger, not {fmt}", node=("challenger",), at_key=True
-                )
-            if count < 4 and not self.copies:
-                raise problem(
-                    f"the {fmt} format needs at least 4 entrants when 'copies' is false "
-                    f"(copies of an entrant fill a table otherwise), got {count}",
-                    node=("entrants",), at_key=True,
-                )  # fmt: skip
-        per_round = schedule_size(fmt, count, 1)
+        found = format_of(fmt).check(names, self.challenger, self.copies)
+        if found is not None:
+            where = (found.where,) if found.where else None
+            raise problem(found.message.replace("{format}", fmt), node=(found.key,), where=where, at_key=found.at_key)
+        per_round = format_of(fmt).count(count, 1)
         if per_round * self.rounds > MAX_MATCHES:
             at_rounds = "rounds" in self.model_fields_set and per_round <= MAX_MATCHES
             raise problem(

@@ -21,7 +21,7 @@ from barbu.rules import BarbuError
 from arbiter.errors import ReportError
 from arbiter.files import write_text_atomic
 from arbiter.replay.facts import DealFacts, Facts
-from arbiter.tournament.schedule import plays_duplicate_sets
+from arbiter.tournament.formats import plays_duplicate_sets
 from arbiter.web.report.gather import Gathered, gather
 from arbiter.web.report.logs import read_match_log
 from arbiter.web.report.render import Colours, chart, render_page
@@ -125,7 +125,7 @@ def _read_log(row: Match, seats: list[str], g: Gathered, rules: Ruleset, with_re
 
     from arbiter.replay.model import load_replay
 
-    state = read_match_log(row.log_path, row.log_sha256, g.db_url, g.tournament.name)
+    state = read_match_log(row.log_path, row.log_sha256, g.db_url, g.tournament.name, g.tournament.format)
     log = _Log(state.status, state.note)
     if not state.lines:
         return log

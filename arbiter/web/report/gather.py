@@ -8,8 +8,8 @@ from typing import Any
 from arbiter.model import RatingRow
 from arbiter.storage import Repo, database_url, open_database, row_id
 from arbiter.storage.models import Match, SeatResult, Tournament
+from arbiter.tournament.formats import plays_duplicate_sets
 from arbiter.tournament.ratings import Standing, standings
-from arbiter.tournament.schedule import plays_duplicate_sets
 
 
 @dataclass

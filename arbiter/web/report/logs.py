@@ -52,7 +52,7 @@ def _log_candidates(stored: str, db_url: str, tournament: str) -> list[Path]:
     return list(dict.fromkeys(out))
 
 
-def in_log_folder(path: Path, tournament: str) -> bool:
+def in_log_folder(path: Path, tournament: str, fmt: str) -> bool:
     """Whether ``path`` (links followed) is a finished log of ``tournament`` in a folder that a
     run of it claimed (its marker is there)."""
     try:
@@ -60,19 +60,19 @@ def in_log_folder(path: Path, tournament: str) -> bool:
     except (OSError, RuntimeError):
         return False
     return (
-        bool(log_name_pattern(tournament).fullmatch(real.name))
+        bool(log_name_pattern(tournament, fmt).fullmatch(real.name))
         and not real.name.endswith(".part")
         and (real.parent / f"{tournament}{MARKER_SUFFIX}").is_file()
     )
 
 
-def read_match_log(stored_path: str, sha256: str, db_url: str, tournament: str) -> LogState:
+def read_match_log(stored_path: str, sha256: str, db_url: str, tournament: str, fmt: str) -> LogState:
     """Find and read a match's log; never raises for a missing, foreign or unreadable file."""
     if not stored_path:
         return LogState("missing", None, "no log recorded")
     shown = printable(stored_path)
     candidates = [c for c in _log_candidates(stored_path, db_url, tournament) if c.is_file()]
-    found = next((c for c in candidates if in_log_folder(c, tournament)), None)
+    found = next((c for c in candidates if in_log_folder(c, tournament, fmt)), None)
     if found is None:
         if candidates:
             return LogState("missing", None, f"not a log of the tournament's log folder, not read: {shown}")
