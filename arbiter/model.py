@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from fractions import Fraction
-from typing import Any
 
 from barbu.matchlog import FaultRecord as FaultRecord  # the log format's: one type for both
 from barbu.matchlog import MatchResult
@@ -130,7 +129,7 @@ class MatchTask:
     key: str
     match_id: str
     bots: tuple[BotSpec, ...]  # in seat order
-    rules: dict[str, Any]  # the rules as the log's header holds them (Ruleset.to_json)
+    rules: dict[str, object]  # the rules as the log's header holds them (Ruleset.to_json)
     seed: int
     deals: tuple[tuple[int, ...], ...] | None
     first_declarer: int

@@ -43,6 +43,7 @@ from arbiter.tournament.loop import Run, RunSummary, run_tournament
 if TYPE_CHECKING:
     from arbiter.arena.quotas import Uploads
     from arbiter.arena.webserver import WebServer
+    from arbiter.storage.arena import ArenaStore, SubmissionRow
 
 __all__ = ["ArenaHost", "Checker", "ServeResult", "serve"]
 
@@ -71,7 +72,7 @@ class Checker:
     arena is short of space; a decision the database could not store for want of space is made
     again once it has room."""
 
-    def __init__(self, arena: ArenaConfig, store: Any, woke: Callable[[], None], disk: DiskWatch | None = None):
+    def __init__(self, arena: ArenaConfig, store: ArenaStore, woke: Callable[[], None], disk: DiskWatch | None = None):
         self.arena, self.store, self.woke, self.disk = arena, store, woke, disk
         self._waiting: dict[str, deque[int]] = {}  # each author's submissions to check, oldest first
         self._turns: deque[str] = deque()  # the authors with one waiting, whose turn is first first
@@ -259,13 +260,13 @@ class ArenaHost:
 
 
 def field_of(
-    arena: ArenaConfig, store: Any
+    arena: ArenaConfig, store: ArenaStore
 ) -> tuple[Callable[[], list[LadderEntrant]], Callable[[str], EntrantConfig | None]]:
     """The ladder's active versions (the house's, as ``NAME@1``, and the submitted ones that
     passed their check) and a lookup of any version by its name."""
     house = {versioned(e.name, 1): replace(e, name=versioned(e.name, 1)) for e in arena.tournament.entrants}
 
-    def submitted(row: Any) -> EntrantConfig | None:
+    def submitted(row: SubmissionRow) -> EntrantConfig | None:
         folder = cached(row.bundle, arena.store)
         if folder is None:
             log.warning("%s: its files are gone from the store %s", row.versioned_name, arena.store)

@@ -306,9 +306,9 @@ class ArenaService:
     def match_log(self, match_id: int) -> bytes:
         """The match's JSONL log byte for byte: only a log of the arena's folder whose bytes
         have the SHA-256 recorded with the match."""
-        _, m = self._match_row(match_id)
+        t, m = self._match_row(match_id)
         path = self._in_folder(m.log_path)
-        state = read_match_log(str(path), m.log_sha256, "", self.arena, "arena") if path else None
+        state = read_match_log(str(path), m.log_sha256, "", self.arena, t.format) if path else None
         if state is None or state.path is None or state.path.resolve().parent != self.log_folder:
             raise NotFound(f"match {match_id}'s log is not in the arena's log folder")
         if state.status == "missing":

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from arbiter.match.invited import Invitee
 from arbiter.match.play import BotMatch, BotSpec, MatchHost, MatchOptions
@@ -44,11 +44,11 @@ class LoopThread:
         asyncio.set_event_loop(self.loop)
         self.loop.run_forever()
 
-    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
+    def submit(self, coro: Coroutine[object, object, T]) -> Future[T]:
         """Start ``coro`` in the loop; its future (cancelling it cancels the coroutine)."""
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+    def run(self, coro: Coroutine[object, object, T]) -> T:
         """Run ``coro`` to its end and return what it returns. Stopped meanwhile (Ctrl-C,
         SIGTERM: the exception comes in this thread), it is cancelled and its own clean-up runs
         (bots killed, scratch folders and the socket removed) before the stop goes on."""
@@ -106,7 +106,7 @@ class LoopThread:
         self.close()
 
 
-def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
+def run_blocking(coro: Coroutine[object, object, T]) -> T:
     """Run one coroutine in an event loop of its own (:class:`LoopThread`)."""
     with LoopThread("barbu-run") as thread:
         return thread.run(coro)
@@ -130,7 +130,7 @@ class BlockingHost:
         """:meth:`MatchHost.play`, waited for."""
         return self.run(lambda host: host.play(entrants, setup, log_path, options))
 
-    def run(self, play: Callable[[MatchHost], Coroutine[Any, Any, T]]) -> T:
+    def run(self, play: Callable[[MatchHost], Coroutine[object, object, T]]) -> T:
         """``play(host)``, run in the host's loop, waited for."""
         return self._thread.run(play(self.host))
 

@@ -38,7 +38,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from barbu.matchlog import MatchResult
 
@@ -172,7 +171,7 @@ class MatchHost:
     async def __aenter__(self) -> MatchHost:
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     # ---- the server ---------------------------------------------------------------------------
@@ -527,14 +526,14 @@ def _invite(
 
 def _header(
     entrants: Sequence[BotSpec | Player | Invitee], seats: list[_Seat], isolation: str, limits: Limits
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[dict[str, object]], dict[str, object]]:
     """The log's ``seats`` (with each bot's command) and the keys the host adds to its header:
     the isolation, the limits, and which seats a kept process played (docs/match-log.md)."""
     header_seats = [
         {"seat": i, "entrant": e.name} | ({"command": e.command} if isinstance(e, BotSpec) and not e.remote else {})
         for i, e in enumerate(entrants)
     ]
-    header: dict[str, Any] = {"isolation": isolation, "limits": limits.to_json()}
+    header: dict[str, object] = {"isolation": isolation, "limits": limits.to_json()}
     reused = [{"seat": s.index, "matches_before": s.session.reused} for s in seats if s.kept]
     if reused:
         header["reused"] = reused

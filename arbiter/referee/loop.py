@@ -13,10 +13,10 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from barbu.matchlog import MatchLogWriter, MatchResult, MatchStatus, dumps
 from barbu.rules import (
+    Action,
     IllegalActionError,
     MatchState,
     Phase,
@@ -55,12 +55,12 @@ class Referee:
         players: Sequence[Player],
         emit: Callable[[str], None],
         *,
-        seats: list[dict[str, Any]] | None = None,
+        seats: list[dict[str, object]] | None = None,
         time_control: TimeControl = TimeControl(),
         fault_policy: FaultPolicy = FaultPolicy(),
         clock: Callable[[], float] = time.perf_counter,
         log_times: bool = True,
-        header: dict[str, Any] | None = None,
+        header: dict[str, object] | None = None,
         stalls: StallWatch | None = None,
     ):
         """``log_times=False`` leaves the ``ms`` keys out of the log, so that a match between
@@ -194,7 +194,7 @@ class Referee:
     def _ms(self, seconds: float) -> float | None:
         return seconds * 1000 if self.log_times else None
 
-    async def _ask(self, seat: int) -> tuple[Any, float, float, PlayerFault | None]:
+    async def _ask(self, seat: int) -> tuple[Action, float, float, PlayerFault | None]:
         """The seat's answer, the time it took (the arbiter's stalls left out), how long the
         arbiter was stalled meanwhile, and the fault if it did not answer well."""
         clock = self.clocks[seat]
@@ -219,7 +219,7 @@ class Referee:
             fault = PlayerFault(FaultKind.TIMEOUT, f"took {elapsed:.3f}s; limit {limit:g}s and the reserve is spent")
         return action, elapsed, stalled, fault
 
-    def _substitute(self, seat: int, fault: PlayerFault) -> Any:
+    def _substitute(self, seat: int, fault: PlayerFault) -> Action:
         """Record the fault, decide what follows, and return the fallback's move."""
         self.strikes[seat] += 1
         terminal = fault.fatal or self.strikes[seat] >= self.policy.max_strikes
@@ -274,14 +274,26 @@ class _BufferedWriter(MatchLogWriter):
     encoded and written on :meth:`flush`: the referee flushes once a request has gone out, so
     the JSON is written while the bot thinks, not between its reply and the next request."""
 
-    def __init__(self, *args: Any, **kwargs: Any):
-        self._buffer: list[dict[str, Any]] = []
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        emit: Callable[[str], None],
+        *,
+        rules: Ruleset,
+        first_declarer: int,
+        seats: list[dict[str, object]],
+        match_id: str | None,
+        seed: int | None,
+        extra: dict[str, object] | None,
+    ):
+        self._buffer: list[dict[str, object]] = []
+        super().__init__(
+            emit, rules=rules, first_declarer=first_declarer, seats=seats, match_id=match_id, seed=seed, extra=extra
+        )
 
-    def _line(self, obj: dict[str, Any]) -> None:
+    def _line(self, obj: dict[str, object]) -> None:
         self._buffer.append(obj)
 
-    def annotate(self, **keys: Any) -> None:
+    def annotate(self, **keys: object) -> None:
         """Add keys to the last line made (the log's readers ignore keys they do not know)."""
         self._buffer[-1].update(keys)
 
@@ -292,7 +304,7 @@ class _BufferedWriter(MatchLogWriter):
                 self._emit(dumps(obj))
 
 
-def _describe(action: Any) -> str:
+def _describe(action: Action) -> str:
     if isinstance(action, int) and not isinstance(action, bool) and 0 <= action < 52:
         return card_name(action)
     return repr(action)

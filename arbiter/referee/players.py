@@ -9,9 +9,8 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any
 
-from barbu.rules import MatchState, View, observe
+from barbu.rules import Action, MatchState, View, observe
 
 from arbiter.referee.faults import FaultKind, PlayerFault
 
@@ -29,7 +28,7 @@ class Player(ABC):
     @abstractmethod
     async def decide(
         self, state: MatchState, seat: int, time_limit: float, sent: Callable[[], None] | None = None
-    ) -> Any:
+    ) -> Action:
         """The seat's action in ``state`` (its turn), among ``state.legal_actions()``; may raise
         PlayerFault. The state is the referee's: read it (``observe(state, seat)`` is the seat's
         view), never change it. ``sent``, if given, is called once the request has gone out
@@ -48,13 +47,13 @@ class Player(ABC):
 class StrategyPlayer(Player):
     """An in-process strategy: a function from the seat's view to an action."""
 
-    def __init__(self, choose: Callable[[View], Any], name: str):
+    def __init__(self, choose: Callable[[View], Action], name: str):
         self.choose = choose
         self.name = name
 
     async def decide(
         self, state: MatchState, seat: int, time_limit: float, sent: Callable[[], None] | None = None
-    ) -> Any:
+    ) -> Action:
         if sent is not None:
             sent()
         return self.choose(observe(state, seat))
@@ -63,7 +62,7 @@ class StrategyPlayer(Player):
 class RandomPlayer(StrategyPlayer):
     """Uniformly random legal play; also the fallback for a faulty seat."""
 
-    def __init__(self, seed: Any = None, name: str = "random"):
+    def __init__(self, seed: int | str | None = None, name: str = "random"):
         self.rng = random.Random(seed)
         super().__init__(lambda view: self.rng.choice(view.legal), name)
 
@@ -81,5 +80,5 @@ class AbsentPlayer(Player):
 
     async def decide(
         self, state: MatchState, seat: int, time_limit: float, sent: Callable[[], None] | None = None
-    ) -> Any:
+    ) -> Action:
         raise PlayerFault(FaultKind.ABSENT, self.detail, fatal=True)
