@@ -33,7 +33,7 @@ from arbiter.lobby.server import Lobby
 from arbiter.match.play import BotSpec, MatchHost
 from arbiter.referee.loop import MatchSetup
 from arbiter.storage import open_database
-from arbiter.storage.keys import KeyStore
+from arbiter.storage.credentials import EntrantKeys
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -64,11 +64,11 @@ async def rounds(args: argparse.Namespace, workdir: Path) -> tuple[list[float], 
     certs = make_certs(workdir / "certs")
     engine = open_database(f"sqlite:///{workdir}/keys.db")
     key_file = workdir / "echo.key"
-    key_file.write_text(KeyStore(engine).issue(ENTRANT) + "\n")
+    key_file.write_text(EntrantKeys(engine).issue(ENTRANT) + "\n")
     host = MatchHost()
     lobby = Lobby(
         "127.0.0.1:0", credentials=grpc.ssl_server_credentials([(certs.server_key_pem, certs.server_cert_pem)]),
-        check_key=KeyStore(engine).entrant_of, entrants=[ENTRANT], play=lambda: host.server, name="bench",
+        check_key=EntrantKeys(engine).holder_of, entrants=[ENTRANT], play=lambda: host.server, name="bench",
     )  # fmt: skip
     await lobby.start()
     bridge_errors = (workdir / "bridge.stderr").open("w")

@@ -43,7 +43,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from arbiter.errors import ArbiterError, StorageError, TokenRefused
-from arbiter.storage.authors import AuthorToken
+from arbiter.storage.credentials import AuthorToken
 from arbiter.web.html import render
 
 from .guards import Upload

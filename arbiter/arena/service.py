@@ -35,7 +35,7 @@ from arbiter.storage.arena import ArenaStore, SubmissionRow
 from arbiter.storage.models import Fault, Match, SeatResult, Tournament
 from arbiter.storage.rows import checked
 from arbiter.tournament.ratings import MU, SIGMA, Standing, standings
-from arbiter.web.report.logs import read_match_log
+from arbiter.tournament.recorded import read_match_log
 from arbiter.web.report.stats import Analysis, contract_stats, doubling_stats
 
 from .quotas import Uploads

@@ -23,7 +23,7 @@ from sqlalchemy.engine import Engine
 
 from arbiter.errors import ArbiterError, TokenRefused
 from arbiter.lobby.ratelimit import FailureLimiter, address_of
-from arbiter.storage.authors import AuthorToken, AuthorTokens
+from arbiter.storage.credentials import AuthorToken, AuthorTokens
 
 __all__ = ["TokenCheck", "TooManyAttempts", "client_address"]
 

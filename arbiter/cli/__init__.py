@@ -15,10 +15,9 @@ import typer
 from barbu.rules import BarbuError
 
 from arbiter.cli.ab import ab_command
-from arbiter.cli.authors import author_app
 from arbiter.cli.checkbot import check_bot_command
 from arbiter.cli.connect import connect_command
-from arbiter.cli.keys import key_app
+from arbiter.cli.credentials import author_app, key_app
 from arbiter.cli.newbot import new_bot_command
 from arbiter.cli.play import match, selfplay
 from arbiter.cli.replay import replay_command

@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from barbu.matchlog import MatchResult, Outcome, read_log
 from barbu.rules import ruleset_from_json
 
 from arbiter.match.invited import Invitee
@@ -55,6 +56,20 @@ async def play_task(
         task.number, played.result, str(played.log_path), file_sha256(played.log_path),
         wall_seconds=played.wall_seconds, arbiter_cpu=cpu, bots_cpu=played.bots_cpu,
     )  # fmt: skip
+
+
+def logged_result(lines: Sequence[str], task: MatchTask) -> MatchResult | None:
+    """What a finished log says its match came to, if it is the log of ``task``'s match (its
+    match id, seats, seed and rules); None for anything else (not a finished, valid log of it)."""
+    try:
+        found = read_log(lines, Outcome())
+    except (ValueError, RecursionError):
+        return None
+    if found is None:
+        return None
+    h = found.header
+    mine = h.match_id == task.match_id and list(h.entrants) == [b.name for b in task.bots] and h.seed == task.seed
+    return found.result if mine and h.obj.get("rules") == task.rules else None
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:

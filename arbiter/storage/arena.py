@@ -19,20 +19,18 @@ one entrant never leave it with two active versions.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Collection
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 
-from sqlalchemy import func, update
+from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import ColumnElement
 from sqlmodel import Session, col, select
 
 from arbiter.errors import NameTaken, StorageError, TokenRefused
-from arbiter.lobby.keys import AUTHOR_PREFIX, new_key
-from arbiter.storage.authors import AuthorTokens
+from arbiter.storage.db import writing
 from arbiter.storage.models import Author, Submission, now, row_id
 from arbiter.storage.rows import checked
 
@@ -70,46 +68,6 @@ class ArenaStore:
     def __init__(self, engine: Engine):
         self.engine = engine
 
-    # ---- authors --------------------------------------------------------------------------
-    def add_author(self, name: str) -> str:
-        """A token for a new author ``name`` (or a revoked one: the old token stays refused): the
-        whole token text, which is stored nowhere; the database keeps its id and the hash of its
-        secret. An author with a live token is refused: revoke it first."""
-        token_id, digest, token = new_key(AUTHOR_PREFIX)
-        taken = NameTaken(
-            f"author {name!r} already has a live token: `arbiter author revoke {name}` first, then add the author "
-            "again for a new one"
-        )
-        try:
-            with self._writing() as session:
-                found = checked(session, select(Author).where(Author.name == name))
-                if found and found[0].revoked_at is None:
-                    raise taken
-                author = Author(name=name, token_id=token_id, token_sha256=digest)
-                if found:  # a revoked author: a new token in the same row
-                    author = found[0]
-                    author.token_id, author.token_sha256 = token_id, digest
-                    author.created_at, author.revoked_at = now(), None
-                session.add(author)
-        except IntegrityError:  # added by another process at the same moment
-            raise taken from None
-        return token
-
-    def revoke_author(self, name: str) -> int:
-        """Revoke author ``name``'s live token; how many there were (0 or 1)."""
-        with self.engine.begin() as connection:
-            return connection.execute(
-                update(Author)
-                .where(col(Author.name) == name, col(Author.revoked_at).is_(None))
-                .values(revoked_at=now())
-            ).rowcount
-
-    def author_of(self, token_text: str) -> str:
-        """The name of the author whose live token ``token_text`` is (its secret compared in
-        constant time); else :class:`TokenRefused`, whose message never repeats the token."""
-        tokens = AuthorTokens(self.engine)
-        return tokens.check(*tokens.find(token_text)).name
-
     # ---- submissions ----------------------------------------------------------------------
     def open_submission(
         self, arena: str, author: str, entrant: str, bundle: str, command: str, *, house: Collection[str]
@@ -127,7 +85,7 @@ class ArenaStore:
             )
         for _ in range(INSERT_ATTEMPTS):
             try:
-                with self._writing() as session:
+                with writing(self.engine) as session:
                     self._require_live(session, author)
                     _check_spelling(session, arena, author, entrant)
                     versions = self._versions(session, arena, entrant)
@@ -154,7 +112,7 @@ class ArenaStore:
         entrant's older active version ``retired`` (or, if a newer version is active already,
         it is ``retired`` at once: the newest passing version plays); else ``rejected``. The
         report (JSON) is kept either way."""
-        with self._writing() as session:
+        with writing(self.engine) as session:
             found = checked(session, select(Submission).where(Submission.id == submission_id))
             if not found:
                 raise StorageError(f"no submission {submission_id} in the database")
@@ -182,7 +140,7 @@ class ArenaStore:
     def retire(self, arena: str, author: str, entrant: str) -> SubmissionRow | None:
         """Retire ``author``'s active version of ``entrant`` (it stops playing, keeps its history);
         None when the author has no active version of that name (another author's name included)."""
-        with self._writing() as session:
+        with writing(self.engine) as session:
             versions = self._versions(session, arena, entrant, lock=True)
             active = [v for v in versions if v.status == ACTIVE and v.author == author]
             for row in active:
@@ -219,17 +177,6 @@ class ArenaStore:
         query = select(Submission).where(*where).order_by(col(Submission.entrant), col(Submission.version))
         with Session(self.engine) as session:
             return [_plain(row) for row in checked(session, query)]
-
-    @contextmanager
-    def _writing(self) -> Iterator[Session]:
-        """A session committed at the end of the block. On SQLite its transaction takes the
-        write lock at once (``BEGIN IMMEDIATE``): what it reads stays true until it commits, as
-        another writer waits (PostgreSQL locks the rows it must: ``_versions(lock=True)``)."""
-        with Session(self.engine, expire_on_commit=False) as session:
-            if self.engine.dialect.name == "sqlite":
-                session.connection().exec_driver_sql("BEGIN IMMEDIATE")
-            yield session
-            session.commit()
 
     @staticmethod
     def _versions(session: Session, arena: str, entrant: str, *, lock: bool = False) -> list[Submission]:

@@ -15,13 +15,15 @@ import sqlite3
 import stat
 import time
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
-from sqlmodel import create_engine
+from sqlmodel import Session, create_engine
 
 from arbiter.errors import ConfigError, StorageError
 from arbiter.files import kind_of
@@ -187,3 +189,15 @@ def first_line(e: BaseException) -> str:
     text = str(orig if orig is not None else e).strip()
     lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("(Background")]
     return lines[0] if lines else type(e).__name__
+
+
+@contextmanager
+def writing(engine: Engine) -> Iterator[Session]:
+    """A session committed at the end of the block. On SQLite its transaction takes the write
+    lock at once (``BEGIN IMMEDIATE``): what it reads stays true until it commits, as another
+    writer waits (on PostgreSQL, lock the rows you must: ``SELECT … FOR UPDATE``)."""
+    with Session(engine, expire_on_commit=False) as session:
+        if engine.dialect.name == "sqlite":
+            session.connection().exec_driver_sql("BEGIN IMMEDIATE")
+        yield session
+        session.commit()

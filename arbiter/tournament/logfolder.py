@@ -16,7 +16,7 @@ only writes logs where it may:
   place when the match ends; the parent then commits the row. A kill between the two leaves a
   finished log that the database does not hold. On the next start, such a log of a pending
   match is verified and, if it is that match (the tournament's match id, seats, seed and rules),
-  recorded from the log as it is (:func:`outcome_from_log`); anything else under a match's name
+  recorded from the log as it is (:func:`arbiter.execution.play.logged_result`); anything else under a match's name
   is an error for a person to look at, never a target.
 * Workers commit a log only under a name nobody holds (:class:`arbiter.referee.logfile.AtomicLogFile`
   never replaces a file unless told to).
@@ -30,15 +30,12 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arbiter.errors import ConfigError
 from arbiter.files import FileTooLarge, lock_exclusive, output_folder, output_path, read_bounded
 from arbiter.text import printable
 from arbiter.tournament.formats import format_of
-
-if TYPE_CHECKING:
-    from barbu.matchlog import LogOutcome
 
 MARKER_SUFFIX = ".database.json"
 
@@ -172,17 +169,3 @@ def owner_of(folder: Path) -> str | None:
     database = mark.get("database") if isinstance(mark, dict) else None
     tournament = markers[0][: -len(MARKER_SUFFIX)]
     return f"tournament {printable(repr(tournament))} of database {printable(str(database or '(unreadable marker)'))}"
-
-
-def outcome_from_log(path: Path) -> LogOutcome | None:
-    """What a finished log says about its match (for recording a log nobody recorded), or None
-    if it is not a finished, valid match log (read through :func:`barbu.matchlog.read_log`)."""
-    from barbu.matchlog import Outcome, read_log
-
-    from arbiter.errors import LogFileError
-    from arbiter.referee.logfile import read_log_lines
-
-    try:
-        return read_log(read_log_lines(path), Outcome())
-    except (LogFileError, RecursionError, ValueError):
-        return None

@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from arbiter.errors import ConfigError, TournamentInterrupted
+from arbiter.errors import ConfigError, LogFileError, TournamentInterrupted
 from arbiter.execution.executors import Executor, ExecutorFactory, Venue, default_jobs
-from arbiter.execution.play import file_sha256
+from arbiter.execution.play import file_sha256, logged_result
 from arbiter.execution.venues import default_executor
 from arbiter.model import MatchOutcome, MatchRecord, MatchTask, RatingRow, ScheduledMatch, SeatRecord
 from arbiter.process.sandbox import strongest_isolation
+from arbiter.referee.logfile import read_log_lines
 from arbiter.signals import INTERRUPTS, begin_stop, deferred, signal_of, stop_on_signals
 from arbiter.text import printable
 from arbiter.tournament.config import TournamentConfig
@@ -367,7 +368,7 @@ def _run_holding_lease(
     observers: Sequence[Observer],
     counted: list[Callable[[], int]],
 ) -> RunSummary:
-    from arbiter.storage.keys import KeyStore
+    from arbiter.storage.credentials import EntrantKeys
     from arbiter.tournament.logfolder import LogFolder
 
     config = schedule.config
@@ -388,7 +389,7 @@ def _run_holding_lease(
         def venue() -> Venue:  # the config of now: a growing schedule adds entrants
             c = schedule.config
             entrants = tuple(e.spec for e in c.entrants)
-            keys = KeyStore(engine).entrant_of
+            keys = EntrantKeys(engine).holder_of
             return Venue(c.name, entrants, workers, log_folder, c.cluster, c.lobby, c.remote_wait, keys)
 
         for o in everyone:
@@ -550,22 +551,16 @@ def reconcile_log(task: MatchTask, config: TournamentConfig) -> MatchOutcome:
     """The outcome of a pending match whose finished log exists (a kill came between the
     worker's rename and the parent's commit), read from that log; a log that is not that match
     is a ConfigError: it is left as it is, for a person to look at."""
-    from arbiter.tournament.logfolder import outcome_from_log
-
     path = Path(task.log_path)
-    found = outcome_from_log(path) if path.is_file() and not path.is_symlink() else None
-    header = found.header if found is not None else None
-    if (
-        found is None
-        or header is None
-        or header.match_id != task.match_id
-        or list(header.entrants) != [b.name for b in task.bots]
-        or header.seed != task.seed
-        or header.obj.get("rules") != task.rules
-    ):
+    try:
+        lines = list(read_log_lines(path)) if path.is_file() and not path.is_symlink() else []
+    except LogFileError:
+        lines = []
+    found = logged_result(lines, task)
+    if found is None:
         raise ConfigError(
             f"log folder {printable(str(path.parent))} holds {printable(path.name)}, which this database does not "
             f"record and which is not a finished log of match {task.key} of tournament {config.name!r}; it is "
             "left as it is: move it away (or give the tournament another log_folder) and run again"
         )
-    return MatchOutcome(task.number, found.result, str(path), file_sha256(path))
+    return MatchOutcome(task.number, found, str(path), file_sha256(path))

@@ -44,15 +44,15 @@ from barbu.matchlog import read_log
 from barbu.rules import Ruleset, make_ruleset
 
 import arbiter
-from arbiter.errors import ConfigError, LogFileError, TournamentError
+from arbiter.errors import ConfigError, TournamentError
 from arbiter.execution.executors import ExecutorFactory
 from arbiter.execution.venues import default_executor
 from arbiter.model import MatchOutcome, ScheduledMatch, TimeControl
-from arbiter.referee.logfile import read_log_lines
 from arbiter.replay.facts import Facts
 from arbiter.tournament.config import DEFAULT_LOG_ROOT, EntrantConfig, TournamentConfig, bot_command
 from arbiter.tournament.formats import Format, register
 from arbiter.tournament.loop import Run, Schedule, run_tournament
+from arbiter.tournament.recorded import read_match_log
 from arbiter.tournament.schedule import MAX_MATCHES, PAIRED_KEY, paired_sets
 from arbiter.verdict import DEFAULT_DELTA0, DEFAULT_DELTA1, DEFAULT_MAX_MATCHES, MATCHES_PER_SET
 from arbiter.verdict.sprt import UNATTRIBUTED, FixedConfig, SprtConfig, SprtState, Verdict, mean_ci
@@ -216,6 +216,7 @@ class MatchInfo:
     totals: tuple[int, ...]
     log_path: str
     log_sha256: str
+    tournament: str  # whose log folder holds the log
 
 
 @dataclass(frozen=True)
@@ -233,14 +234,10 @@ def _contract_totals(info: MatchInfo, seat: int, rules: Ruleset) -> dict[str, fl
     ``unattributed``."""
     total = float(info.totals[seat])
     out: dict[str, float] = {}
-    try:
-        lines = list(read_log_lines(info.log_path)) if info.log_path else None
-    except (LogFileError, OSError):
-        lines = None
-    digest = hashlib.sha256("".join(lines).encode()).hexdigest() if lines is not None else None
-    if lines is not None and (not info.log_sha256 or digest == info.log_sha256):
+    log = read_match_log(info.log_path, info.log_sha256, "", info.tournament, FORMAT.name) if info.log_path else None
+    if log is not None and log.status == "ok":
         try:
-            verification, deals = read_log(lines, Facts(rules))
+            verification, deals = read_log(log.lines, Facts(rules))
         except (ValueError, RecursionError):
             verification, deals = None, []
         if verification is not None and verification.valid:
@@ -323,10 +320,9 @@ class SetBook:
         return out
 
 
-def info_from_outcome(m: ScheduledMatch, outcome: MatchOutcome) -> MatchInfo:
-    return MatchInfo(
-        m.number, outcome.result.status, tuple(m.seats), outcome.result.totals, outcome.log_path, outcome.log_sha256
-    )
+def info_from_outcome(m: ScheduledMatch, outcome: MatchOutcome, tournament: str) -> MatchInfo:
+    r = outcome.result
+    return MatchInfo(m.number, r.status, tuple(m.seats), r.totals, outcome.log_path, outcome.log_sha256, tournament)
 
 
 # ---- progress and result --------------------------------------------------------------------
@@ -415,12 +411,14 @@ class SprtRule:
     def started(self, run: Run) -> None:
         self.reporter.started(run.config.name, run.database, self.stored_sets, self.budget)
         for r in run.repo.match_rows(run.tournament_id):  # checked rows: their JSON is sound
-            info = MatchInfo(r.number, r.status, tuple(r.seats), tuple(r.totals), r.log_path, r.log_sha256)
+            info = MatchInfo(
+                r.number, r.status, tuple(r.seats), tuple(r.totals), r.log_path, r.log_sha256, run.config.name
+            )
             self.book.add(info)
         self.advance(run)
 
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
-        self.book.add(info_from_outcome(m, outcome))
+        self.book.add(info_from_outcome(m, outcome, run.config.name))
         self.reporter.match_done(m.key, outcome.result.status, outcome.result.reason)
         self.advance(run)
 

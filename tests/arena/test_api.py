@@ -32,6 +32,7 @@ from arbiter.arena.webserver import WebServer
 from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.storage import Repo, open_database, row_id
 from arbiter.storage.arena import ArenaStore
+from arbiter.storage.credentials import AuthorTokens
 from arbiter.storage.models import Match
 from arbiter.tournament.config import override, parse_config
 from arbiter.tournament.loop import run_tournament
@@ -127,7 +128,7 @@ def arena(tmp_path_factory):
     run_tournament(override(config, entrants=versioned), database=db, jobs=2)
     engine = open_database(db)
     store = ArenaStore(engine)
-    tokens = {name: store.add_author(name) for name in ("alice", "bob", "carol")}
+    tokens = {name: AuthorTokens(store.engine).issue(name) for name in ("alice", "bob", "carol")}
     for author, versions in (("alice", 2), ("bob", 1), ("carol", 1)):
         for _ in range(versions):
             row = store.open_submission(ARENA, author, author, "0" * 64, "python bot.py", house=["heuristic"])

@@ -15,7 +15,7 @@ import pytest
 from arbiter.errors import TokenRefused
 from arbiter.lobby.keys import AUTHOR_PREFIX, parse_key
 from arbiter.storage import open_database
-from arbiter.storage.arena import ArenaStore
+from arbiter.storage.credentials import AuthorTokens
 from tests.tournament.conftest import pg_url, postgres_server  # noqa: F401 - fixtures reused here
 
 TOKEN_RE = re.compile(r"ba1\.[0-9a-f]{16}\.[A-Za-z0-9_-]{43}")
@@ -38,7 +38,7 @@ def assert_one_error_line(result: subprocess.CompletedProcess[str], *fragments: 
 def author_of(database: str, token: str) -> str:
     engine = open_database(database)
     try:
-        return ArenaStore(engine).author_of(token)
+        return AuthorTokens(engine).holder_of(token)
     finally:
         engine.dispose()
 
@@ -84,7 +84,7 @@ def test_author_add_prints_the_token_alone_on_its_last_line_and_revoke_revokes_i
     again = arbiter("author", "add", "alice", "--db", database, cwd=tmp_path)  # a new token after a revocation
     assert again.returncode == 0 and author_of(database, again.stdout.splitlines()[-1]) == "alice"
     plain = arbiter("author", "revoke", "bob", "--db", database, cwd=tmp_path)
-    assert plain.returncode == 0 and plain.stdout.startswith("revoked the token of author bob in database "), plain
+    assert plain.returncode == 0 and plain.stdout.startswith("revoked 1 token of author bob in database "), plain
 
 
 def test_author_add_finds_the_database_of_an_arena_file(tmp_path):

@@ -100,12 +100,13 @@ def test_the_checker_takes_the_authors_in_turn(tmp_path):
     from arbiter.arena.serve import Checker
     from arbiter.storage import open_database
     from arbiter.storage.arena import ArenaStore
+    from arbiter.storage.credentials import AuthorTokens
 
     arena = parse_arena(f"name: ladder\nstore: {tmp_path / 'store'}\n", base_dir=tmp_path)
     engine = open_database(f"sqlite:///{tmp_path / 'arena.db'}")
     store = ArenaStore(engine)
     for author in ("alice", "bob"):
-        store.add_author(author)
+        AuthorTokens(store.engine).issue(author)
     order = []
     for author, name in (("alice", "a1"), ("alice", "a2"), ("bob", "b1")):  # in this order, while none is checked
         bot = open_archive(

@@ -35,6 +35,7 @@ from arbiter.process.limits import Limits
 from arbiter.process.sandbox import strongest_isolation
 from arbiter.storage import open_database
 from arbiter.storage.arena import ArenaStore
+from arbiter.storage.credentials import AuthorTokens
 from arbiter.storage.models import Match
 from arbiter.tournament.config import override, parse_config
 from arbiter.tournament.loop import run_tournament
@@ -73,7 +74,7 @@ def corner(tmp_path_factory):
     run_tournament(override(config, entrants=versioned), database=db, jobs=2)
     engine = open_database(db)
     store = ArenaStore(engine)
-    tokens = {name: store.add_author(name) for name in ("alice", "bob")}
+    tokens = {name: AuthorTokens(store.engine).issue(name) for name in ("alice", "bob")}
     report = {"ok": True, "steps": [{"name": "plays a match", "ok": True, "detail": HOSTILE}], "text": "all good"}
     for author in ("alice", "bob"):
         row = store.open_submission(ARENA, author, author, "0" * 64, "python bot.py", house=["heuristic"])
@@ -347,7 +348,7 @@ def test_the_session_key_is_made_once_private_and_kept(tmp_path):
 
 def test_over_https_the_cookie_is_secure_and_a_revoked_author_is_logged_out(corner):
     store = ArenaStore(corner.engine)  # type: ignore[arg-type]
-    corner.tokens["dave"] = store.add_author("dave")
+    corner.tokens["dave"] = AuthorTokens(store.engine).issue("dave")
     # behind a proxy that ends TLS, named in the arena file's `proxies`: a Secure cookie
     https = {"X-Forwarded-Proto": "https"}
     proxied = serving(create_app(corner.service, secret=session_secret(corner.folder / "store")), proxies=["127.0.0.1"])
@@ -366,7 +367,7 @@ def test_over_https_the_cookie_is_secure_and_a_revoked_author_is_logged_out(corn
     client, _ = _logged_in(corner, "dave")
     try:
         assert 'id="upload"' in client.get("/me").text
-        store.revoke_author("dave")
+        AuthorTokens(store.engine).revoke("dave")
         page = client.get("/me")
         assert 'id="login"' in page.text and 'id="upload"' not in page.text
         csrf = _csrf(page.text)
@@ -393,13 +394,13 @@ def test_a_stolen_session_dies_with_its_token_even_once_the_author_has_a_new_one
     every session of the old one: a thief's copy of the cookie stays dead after the new token is
     made, and the author logs in again with the new token."""
     store = ArenaStore(corner.engine)  # type: ignore[arg-type]
-    corner.tokens["erin"] = store.add_author("erin")
+    corner.tokens["erin"] = AuthorTokens(store.engine).issue("erin")
     client, _ = _logged_in(corner, "erin")
     try:
         stolen = _session_cookie(client)
         assert '<span id="meta">erin</span>' in _replayed(corner, stolen)
-        store.revoke_author("erin")
-        corner.tokens["erin"] = store.add_author("erin")
+        AuthorTokens(store.engine).revoke("erin")
+        corner.tokens["erin"] = AuthorTokens(store.engine).issue("erin")
         for page in (_replayed(corner, stolen), client.get("/me").text):
             assert 'id="login"' in page and 'id="upload"' not in page
     finally:
@@ -413,7 +414,7 @@ def test_logging_out_ends_the_session_and_every_copy_of_its_cookie(corner):
     browser: a logout ends every session of the author); a new login works, across a restart of
     the server (the epoch is in the database)."""
     store = ArenaStore(corner.engine)  # type: ignore[arg-type]
-    corner.tokens["fred"] = store.add_author("fred")
+    corner.tokens["fred"] = AuthorTokens(store.engine).issue("fred")
     client, csrf = _logged_in(corner, "fred")
     other, _ = _logged_in(corner, "fred")
     try:

@@ -33,6 +33,7 @@ from arbiter.arena.service import ArenaService
 from arbiter.errors import TournamentError
 from arbiter.storage import open_database
 from arbiter.storage.arena import ArenaStore
+from arbiter.storage.credentials import AuthorTokens
 from arbiter.tournament.config import parse_config
 from arbiter.tournament.loop import Observer, run_tournament
 
@@ -170,7 +171,7 @@ def test_a_store_that_fills_mid_upload_is_503_with_retry_after_and_leaves_nothin
     disk = small_disk(8)
     engine = open_database(f"sqlite:///{tmp_path / 'arena.db'}")
     store = ArenaStore(engine)
-    token = store.add_author("alice")
+    token = AuthorTokens(store.engine).issue("alice")
     watch = DiskWatch({"the bundle store": disk}, 0)
     uploads = Uploads("ladder", store, disk / "store", enqueue=lambda _: None, quotas=Quotas(queued=5), disk=watch)
     service = ArenaService(engine, "ladder", tmp_path / "logs", uploads=uploads)

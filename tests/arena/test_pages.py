@@ -21,6 +21,7 @@ import pytest
 from arbiter.arena.api import create_app
 from arbiter.arena.events import EventHub
 from arbiter.storage.arena import ArenaStore
+from arbiter.storage.credentials import AuthorTokens
 from arbiter.tournament.config import override, parse_config
 from arbiter.tournament.loop import run_tournament
 
@@ -44,7 +45,7 @@ def site(arena):  # noqa: F811
     """The arena's app with its pages and a hub the test publishes to, beside test_api's server;
     one more author, with a hostile name, has an active entrant that has not played yet."""
     store = ArenaStore(arena.engine)
-    store.add_author(HOSTILE)
+    AuthorTokens(store.engine).issue(HOSTILE)
     row = store.open_submission(ARENA, HOSTILE, "mallory", "1" * 64, "python bot.py", house=["heuristic"])
     store.decide(row.id, True, json.dumps({"passed": True}))
     hub = EventHub()

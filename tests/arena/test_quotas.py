@@ -23,6 +23,7 @@ from arbiter.arena.service import ArenaService
 from arbiter.errors import SubmissionRefused
 from arbiter.storage import open_database
 from arbiter.storage.arena import ArenaStore
+from arbiter.storage.credentials import AuthorTokens
 
 from .test_api import serving
 
@@ -64,7 +65,7 @@ class Arena:
         self.folder = home / "store"
         self.engine = open_database(f"sqlite:///{home / 'arena.db'}")
         self.store = ArenaStore(self.engine)
-        self.tokens = {name: self.store.add_author(name) for name in ("alice", "bob")}
+        self.tokens = {name: AuthorTokens(self.store.engine).issue(name) for name in ("alice", "bob")}
         self.queued: list[int] = []
         self.uploads = Uploads(
             ARENA, self.store, self.folder, enqueue=self.queued.append, house=["heuristic"],

@@ -17,6 +17,7 @@ from arbiter.errors import NameTaken, StorageError, TokenRefused
 from arbiter.lobby.keys import AUTHOR_PREFIX, new_key, parse_key, secret_sha256
 from arbiter.storage import open_database
 from arbiter.storage.arena import ACTIVE, CHECKING, REJECTED, RETIRED, ArenaStore, SubmissionRow
+from arbiter.storage.credentials import AuthorTokens
 from tests.tournament.conftest import pg_url, postgres_server  # noqa: F401 - fixtures reused here
 
 TOKEN_RE = re.compile(r"ba1\.[0-9a-f]{16}\.[A-Za-z0-9_-]{43}")
@@ -46,43 +47,46 @@ def submit(store: ArenaStore, author: str, entrant: str, arena: str = "ladder", 
 # ---- authors and their tokens --------------------------------------------------------------------
 def test_add_check_revoke_and_add_again(database, engine):
     store = ArenaStore(engine)
-    alice, bob = store.add_author("alice"), store.add_author("bob")
+    alice, bob = AuthorTokens(store.engine).issue("alice"), AuthorTokens(store.engine).issue("bob")
     assert TOKEN_RE.fullmatch(alice) and TOKEN_RE.fullmatch(bob)
-    assert store.author_of(alice) == "alice" and store.author_of(bob + "\n") == "bob"
+    assert (
+        AuthorTokens(store.engine).holder_of(alice) == "alice"
+        and AuthorTokens(store.engine).holder_of(bob + "\n") == "bob"
+    )
 
     token_id, secret = parse_key(alice, AUTHOR_PREFIX)
     wrong_secret = f"ba1.{token_id}.{'A' * 43 if secret != 'A' * 43 else 'B' * 43}"
     unknown_id = f"ba1.{'0' * 16 if token_id != '0' * 16 else '1' * 16}.{secret}"
     for refused in (wrong_secret, unknown_id):  # the same answer: no telling which token ids exist
         with pytest.raises(TokenRefused) as e:
-            store.author_of(refused)
+            AuthorTokens(store.engine).holder_of(refused)
         assert str(e.value) == UNKNOWN
     entrant_key = new_key()[2]  # an entrant key is not an author token, even with a known id
     for malformed in ("alice", entrant_key, alice.replace("ba1", "bk1"), "ba1." + "x" * 1_000_000):
         with pytest.raises(TokenRefused, match=r"^malformed token: an author token looks like ba1\.<16 hex") as e:
-            store.author_of(malformed)
+            AuthorTokens(store.engine).holder_of(malformed)
         assert secret not in str(e.value)
 
     with pytest.raises(NameTaken, match="author 'alice' already has a live token: `arbiter author revoke alice`"):
-        store.add_author("alice")
-    assert ArenaStore(open_database(database)).revoke_author("alice") == 1  # another engine, as the CLI
+        AuthorTokens(store.engine).issue("alice")
+    assert AuthorTokens(open_database(database)).revoke("alice") == 1  # another engine, as the CLI
     with pytest.raises(TokenRefused) as e:
-        store.author_of(alice)
+        AuthorTokens(store.engine).holder_of(alice)
     assert re.fullmatch(
         r"this token was revoked on \d{4}-\d\d-\d\d \d\d:\d\d UTC: ask the organiser for a new one", str(e.value)
     )
-    assert store.author_of(bob) == "bob" and store.revoke_author("alice") == 0
+    assert AuthorTokens(store.engine).holder_of(bob) == "bob" and AuthorTokens(store.engine).revoke("alice") == 0
 
-    again = store.add_author("alice")  # a new token for a revoked author; the old one stays refused
-    assert store.author_of(again) == "alice" and again != alice
+    again = AuthorTokens(store.engine).issue("alice")  # a new token for a revoked author; the old one stays refused
+    assert AuthorTokens(store.engine).holder_of(again) == "alice" and again != alice
     with pytest.raises(TokenRefused, match="^unknown token"):
-        store.author_of(alice)
+        AuthorTokens(store.engine).holder_of(alice)
 
 
 def test_the_database_never_holds_a_token_in_clear(tmp_path):
     engine = open_database(f"sqlite:///{tmp_path / 'arena.db'}")
     try:
-        tokens = [ArenaStore(engine).add_author(f"author{i}") for i in range(5)]
+        tokens = [AuthorTokens(engine).issue(f"author{i}") for i in range(5)]
         with engine.connect() as conn:
             digests = conn.execute(text("SELECT token_sha256 FROM authors ORDER BY id")).scalars().all()
     finally:
@@ -99,7 +103,7 @@ def test_the_database_never_holds_a_token_in_clear(tmp_path):
 def test_a_name_belongs_to_the_author_who_used_it_first(engine):
     store = ArenaStore(engine)
     for name in ("alice", "bob", "carol"):
-        store.add_author(name)
+        AuthorTokens(store.engine).issue(name)
     first = submit(store, "alice", "wolf")
     store.decide(first.id, False, '{"passed": false}')  # a rejected first submission still takes the name
     with pytest.raises(NameTaken, match="the name 'wolf' belongs to another author in arena 'ladder': give your bot"):
@@ -110,7 +114,7 @@ def test_a_name_belongs_to_the_author_who_used_it_first(engine):
     assert submit(store, "alice", "wolf").version == 2
     assert [r.author for r in store.versions("ladder", "wolf")] == ["alice", "alice"]
 
-    store.revoke_author("carol")  # a revoked author submits nothing, even with a name of their own
+    AuthorTokens(store.engine).revoke("carol")  # a revoked author submits nothing, even with a name of their own
     with pytest.raises(TokenRefused, match="author 'carol' has no live token"):
         submit(store, "carol", "fox")
     assert store.versions("ladder", "fox") == []
@@ -121,7 +125,7 @@ def test_names_are_one_name_in_any_case(engine):
     refused, on SQLite and PostgreSQL alike; a name's own author keeps its spelling."""
     store = ArenaStore(engine)
     for name in ("alice", "bob"):
-        store.add_author(name)
+        AuthorTokens(store.engine).issue(name)
     with pytest.raises(
         NameTaken, match="the name 'Heuristic' is a house entrant's in arena 'ladder' .spelt 'heuristic'"
     ):
@@ -138,8 +142,8 @@ def test_names_are_one_name_in_any_case(engine):
 
 def test_versions_statuses_and_retirement(engine):
     store = ArenaStore(engine)
-    store.add_author("alice")
-    store.add_author("bob")
+    AuthorTokens(store.engine).issue("alice")
+    AuthorTokens(store.engine).issue("bob")
     v1 = submit(store, "alice", "wolf")
     assert (v1.version, v1.status, v1.versioned_name, v1.report, v1.decided_at) == (1, CHECKING, "wolf@1", "", None)
     assert v1.created_at.tzinfo is not None and isinstance(v1, SubmissionRow)
@@ -189,7 +193,7 @@ def test_a_row_changed_outside_the_arbiter_is_refused_with_one_line(tmp_path):
     engine = open_database(f"sqlite:///{tmp_path / 'arena.db'}")
     try:
         store = ArenaStore(engine)
-        token = store.add_author("alice")
+        token = AuthorTokens(store.engine).issue("alice")
         row = submit(store, "alice", "wolf")
         with engine.begin() as conn:
             conn.execute(text("UPDATE submissions SET version = 'two'"))
@@ -208,7 +212,7 @@ def test_a_row_changed_outside_the_arbiter_is_refused_with_one_line(tmp_path):
         with pytest.raises(
             StorageError, match=r"table authors, row id 1, column token_sha256: b'.x01.x02' is not a text"
         ):
-            store.author_of(token)
+            AuthorTokens(store.engine).holder_of(token)
     finally:
         engine.dispose()
 
@@ -238,14 +242,14 @@ def test_submissions_of_one_name_at_the_same_moment_get_distinct_versions(databa
     engines = [open_database(database) for _ in range(8)]  # as from 8 processes: each its own connections
     try:
         store = ArenaStore(engines[0])
-        store.add_author("alice")
+        AuthorTokens(store.engine).issue("alice")
         results = at_once(8, lambda i: submit(ArenaStore(engines[i]), "alice", "wolf"))
         assert all(isinstance(r, SubmissionRow) for r in results), results
         assert sorted(r.version for r in results if isinstance(r, SubmissionRow)) == list(range(1, 9))
         assert [r.version for r in store.versions("ladder", "wolf")] == list(range(1, 9))
 
         for name in ("bob", "carol", "dave"):
-            store.add_author(name)
+            AuthorTokens(store.engine).issue(name)
         claims = ["bob", "carol", "dave", "bob", "carol", "dave"]
         results = at_once(6, lambda i: submit(ArenaStore(engines[i]), claims[i], "fox"))  # a new name, claimed at once
         won = [r for r in results if isinstance(r, SubmissionRow)]

@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import text
 
 from arbiter.errors import KeyRefused, StorageError
-from arbiter.lobby.keys import MALFORMED, MAX_KEY_CHARS, new_key, parse_key, secret_matches, secret_sha256
+from arbiter.lobby.keys import MALFORMED, MAX_KEY_CHARS, UNKNOWN, new_key, parse_key, secret_matches, secret_sha256
 from arbiter.storage import open_database
-from arbiter.storage.keys import UNKNOWN, KeyStore
+from arbiter.storage.credentials import EntrantKeys
 from tests.tournament.conftest import pg_url, postgres_server  # noqa: F401 - fixtures reused here
 
 KEY_RE = re.compile(r"bk1\.[0-9a-f]{16}\.[A-Za-z0-9_-]{43}")
@@ -81,40 +81,40 @@ def database(request, tmp_path) -> str:
 def test_issue_check_and_revoke(database):
     engine = open_database(database)
     try:
-        store = KeyStore(engine)
+        store = EntrantKeys(engine)
         first, second, bob = store.issue("alice"), store.issue("alice"), store.issue("bob")
         assert all(KEY_RE.fullmatch(k) for k in (first, second, bob))
-        assert store.entrant_of(first) == store.entrant_of(second) == "alice"  # two live keys: rotation
-        assert store.entrant_of(bob + "\n") == "bob"
+        assert store.holder_of(first) == store.holder_of(second) == "alice"  # two live keys: rotation
+        assert store.holder_of(bob + "\n") == "bob"
 
         key_id, secret = parse_key(first)
         wrong_secret = f"bk1.{key_id}.{'A' * 43 if secret != 'A' * 43 else 'B' * 43}"
         unknown_id = f"bk1.{'0' * 16 if key_id != '0' * 16 else '1' * 16}.{secret}"
         for refused in (wrong_secret, unknown_id):  # the same answer: no telling which key ids exist
             with pytest.raises(KeyRefused) as e:
-                store.entrant_of(refused)
+                store.holder_of(refused)
             assert str(e.value) == UNKNOWN
         with pytest.raises(KeyRefused, match="^malformed key"):
-            store.entrant_of("alice")
+            store.holder_of("alice")
 
         with open_database(database).connect() as other:  # another process's view: read afresh
             assert other.execute(text("SELECT count(*) FROM entrant_keys WHERE revoked_at IS NULL")).scalar() == 3
-        assert KeyStore(open_database(database)).revoke("alice") == 2  # another engine, as `arbiter key revoke`
+        assert EntrantKeys(open_database(database)).revoke("alice") == 2  # another engine, as `arbiter key revoke`
         for revoked in (first, second):
             with pytest.raises(KeyRefused) as e:
-                store.entrant_of(revoked)
+                store.holder_of(revoked)
             message = str(e.value)
             assert re.fullmatch(
                 r"this key was revoked on \d{4}-\d\d-\d\d \d\d:\d\d UTC: ask the organiser for a new one", message
             )
             assert parse_key(revoked)[1] not in message
-        assert store.entrant_of(bob) == "bob"  # the others' keys are untouched
+        assert store.holder_of(bob) == "bob"  # the others' keys are untouched
         assert store.revoke("alice") == 0
         with pytest.raises(KeyRefused) as e:  # a wrong secret for a revoked key id: unknown, not revoked
-            store.entrant_of(f"bk1.{key_id}.{'C' * 43}")
+            store.holder_of(f"bk1.{key_id}.{'C' * 43}")
         assert str(e.value) == UNKNOWN
         third = store.issue("alice")  # a new key after a revocation works
-        assert store.entrant_of(third) == "alice"
+        assert store.holder_of(third) == "alice"
     finally:
         engine.dispose()
 
@@ -122,7 +122,7 @@ def test_issue_check_and_revoke(database):
 def test_the_database_never_holds_a_key_in_clear(tmp_path):
     engine = open_database(f"sqlite:///{tmp_path / 'keys.db'}")
     try:
-        keys = [KeyStore(engine).issue(f"entrant{i}") for i in range(5)]
+        keys = [EntrantKeys(engine).issue(f"entrant{i}") for i in range(5)]
         with engine.connect() as conn:
             digests = conn.execute(text("SELECT secret_sha256 FROM entrant_keys ORDER BY id")).scalars().all()
     finally:
@@ -139,20 +139,20 @@ def test_a_row_changed_outside_the_arbiter_is_refused_with_one_line(tmp_path):
     url = f"sqlite:///{tmp_path / 'keys.db'}"
     engine = open_database(url)
     try:
-        key = KeyStore(engine).issue("alice")
+        key = EntrantKeys(engine).issue("alice")
         with engine.begin() as conn:
             conn.execute(text("UPDATE entrant_keys SET secret_sha256 = X'0102'"))  # bytes, not text
         with pytest.raises(
             StorageError, match="table entrant_keys, row id 1, column secret_sha256: b'.x01.x02' is not a text"
         ):
-            KeyStore(engine).entrant_of(key)
+            EntrantKeys(engine).holder_of(key)
         with engine.begin() as conn:
             conn.execute(text(f"UPDATE entrant_keys SET secret_sha256 = '{secret_sha256(parse_key(key)[1])}'"))
             conn.execute(text("UPDATE entrant_keys SET revoked_at = 'yesterday'"))
         with pytest.raises(
             StorageError, match="table entrant_keys, row id 1, column revoked_at: 'yesterday' is not a date"
         ):
-            KeyStore(engine).entrant_of(key)
+            EntrantKeys(engine).holder_of(key)
     finally:
         engine.dispose()
 
@@ -175,7 +175,7 @@ def assert_one_error_line(result: subprocess.CompletedProcess[str], *fragments: 
 def entrant_of(database: str, key: str) -> str:
     engine = open_database(database)
     try:
-        return KeyStore(engine).entrant_of(key)
+        return EntrantKeys(engine).holder_of(key)
     finally:
         engine.dispose()
 

@@ -17,21 +17,21 @@ from arbiter.lobby.server import LOBBY_SERVICE, Lobby
 from arbiter.match.invited import Invitation
 from arbiter.referee.timecontrol import TimeControl
 from arbiter.storage import open_database
-from arbiter.storage.keys import KeyStore
+from arbiter.storage.credentials import EntrantKeys
 
 
 @pytest.fixture
 def keys(tmp_path):
     engine = open_database(f"sqlite:///{tmp_path}/keys.db")
-    store = KeyStore(engine)
+    store = EntrantKeys(engine)
     yield store, {name: store.issue(name) for name in ("alice", "bob", "carol")}
     engine.dispose()
 
 
 @asynccontextmanager
-async def running_lobby(store: KeyStore, **options) -> AsyncIterator[Lobby]:
+async def running_lobby(store: EntrantKeys, **options) -> AsyncIterator[Lobby]:
     lobby = Lobby(
-        "127.0.0.1:0", credentials=None, check_key=store.entrant_of, entrants=["alice", "bob"],
+        "127.0.0.1:0", credentials=None, check_key=store.holder_of, entrants=["alice", "bob"],
         play=lambda: None, name="test", **options,
     )  # fmt: skip
     await lobby.start()

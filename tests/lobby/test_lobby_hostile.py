@@ -31,7 +31,7 @@ from arbiter.referee.logfile import read_log_lines
 from arbiter.referee.loop import MatchSetup
 from arbiter.referee.timecontrol import TimeControl
 from arbiter.storage import open_database
-from arbiter.storage.keys import KeyStore
+from arbiter.storage.credentials import EntrantKeys
 from arbiter.transport.server import SERVICE, ArbiterServer
 
 from ..tournament.conftest import ROOT
@@ -44,7 +44,7 @@ KEEPALIVE_SECONDS = 1.0
 @pytest.fixture
 def keys(tmp_path):
     engine = open_database(f"sqlite:///{tmp_path}/keys.db")
-    store = KeyStore(engine)
+    store = EntrantKeys(engine)
     yield store, {name: store.issue(name) for name in ("alice", "bob")}
     engine.dispose()
 
@@ -223,7 +223,7 @@ def test_floods_before_and_after_the_hello_cost_only_the_flooders_streams(certs,
     store, issued = keys
 
     async def scenario():
-        async with tls_lobby(certs, store.entrant_of, flood_messages=20, flood_seconds=10) as lobby:
+        async with tls_lobby(certs, store.holder_of, flood_messages=20, flood_seconds=10) as lobby:
             alice = await Entrant(certs, lobby.address).join(issued["alice"])
             host, port = host_port(lobby.address)
             # junk bytes instead of TLS: the connection is closed
@@ -268,7 +268,7 @@ def test_slowloris_sockets_are_closed_and_others_still_connect_meanwhile(certs, 
     store, issued = keys
 
     async def scenario():
-        async with tls_lobby(certs, store.entrant_of) as lobby:
+        async with tls_lobby(certs, store.holder_of) as lobby:
             alice = await Entrant(certs, lobby.address).join(issued["alice"])
             host, port = host_port(lobby.address)
             hello = client_hello(certs)
@@ -301,7 +301,7 @@ def test_many_connections_from_one_address_are_bounded(certs, keys):
     store, issued = keys
 
     async def scenario():
-        async with tls_lobby(certs, store.entrant_of, max_pending=8, max_streams=2) as lobby:
+        async with tls_lobby(certs, store.holder_of, max_pending=8, max_streams=2) as lobby:
             alice = await Entrant(certs, lobby.address).join(issued["alice"])
             # 50 streams that never say hello: max_pending wait (and are cut), the others are refused at once
             silent = [Client(certs, lobby.address) for _ in range(50)]
@@ -337,7 +337,7 @@ def test_many_connections_from_one_address_are_bounded(certs, keys):
 def test_huge_messages_are_refused_unread(certs, keys):
     store, issued = keys
     checked: list[str] = []
-    check_key = counted(store.entrant_of, checked)
+    check_key = counted(store.holder_of, checked)
 
     async def scenario():
         server = await ArbiterServer("127.0.0.1:0").start()
@@ -384,7 +384,7 @@ def test_huge_messages_are_refused_unread(certs, keys):
 def test_a_key_guessed_in_a_loop_is_slowed_down_and_the_entrant_is_unaffected(certs, keys):
     store, issued = keys
     checked: list[str] = []
-    check_key = counted(store.entrant_of, checked)
+    check_key = counted(store.holder_of, checked)
 
     async def scenario():
         limiter = FailureLimiter(max_failures=5, window=60)
@@ -438,7 +438,7 @@ def test_play_calls_with_wrong_tokens_take_no_seat(certs, keys):
 
     async def refused(server: ArbiterServer) -> None:
         match: list[ArbiterServer] = []
-        async with tls_lobby(certs, store.entrant_of, play=lambda: match[0] if match else None) as lobby:
+        async with tls_lobby(certs, store.holder_of, play=lambda: match[0] if match else None) as lobby:
             alice = await Entrant(certs, lobby.address).join(issued["alice"])
 
             async def play(token: str) -> tuple[grpc.StatusCode, str] | None:
@@ -492,7 +492,7 @@ def test_silent_play_calls_while_a_match_waits_are_bounded_per_address(certs, ke
         server = await ArbiterServer("127.0.0.1:0", hello_seconds=3.0).start()
         desk = server.open_desk("t/silent")
         seat = desk.expect(2)
-        async with tls_lobby(certs, store.entrant_of, play=lambda: server, max_pending=8) as lobby:
+        async with tls_lobby(certs, store.holder_of, play=lambda: server, max_pending=8) as lobby:
             alice = await Entrant(certs, lobby.address).join(issued["alice"])
             channels = [tls_channel(certs, lobby.address) for _ in range(40)]
             calls = [play_call(channel) for channel in channels]
@@ -560,7 +560,7 @@ def test_a_match_played_through_the_lobby_under_attack_records_none_of_it(certs,
     async def scenario():
         host = MatchHost()
         limiter = FailureLimiter(max_failures=1000, window=60)  # the attack's wrong keys stay refusals
-        async with tls_lobby(certs, store.entrant_of, play=lambda: host.server, limiter=limiter) as lobby:
+        async with tls_lobby(certs, store.holder_of, play=lambda: host.server, limiter=limiter) as lobby:
             bridge = subprocess.Popen(
                 [sys.executable, "-m", "arbiter", "connect", "--lobby", lobby.address, "--key-file", str(key_file),
                  "--ca", str(certs.ca_cert), "--out", str(tmp_path / "bridge"), "--", *heuristic.split()],

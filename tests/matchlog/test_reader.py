@@ -88,20 +88,34 @@ def test_a_visitor_never_sees_a_refused_line():
     assert [t.number for t in typed] == list(range(1, bad + 1))
 
 
-def test_outcome_is_what_the_log_folder_records(tmp_path):
-    """A run records a finished log that nobody recorded from ``Outcome``
-    (arbiter.tournament.logfolder.outcome_from_log reads the file through it)."""
-    from arbiter.tournament.logfolder import outcome_from_log
+def test_a_finished_log_of_a_task_gives_its_result_and_no_other_does():
+    """What a run records from a finished log nobody recorded (and what a cluster's worker
+    returns is checked against): ``Outcome``'s result, for the log of this task's match only."""
+    from dataclasses import replace
 
-    path = tmp_path / "m.jsonl"
-    path.write_text("".join(lines_of()), encoding="utf-8")
-    outcome = outcome_from_log(path)
-    assert outcome is not None and outcome == read_log(lines_of(), Outcome())
-    result = outcome.result
+    from arbiter.execution.play import logged_result
+    from arbiter.model import BotSpec, MatchTask, TimeControl
+
+    found = read_log(lines_of(), Outcome())
+    assert found is not None
+    h, result = found.header, found.result
     assert result.faults and result.decisions > 0 and any(result.think_seconds)
     assert list(result.forfeits) == sorted({f.seat for f in result.faults if f.action == "forfeit"})
-    # not a finished log: None, as the log folder's reader says
-    cut = lines_of()[:-1]
-    assert read_log(cut, Outcome()) is None and verify(cut).valid
-    path.write_text("".join(cut), encoding="utf-8")
-    assert outcome_from_log(path) is None
+    task = MatchTask(
+        0,
+        "k",
+        h.match_id or "",
+        tuple(BotSpec(n, "") for n in h.entrants),
+        h.obj["rules"],
+        h.seed or 0,
+        None,
+        h.first_declarer,
+        "m.jsonl",
+        TimeControl(),
+        3,
+    )
+    assert logged_result(lines_of(), task) == result
+    for other in (replace(task, seed=task.seed + 1), replace(task, match_id="x"), replace(task, bots=task.bots[::-1])):
+        assert logged_result(lines_of(), other) is None
+    cut = lines_of()[:-1]  # not a finished log
+    assert read_log(cut, Outcome()) is None and verify(cut).valid and logged_result(cut, task) is None

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from arbiter.errors import StorageError
 from arbiter.storage import open_database, schema
+from arbiter.storage.credentials import AuthorTokens
 from arbiter.tournament.loop import run_tournament
 
 from . import inproc
@@ -182,7 +183,7 @@ def test_a_reader_refuses_a_database_older_than_the_code(tmp_path):
 
 
 def test_a_database_at_the_baseline_gets_the_entrant_keys_table_and_keeps_every_row(finished, empty_db):
-    from arbiter.storage.keys import KeyStore
+    from arbiter.storage.credentials import EntrantKeys
 
     made_before_migrations(finished, empty_db)
     engine = create_engine(empty_db)
@@ -200,8 +201,8 @@ def test_a_database_at_the_baseline_gets_the_entrant_keys_table_and_keeps_every_
 
     engine = open_database(empty_db)  # a run (or `arbiter key new`) upgrades it
     try:
-        key = KeyStore(engine).issue("alice")
-        assert KeyStore(engine).entrant_of(key) == "alice"
+        key = EntrantKeys(engine).issue("alice")
+        assert EntrantKeys(engine).holder_of(key) == "alice"
     finally:
         engine.dispose()
     after = contents(empty_db)
@@ -213,7 +214,7 @@ def test_a_database_at_the_baseline_gets_the_entrant_keys_table_and_keeps_every_
 
 def test_a_database_at_0002_gets_the_authors_and_submissions_tables_and_keeps_every_row(finished, empty_db):
     from arbiter.storage.arena import ArenaStore
-    from arbiter.storage.keys import KeyStore
+    from arbiter.storage.credentials import EntrantKeys
 
     made_before_migrations(finished, empty_db)
     engine = create_engine(empty_db)
@@ -222,7 +223,7 @@ def test_a_database_at_0002_gets_the_authors_and_submissions_tables_and_keeps_ev
             config = schema.alembic_config()
             config.attributes["connection"] = conn
             command.upgrade(config, "0002")
-        key = KeyStore(engine).issue("alice")
+        key = EntrantKeys(engine).issue("alice")
     finally:
         engine.dispose()
     before = contents(empty_db)
@@ -233,9 +234,9 @@ def test_a_database_at_0002_gets_the_authors_and_submissions_tables_and_keeps_ev
 
     engine = open_database(empty_db)  # a run (or `arbiter author add`) upgrades it
     try:
-        assert KeyStore(engine).entrant_of(key) == "alice"  # the key made before still opens
+        assert EntrantKeys(engine).holder_of(key) == "alice"  # the key made before still opens
         store = ArenaStore(engine)
-        assert store.author_of(store.add_author("alice")) == "alice"
+        assert AuthorTokens(store.engine).holder_of(AuthorTokens(store.engine).issue("alice")) == "alice"
     finally:
         engine.dispose()
     after = contents(empty_db)
@@ -247,8 +248,7 @@ def test_a_database_at_0002_gets_the_authors_and_submissions_tables_and_keeps_ev
 
 def test_a_database_at_0004_gets_the_authors_session_epoch_and_its_tokens_still_open(empty_db):
     from arbiter.lobby.keys import AUTHOR_PREFIX, new_key
-    from arbiter.storage.arena import ArenaStore
-    from arbiter.storage.authors import AuthorTokens
+    from arbiter.storage.credentials import AuthorTokens
 
     engine = create_engine(empty_db)
     token_id, digest, token = new_key(AUTHOR_PREFIX)
@@ -265,7 +265,7 @@ def test_a_database_at_0004_gets_the_authors_session_epoch_and_its_tokens_still_
         engine.dispose()
     engine = open_database(empty_db)  # `arbiter serve` upgrades it
     try:
-        assert ArenaStore(engine).author_of(token) == "ann"
+        assert AuthorTokens(engine).holder_of(token) == "ann"
         _, found = AuthorTokens(engine).find(token)
         assert found is not None and (found.name, found.session_epoch) == ("ann", 0)
         assert AuthorTokens(engine).session_live("ann", token_id, 0)

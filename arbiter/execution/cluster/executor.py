@@ -35,6 +35,7 @@ from arbiter.execution.cluster.shipping import (
     project_identity,
     variable_name,
 )
+from arbiter.execution.play import logged_result
 from arbiter.model import BotSpec, MatchOutcome, MatchTask
 from arbiter.text import printable
 
@@ -267,17 +268,12 @@ def receive(result: ClusterResult, task: MatchTask) -> MatchOutcome:
     report = verify(lines)
     if not report.valid:
         raise TournamentError(f"{where}: the log does not verify (line {report.line}: {report.error})")
-    header = report.header or {}
-    listed = header.get("seats")
-    seats: list[Any] = listed if isinstance(listed, list) else []
-    fits = (
-        header.get("match_id") == task.match_id
-        and [s.get("entrant") if isinstance(s, dict) else None for s in seats] == [b.name for b in task.bots]
-        and header.get("seed") == task.seed
-        and header.get("rules") == task.rules
-        and report.status == outcome.result.status
-        and list(report.totals) == list(outcome.result.totals)
-        and list(report.places) == list(outcome.result.places)
+    logged = logged_result(lines, task)
+    said = outcome.result
+    fits = logged is not None and (logged.status, logged.totals, logged.places) == (
+        said.status,
+        said.totals,
+        said.places,
     )
     if not fits:
         raise TournamentError(f"{where}: the log is not of this match, or does not say what its outcome says")

@@ -22,8 +22,8 @@ from arbiter.errors import ReportError
 from arbiter.files import write_text_atomic
 from arbiter.replay.facts import DealFacts, Facts
 from arbiter.tournament.formats import plays_duplicate_sets
+from arbiter.tournament.recorded import read_match_log
 from arbiter.web.report.gather import Gathered, gather
-from arbiter.web.report.logs import read_match_log
 from arbiter.web.report.render import Colours, chart, render_page
 from arbiter.web.report.stats import Analysis, contract_stats, doubling_stats, fault_counts, rating_series
 

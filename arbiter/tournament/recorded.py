@@ -1,4 +1,5 @@
-"""The report's per-deal source: the match logs the database points to.
+"""A recorded match's log, as the database points to it: the one way to read one (the report,
+the A/B test's per-contract scores, the arena's pages and API).
 
 The database keeps no per-deal data, so the contract and doubling statistics come from the logs
 (each deal's facts: :class:`arbiter.replay.facts.Facts`). A log that is missing, unreadable
