@@ -62,6 +62,8 @@ PY = sys.executable
 ARENA = "bench"
 SERVE_START_SECONDS = 120  # the server reads the whole history before it listens
 STOP_SECONDS = 120
+QUICK = ["--matches", "30", "--runs", "1", "--entrants", "4", "--clients", "2", "--seconds", "1"]
+"""--quick: a run of seconds that tests/test_benches.py makes."""
 
 
 # ---- the arena ---------------------------------------------------------------------------------
@@ -309,7 +311,10 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50, help="concurrent API clients (default 50)")
     parser.add_argument("--seconds", type=float, default=20, help="seconds of load per endpoint (default 20)")
     parser.add_argument("--jobs", type=int, default=2, help="matches the server plays at once (default 2)")
+    parser.add_argument("--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}")
     args = parser.parse_args()
+    if args.quick:
+        args = parser.parse_args([*QUICK, *sys.argv[1:]])
     load_avg = os.getloadavg()
     print(f"load: {load_avg[0]:.2f} {load_avg[1]:.2f} {load_avg[2]:.2f}; {os.cpu_count()} cores", flush=True)
     bindir = pg_bindir()

@@ -34,6 +34,7 @@ from arbiter.tournament.loop import run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
 DASK = str(Path(sys.executable).with_name("dask"))
+QUICK = ["--rounds", "1", "--yardstick", "1"]  # --quick: a run of seconds that tests/test_benches.py makes
 
 RANDOM_28 = """
 name: random28
@@ -88,14 +89,18 @@ def start_cluster(folder: Path, workers: int = 2) -> tuple[str, list[subprocess.
 
 
 def stop_cluster(procs: list[subprocess.Popen]) -> None:
-    for p in reversed(procs):
-        p.send_signal(signal.SIGTERM)
-    for p in reversed(procs):
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            p.wait(20)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
+    """The workers first, then the scheduler: a worker stopped while its scheduler goes too waits
+    for it (its nanny kills it after 8 s); stopped while the scheduler still runs, it is gone at once."""
+    scheduler, *workers = procs
+    for group in (workers, [scheduler]):
+        for p in group:
+            p.send_signal(signal.SIGTERM)
+        for p in group:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(20)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
 
 
 def play(config, folder: Path, name: str, **kw) -> tuple[float, int]:
@@ -125,7 +130,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", type=Path, default=ROOT / "tournaments" / "smoke.yaml")
     parser.add_argument("--rounds", type=int, default=6, help="rounds of the league per run (default 6)")
+    parser.add_argument("--yardstick", type=int, default=2, help="rounds of the 28-deal random-bot match (default 2)")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}, no warm-up"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args = parser.parse_args([*QUICK, *sys.argv[1:]])
     config = override(load_config(args.config), rounds=args.rounds)
     load = os.getloadavg()
     print(f"{config.name}: {config.format}, {config.rounds} rounds, {config.rules.deals_per_match} deals a match; "
@@ -148,13 +159,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="barbu-bench-cluster-") as tmp:
         folder = Path(tmp)
         yardstick_config = parse_config(RANDOM_28, display="random28", base_dir=ROOT / "tournaments")
-        _, n28 = play(override(yardstick_config, rounds=2), folder, "random28")
+        _, n28 = play(override(yardstick_config, rounds=args.yardstick), folder, "random28")
         match28, cpu28 = match_seconds(f"sqlite:///{folder}/random28.db")
         print(f"a 28-deal match of the random bots: {match28:.2f}s wall, {cpu28:.2f}s CPU (mean of {n28}, 2 at a time)")
 
         address, procs = start_cluster(folder)
         try:
-            play(override(config, rounds=1), folder, "warmup", cluster=address)
+            if not args.quick:  # a long-lived cluster has its bundles unpacked and its bots started
+                play(override(config, rounds=1), folder, "warmup", cluster=address)
             costs.update(worker=0.0, coordinator=0.0, n=0)
             local_wall, n = play(config, folder, "local")
             cluster_wall, n_cluster = play(config, folder, "cluster", cluster=address)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 import time
 
 from barbu.rules import (
@@ -27,6 +28,8 @@ from barbu.rules import (
     random_playout,
     shuffle_hands,
 )  # fmt: skip
+
+QUICK = ["--matches", "5", "--rounds", "1"]  # --quick: a run of seconds that tests/test_benches.py makes
 
 
 def api_match(rules, seed: int) -> int:
@@ -64,7 +67,10 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=100, help="matches per round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--rules", default="standard", choices=sorted(PRESETS))
+    parser.add_argument("--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}")
     args = parser.parse_args()
+    if args.quick:
+        args = parser.parse_args([*QUICK, *sys.argv[1:]])
     rules = make_ruleset(args.rules)
     api = measure(api_match, rules, args.matches, args.rounds)
     playout = measure(playout_match, rules, args.matches, args.rounds)

@@ -4,7 +4,8 @@ Matches come in groups of four on the same seed (the same 28 deals), with the he
 seat 0, 1, 2 and 3 in turn, so every seat and every deal is played by it once per group. Prints
 the heuristic's mean match score against the random seats' mean, the margin with a 95%
 confidence interval, the heuristic's win rate (place 1, ties included), the mean time per
-heuristic decision, and a per-contract breakdown of deal scores.
+heuristic decision, and a per-contract breakdown of deal scores. The last line is
+``heuristic_vs_random: margin +M per match (95% CI LO..HI), win rate W%, T ms per decision``.
 
     .venv/bin/python bench/heuristic_vs_random.py --matches 40
 """
@@ -27,16 +28,9 @@ from heuristic_bot import HeuristicBot  # noqa: E402
 from arbiter.match.blocking import run_blocking  # noqa: E402
 from arbiter.referee.loop import MatchSetup, Referee  # noqa: E402
 from arbiter.referee.players import RandomPlayer, StrategyPlayer  # noqa: E402
+from arbiter.stats import mean_ci  # noqa: E402
 
-# two-sided 95% Student t quantiles by degrees of freedom (normal beyond 30)
-_T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23,
-        12: 2.18, 15: 2.13, 20: 2.09, 25: 2.06, 30: 2.04}  # fmt: skip
-
-
-def t95(df: int) -> float:
-    if df > 30:
-        return 1.96
-    return _T95[max(k for k in _T95 if k <= df)]
+QUICK = ["--matches", "4"]  # --quick: a run of seconds that tests/test_benches.py makes
 
 
 class TimedBot:
@@ -88,7 +82,10 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=40, help="number of matches (default 40)")
     parser.add_argument("--rules", default="standard", choices=sorted(PRESETS), help="rules preset")
     parser.add_argument("--seed", type=int, default=2024, help="first match seed (4 matches per seed)")
+    parser.add_argument("--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}")
     args = parser.parse_args()
+    if args.quick:
+        args = parser.parse_args([*QUICK, *sys.argv[1:]])
     if args.matches < 2:
         parser.error("--matches must be at least 2")
 
@@ -101,9 +98,8 @@ def main() -> None:
     margins = [h - r for h, r in zip(heur, rand, strict=True)]
     n = len(rows)
     mean_margin = statistics.mean(margins)
-    half = t95(n - 1) * statistics.stdev(margins) / n**0.5
+    low, high = mean_ci(n, mean_margin, statistics.stdev(margins))
     wins = sum(1 for r in rows if r[2] == 1)
-    low, high = mean_margin - half, mean_margin + half
 
     last_seed = args.seed + (n - 1) // 4
     print(f"heuristic vs 3 random players: {n} matches, rules {args.rules}, seeds {args.seed}..{last_seed}")
@@ -124,6 +120,10 @@ def main() -> None:
     print("per contract, mean deal score (heuristic / random seat):")
     for contract, (h, r) in sorted(per_contract.items()):
         print(f"  {contract:12s} {statistics.mean(h):8.2f} / {statistics.mean(r):8.2f}   ({len(h)} deals)")
+    print(
+        f"heuristic_vs_random: margin {mean_margin:+.1f} per match (95% CI {low:+.1f}..{high:+.1f}), "
+        f"win rate {100.0 * wins / n:.0f}%, {ms:.3f} ms per decision"
+    )
 
 
 if __name__ == "__main__":

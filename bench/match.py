@@ -65,6 +65,8 @@ PY = sys.executable
 ECHO = f"{PY} {HERE / 'echo_bot.py'}"
 RANDOM = f"{PY} {ROOT / 'sample_bots' / 'random_bot.py'}"
 ARBITER = [PY, "-m", "arbiter"]
+QUICK = ["--exchanges", "200", "--matches", "1", "--cpu-runs", "1", "--league", "2", "--startups", "1"]
+"""--quick: a run of seconds that tests/test_benches.py makes."""
 
 
 def match_requests(seed: int) -> list[bytes]:
@@ -264,7 +266,10 @@ def main() -> None:
     parser.add_argument("--what-if", action="store_true", help="also the loop without the log, without the reader task")
     parser.add_argument("--league-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}")
     args = parser.parse_args()
+    if args.quick:
+        args = parser.parse_args([*QUICK, *sys.argv[1:]])
     if args.league_child:
         return league_child(args.league_child, args.folder)
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; {os.cpu_count()} cores")

@@ -46,6 +46,8 @@ from arbiter.referee.loop import MatchSetup, Referee  # noqa: E402
 from arbiter.referee.players import Player, StrategyPlayer  # noqa: E402
 from arbiter.tournament.formats import build_schedule  # noqa: E402
 
+QUICK = ["--matches", "16", "--bootstrap", "200"]  # --quick: a run of seconds that tests/test_benches.py makes
+
 X, Y = "heuristic", "noisy"
 
 
@@ -121,9 +123,13 @@ def main() -> None:
     parser.add_argument(
         "--half-width", type=float, default=20.0, help="a CI half-width to express the needs in (points)"
     )
+    parser.add_argument("--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}")
     args = parser.parse_args()
-    if args.matches < 64 or args.matches % 4:
-        parser.error("--matches must be a multiple of 4 and at least 64")
+    if args.quick:
+        args = parser.parse_args([*QUICK, *sys.argv[1:]])
+    least = 16 if args.quick else 64  # fewer make no interval worth reading; --quick only shows the bench runs
+    if args.matches < least or args.matches % 4:
+        parser.error(f"--matches must be a multiple of 4 and at least {least}")
     rules = make_ruleset(args.rules)
     field = f" and {args.field} heuristic bots" if args.field else ""
     print(

@@ -38,6 +38,8 @@ from arbiter.storage.credentials import EntrantKeys
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+
+QUICK = ["--matches", "1", "--handshakes", "3"]  # --quick: a run of seconds that tests/test_benches.py makes
 from tests.lobby.certs import make_certs  # noqa: E402  (the test suite's CA and server certificate)
 
 PY = sys.executable
@@ -117,7 +119,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--matches", type=int, default=3, help="rounds of one local and one remote match (default 3)")
     parser.add_argument("--handshakes", type=int, default=21, help="TLS handshakes timed (default 21)")
+    parser.add_argument("--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}")
     args = parser.parse_args()
+    if args.quick:
+        args = parser.parse_args([*QUICK, *sys.argv[1:]])
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="barbu-bench-") as tmp:
         local, remote, handshake = asyncio.run(rounds(args, Path(tmp)))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,6 +30,8 @@ from arbiter.referee.loop import MatchSetup, Referee
 from arbiter.referee.players import RandomPlayer
 from arbiter.replay.model import load_replay
 from arbiter.web import render_html
+
+QUICK = ["--rounds", "1"]  # --quick: a run of seconds that tests/test_benches.py makes
 
 CHROMIUM = os.environ.get("BARBU_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run"]
@@ -53,7 +56,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5, help="times each measurement is repeated")
+    parser.add_argument("--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}")
     args = parser.parse_args()
+    if args.quick:
+        args = parser.parse_args([*QUICK, *sys.argv[1:]])
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp:

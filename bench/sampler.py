@@ -17,10 +17,13 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 import time
 
 from barbu.rules import Contract, Phase, apply, deal, legal_actions, make_ruleset, new_match, observe, shuffle_hands
 from barbu.sampler import Sampler
+
+QUICK = ["--deals", "1", "--seconds", "0.01"]  # --quick: a run of seconds that tests/test_benches.py makes
 
 POINTS = {"start": 0, "middle": 6, "end": 11}  # completed tricks (Domino: 0, 24, 44 cards played)
 DOMINO_CARDS = {"start": 0, "middle": 24, "end": 40}
@@ -72,7 +75,10 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=3, help="random deals per contract")
     parser.add_argument("--seconds", type=float, default=0.1, help="timing per position and measure")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}")
     args = parser.parse_args()
+    if args.quick:
+        args = parser.parse_args([*QUICK, *sys.argv[1:]])
     rules = make_ruleset("standard")
     found = positions(rules, args.deals, args.seed)
     rng = random.Random(args.seed)

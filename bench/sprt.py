@@ -22,11 +22,14 @@ import argparse
 import math
 import os
 import random
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
 from arbiter.verdict.sprt import LlrModel, SprtConfig, SprtState, Verdict, wald_asn
+
+QUICK = ["--runs", "40", "--jobs", "1"]  # --quick: a run of seconds that tests/test_benches.py makes
 
 # (model, stream, δ0, δ1, σ)
 SCENARIOS: list[tuple[LlrModel, str, float, float, float]] = [
@@ -77,7 +80,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=4000, help="runs per true mean (default 4000)")
     parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="worker processes")
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}")
     args = parser.parse_args()
+    if args.quick:
+        args = parser.parse_args([*QUICK, *sys.argv[1:]])
     runs = args.runs
     started = time.perf_counter()
 

@@ -32,17 +32,11 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from arbiter.stats import mean_ci
+
 ROOT = Path(__file__).resolve().parent.parent
 HEURISTICS = ("heuristic-a", "heuristic-b", "heuristic-c")
-
-# two-sided 95% Student t quantiles for 1..30 degrees of freedom
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
-
-
-def t95(df: int) -> float:
-    """The t quantile; beyond 30 degrees of freedom 1.96 + 2.5/df (within 0.002)."""
-    return _T95[df - 1] if df <= 30 else 1.96 + 2.5 / df
+QUICK = ["--rounds", "1", "--budget", "1"]  # --quick: a run of seconds that tests/test_benches.py makes
 
 
 def arbiter_command() -> list[str]:
@@ -115,7 +109,10 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="matches played at once")
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--keep", type=Path, default=None, help="keep the tournament folder here (logs, database)")
+    parser.add_argument("--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}")
     args = parser.parse_args()
+    if args.quick:
+        args = parser.parse_args([*QUICK, *sys.argv[1:]])
 
     folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="barbu-strength-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -134,7 +131,7 @@ def main() -> None:
     sets, times, faults, matches = read_logs(folder / "logs")
     diffs = [statistics.mean(v) for v in sets.values()]
     mean = statistics.mean(diffs)
-    half = t95(len(diffs) - 1) * statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else math.inf
+    low, high = mean_ci(len(diffs), mean, statistics.stdev(diffs)) if len(diffs) > 1 else (-math.inf, math.inf)
     ms = statistics.mean(times) if times else 0.0
     slowest = max(times) if times else 0.0
     for row in summary.get("standings", []):
@@ -149,7 +146,7 @@ def main() -> None:
           f"median, {slowest:.0f} slowest (arbiter's clock); faults {faults}")  # fmt: skip
     if not args.keep:
         shutil.rmtree(folder, ignore_errors=True)
-    print(f"strength: mc vs heuristic {mean:+.1f} per match (95% CI {mean - half:+.1f}..{mean + half:+.1f}), "
+    print(f"strength: mc vs heuristic {mean:+.1f} per match (95% CI {low:+.1f}..{high:+.1f}), "
           f"{ms:.0f} ms per decision")  # fmt: skip
 
 

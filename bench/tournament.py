@@ -34,12 +34,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from tests.tournament.inproc import fresh_processes  # noqa: E402  (bots started afresh for every match)
 
+QUICK = ["--rounds", "1"]  # --quick: a run of seconds that tests/test_benches.py makes
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", type=Path, default=ROOT / "tournaments" / "smoke.yaml")
     parser.add_argument("--rounds", type=int, default=None, help="override the file's rounds (more: steadier figures)")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}, bots kept only"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args = parser.parse_args([*QUICK, *sys.argv[1:]])
     config = load_config(args.config)
     if args.rounds:
         config = override(config, rounds=args.rounds)
@@ -50,7 +57,7 @@ def main() -> None:
     busy: dict[tuple[int, bool], float] = {}  # CPU seconds of the whole run (all processes) per second
     # Interleaved, so that both kinds of run see much the same load.
     for jobs in (1, 2):
-        for reuse in (True, False):
+        for reuse in (True,) if args.quick else (True, False):
             with tempfile.TemporaryDirectory(prefix="barbu-bench-") as folder:
                 run_config = override(config, log_folder=Path(folder) / "logs")
                 cpu_before = tree_cpu_seconds(os.getpid())  # with the workers, and their bots
@@ -69,7 +76,8 @@ def main() -> None:
                 f"bots {summary.bots_cpu / n:.2f}s, total {(summary.arbiter_cpu + summary.bots_cpu) / n:.2f}s; "
                 f"cores busy {busy[jobs, reuse]:.2f}"
             )
-    print(f"scaling without reuse: {rates[2, False] / rates[1, False]:.2f}")
+    if not args.quick:
+        print(f"scaling without reuse: {rates[2, False] / rates[1, False]:.2f}")
     # A match at jobs=1 already keeps more than one core busy (the arbiter works on while a bot
     # thinks); two at once can at most fill the machine.
     cores = os.cpu_count() or 1

@@ -9,12 +9,16 @@ are in docs/arena.md ("Matchmaking"). In short:
   (:func:`arbiter.tournament.ratings.game_outcome`); every set deals afresh, from a seed made of
   the arena's set counter (:func:`set_seed`), so no kept bot ever sees a deal twice;
 * a table starts from its *seed player*, the entrant that needs games most: a new entrant
-  (fewer than ``provisional`` matches, counting those in flight), the least played first; then
-  one that fell below its minimum share of matches (``min_share`` of the field's mean);
-  otherwise anyone, drawn with weight *stake*: σ times the chance of standing in the wrong order
-  with a neighbour (:func:`_stakes`), the uncertainty that matters to the leaderboard;
-* its opponents come from a window of μ around the seed player whose half-width is drawn
-  heavy-tailed: mostly entrants near its level, now and then anyone, so everyone meets everyone;
+  (fewer than ``provisional`` matches, counting those in flight), the least played first and,
+  among those, the highest by μ; then one that fell below its minimum share of matches
+  (``min_share`` of the field's mean); otherwise anyone, drawn with weight *stake*: σ times the
+  chance of standing in the wrong order with a neighbour (:func:`_stakes`), the uncertainty
+  that matters to the leaderboard;
+* a new seed player's opponents are the entrants just below it by μ among those that have
+  played no more than it: a field that starts together plays *Swiss rounds* (everyone once a
+  round, each table four neighbours on the leaderboard) until it is established;
+* an established seed player's opponents come from a window of μ around it whose half-width is
+  drawn heavy-tailed: mostly its near neighbours, now and then anyone, so everyone meets everyone;
 * a set's rotations may play at once: a set takes one of the arena's slots, and one unit of
   each of its entrants' capacity, per rotation;
 * with fewer than 4 entrants copies fill the table, as the tournament schedule fills them.
@@ -49,9 +53,9 @@ class Contender:
 class Matchmaking:
     """The policy's settings (docs/arena.md, "Matchmaking")."""
 
-    provisional: int = 8  # an entrant with fewer matches is new: it seeds tables before anyone else
+    provisional: int = 12  # an entrant with fewer matches is new: it seeds tables before anyone else
     min_share: float = 0.25  # an entrant below this share of the mean matches seeds before the draw
-    window: float = 25 / 6  # the μ window's smallest half-width: TrueSkill's β in the tournament's scale
+    window: float = 25 / 24  # the μ window's smallest half-width: a quarter of TrueSkill's β (25/6)
     tail: float = 1.0  # the window's tail: P(half-width ≥ x) = (window / x) ** (1 / tail)
 
 
@@ -107,8 +111,13 @@ def next_sets(
         free = [c for c in field if c.capacity - load[c.name] >= per_set]
         if len(free) < size:
             break
-        seed_player = _seed_player(free, field, load, stakes, policy, rng)
-        group = [seed_player.name, *_opponents(seed_player, free, size - 1, policy, rng)]
+        played = {c.name: c.matches + load[c.name] for c in field}  # in flight counts: it will be rated
+        seed_player = _seed_player(free, field, played, stakes, policy, rng)
+        if played[seed_player.name] < policy.provisional:
+            opponents = _swiss_opponents(seed_player, free, played, size - 1, rng)
+        else:
+            opponents = _window_opponents(seed_player, free, size - 1, policy, rng)
+        group = [seed_player.name, *opponents]
         number = next_number + len(sets)
         sets.append(DuplicateSet(number, _seating(group, rng), set_seed(arena_seed, number)))
         slots -= per_set
@@ -137,36 +146,60 @@ def _stakes(field: Sequence[Contender]) -> dict[str, float]:
 def _seed_player(
     free: list[Contender],
     field: Sequence[Contender],
-    load: dict[str, int],
+    played: dict[str, int],
     stakes: dict[str, float],
     policy: Matchmaking,
     rng: random.Random,
 ) -> Contender:
-    """The entrant a table is built around: the least played new entrant; else the least played
-    of those below their minimum share; else drawn by stake."""
-    played = {c.name: c.matches + load[c.name] for c in field}  # in flight counts: it will be rated
-    pool = [c for c in free if played[c.name] < policy.provisional]
-    if not pool:
-        floor = policy.min_share * sum(played.values()) / len(field)
-        pool = [c for c in free if played[c.name] < floor]
-    if pool:
-        least = min(played[c.name] for c in pool)
-        return rng.choice([c for c in pool if played[c.name] == least])
+    """The entrant a table is built around: the least played new entrant (the highest by μ among
+    equals); else the least played of those below their minimum share; else drawn by stake."""
+    new = [c for c in free if played[c.name] < policy.provisional]
+    if new:
+        least = min(played[c.name] for c in new)
+        tied = [c for c in new if played[c.name] == least]
+        top = max(c.mu for c in tied)
+        return rng.choice([c for c in tied if c.mu == top])
+    floor = policy.min_share * sum(played.values()) / len(field)
+    behind = [c for c in free if played[c.name] < floor]
+    if behind:
+        least = min(played[c.name] for c in behind)
+        return rng.choice([c for c in behind if played[c.name] == least])
     weights = [stakes[c.name] for c in free]
     if sum(weights) <= 0:
         weights = [1.0] * len(free)
     return rng.choices(free, weights=weights)[0]
 
 
-def _opponents(
+def _swiss_opponents(
+    seed_player: Contender,
+    free: list[Contender],
+    played: dict[str, int],
+    count: int,
+    rng: random.Random,
+) -> list[str]:
+    """A new seed player's ``count`` opponents: the entrants just below it by μ (then just
+    above), among the free ones that have played no more than it when there are enough of them.
+    As the seed player is the highest of the least played, a field that starts together is cut
+    into tables of four neighbours, round after round, as Swiss rounds cut it."""
+    others = [c for c in free if c.name != seed_player.name]
+    level = [c for c in others if played[c.name] <= played[seed_player.name]]
+    if len(level) >= count:
+        others = level
+    rng.shuffle(others)  # entrants as high as each other in random order
+    below = sorted((c for c in others if c.mu <= seed_player.mu), key=lambda c: -c.mu)
+    above = sorted((c for c in others if c.mu > seed_player.mu), key=lambda c: c.mu)
+    return [c.name for c in (below + above)[:count]]
+
+
+def _window_opponents(
     seed_player: Contender,
     free: list[Contender],
     count: int,
     policy: Matchmaking,
     rng: random.Random,
 ) -> list[str]:
-    """``count`` opponents drawn evenly from a heavy-tailed window of μ around the seed player
-    (widened to the nearest free entrants when too few are inside)."""
+    """An established seed player's ``count`` opponents, drawn evenly from a heavy-tailed window
+    of μ around it (widened to the nearest free entrants when too few are inside)."""
     half_width = policy.window / (1.0 - rng.random()) ** policy.tail
     others = [c for c in free if c.name != seed_player.name]
     rng.shuffle(others)  # entrants as near as each other in random order

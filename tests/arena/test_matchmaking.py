@@ -87,6 +87,41 @@ def test_new_entrants_play_most_until_they_are_established():
     assert min(count["new-a"], count["new-b"]) > 2 * sum(established) / len(established)
 
 
+def test_a_field_that_starts_together_plays_swiss_rounds():
+    """Every entrant new: the first round seats everyone once; later rounds cut the leaderboard
+    (by μ) into tables of four neighbours, everyone once a round, until the field is established."""
+    names = [f"e{i:02d}" for i in range(12)]
+    fresh = [Contender(n, 25.0, 25.0 / 3, 0) for n in names]
+    first = next_sets(fresh, 12, random.Random(1), arena_seed=1, next_number=0)
+    assert sorted(n for s in first for n in s.entrants()) == names  # a partition of the field
+    ranked = [Contender(n, 40.0 - i, 7.0, 4) for i, n in enumerate(random.Random(2).sample(names, 12))]
+    second = next_sets(ranked, 12, random.Random(3), arena_seed=1, next_number=3)
+    by_level = [c.name for c in ranked]  # best first
+    assert [s.entrants() for s in second] == [frozenset(by_level[i : i + 4]) for i in (0, 4, 8)]
+    established = [Contender(c.name, c.mu, c.sigma, Matchmaking().provisional) for c in ranked]
+    later = [next_sets(established, 12, random.Random(s), arena_seed=1, next_number=0) for s in range(20)]
+    assert any(
+        s.entrants() not in map(frozenset, (by_level[0:4], by_level[4:8], by_level[8:12])) for b in later for s in b
+    )
+
+
+def test_a_new_seed_player_meets_those_that_played_no_more_than_it():
+    """Counting matches in flight: while some entrants of a starting field are still in their
+    first set, the next table is made of the others."""
+    field = [Contender(f"e{i}", 25.0, 25.0 / 3, 0, capacity=8, busy=4 if i < 4 else 0) for i in range(8)]
+    (table,) = next_sets(field, 4, random.Random(4), arena_seed=1, next_number=1)
+    assert table.entrants() == {"e4", "e5", "e6", "e7"}
+
+
+def test_a_newcomer_to_an_established_field_meets_those_just_below_it():
+    """Alone and new, it seeds its tables, against the entrants just below its μ: each set moves
+    it towards its level, and the next set is played there."""
+    field = field_of(12) + [Contender("newcomer", 26.0, 25.0 / 3, 0)]
+    (table,) = next_sets(field, 4, random.Random(5), arena_seed=1, next_number=0)
+    below = sorted((c for c in field if c.mu <= 26.0 and c.name != "newcomer"), key=lambda c: -c.mu)
+    assert table.seating[0] == "newcomer" and table.entrants() == {"newcomer", *(c.name for c in below[:3])}
+
+
 def test_every_entrant_plays_and_everyone_meets_everyone():
     field = field_of(12)
     sets = ladder(field, 3000, slots=12)

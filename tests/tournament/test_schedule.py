@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from arbiter.tournament.formats import build_schedule
-from arbiter.tournament.schedule import block_deals, games, rotations
+from arbiter.tournament.schedule import block_deals, field_groups, games, rotations, round_tables
 
 NAMES = [f"e{i}" for i in range(8)]
 
@@ -53,6 +53,25 @@ def test_round_robin_is_fair(fmt, n):
         assert all(len(set(m.seats)) == 4 for m in schedule)  # no copies when there are enough entrants
     assert [m.number for m in schedule] == list(range(len(schedule)))
     assert len({m.key for m in schedule}) == len(schedule)
+
+
+@pytest.mark.parametrize("n", [5, 8, 12])
+def test_a_round_plays_its_tables_in_balanced_order(n):
+    """However far a round has gone, everyone has played about as many tables (within two; three
+    now and then among a round's last tables, which are what is left): a
+    tournament stopped, or read, before the round ends has spread its matches over the field.
+    The round itself is unchanged: every table of four once."""
+    names = [f"e{i:02d}" for i in range(n)]
+    for r in range(2):
+        tables = round_tables(field_groups(names), r, seed=4)
+        assert sorted(tuple(sorted(t)) for t in tables) == list(itertools.combinations(sorted(names), 4))
+        played = Counter()
+        for k, table in enumerate(tables, start=1):
+            played.update(table)
+            spread = max(played[e] for e in names) - min(played[e] for e in names)
+            assert spread <= (2 if k <= 0.9 * len(tables) else 3)  # the last tables are what is left
+        assert round_tables(field_groups(names), r, seed=4) == tables  # deterministic from the seed
+    assert round_tables(field_groups(names), 0, seed=4) != round_tables(field_groups(names), 0, seed=5)
 
 
 def test_match_counts():
