@@ -1,13 +1,15 @@
 """The house rules that keep the code base easy to live in, checked on every run.
 
-No module of ``arbiter`` or the SDK over 600 lines, no function over 80, and no import cycle
-between modules (an import inside a function counts, and so does one made only for the type checker:
+No module of ``arbiter`` or the SDK over 600 lines, no function over 80 (as ``ruff format``
+writes them: a ``# fmt: skip`` may keep only a data table on its own layout, ten at most), and no
+import cycle between modules (an import inside a function counts, and so does one made only for the type checker:
 both are dependencies of the design). Each check has a probe showing it can fail.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import grimp
@@ -17,6 +19,9 @@ PACKAGES = {"arbiter": ROOT / "arbiter", "barbu": ROOT / "sdk" / "python" / "bar
 GENERATED = ROOT / "sdk" / "python" / "barbu" / "v1"  # protoc's output (scripts/gen_proto.py)
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
+MAX_FORMAT_SKIPS = 10
+# A data table is a module-level constant: its closing bracket stands alone at the start of a line.
+DATA_TABLE_END = re.compile(r"^[\]}]  # fmt: skip$")
 
 
 def _sources() -> list[Path]:
@@ -98,6 +103,19 @@ def test_no_function_is_over_80_lines():
     assert not long, "split these functions:\n" + "\n".join(long)
 
 
+def format_skips(path: Path) -> tuple[int, list[str]]:
+    """How many ``# fmt: skip`` markers the file holds, and those not closing a data table."""
+    marked = [(n, line) for n, line in enumerate(path.read_text().splitlines(), 1) if "# fmt: skip" in line]
+    return len(marked), [f"{path.relative_to(ROOT)}:{n}" for n, line in marked if not DATA_TABLE_END.match(line)]
+
+
+def test_formatting_is_skipped_only_on_a_few_data_tables():
+    counts = [format_skips(p) for p in _sources()]
+    stray = [where for _, places in counts for where in places]
+    assert not stray, "let ruff format these (a skip is for a data table only):\n" + "\n".join(stray)
+    assert sum(n for n, _ in counts) <= MAX_FORMAT_SKIPS
+
+
 def test_no_import_cycle():
     cycles = import_cycles(*PACKAGES)
     assert not cycles, "modules that import each other, directly or through others:\n" + "\n".join(
@@ -120,4 +138,7 @@ def test_the_checks_can_fail(tmp_path, monkeypatch):
     (package / "b.py").write_text("from cyclic import a\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     assert import_cycles("cyclic") == [["cyclic.a", "cyclic.b"]]
+    skips = tmp_path / "skips.py"
+    skips.write_text("TABLE = {\n    1: 2,\n}  # fmt: skip\nf(1,  2)  # fmt: skip\n")
+    assert format_skips(skips) == (2, ["skips.py:4"])
     assert not probe.exists()

@@ -294,14 +294,20 @@ def _member_name(member: tarfile.TarInfo) -> str | None:
 
 def _check_kind(member: tarfile.TarInfo, shown: str) -> None:
     kind = (
-        "a sparse file" if member.issparse()
-        else f"a symbolic link (to {printable(member.linkname[:200])!r})" if member.issym()
-        else f"a hard link (to {printable(member.linkname[:200])!r})" if member.islnk()
-        else "a device file" if member.ischr() or member.isblk()
-        else "a named pipe (fifo)" if member.isfifo()
-        else None if member.isreg() or member.isdir()
+        "a sparse file"
+        if member.issparse()
+        else f"a symbolic link (to {printable(member.linkname[:200])!r})"
+        if member.issym()
+        else f"a hard link (to {printable(member.linkname[:200])!r})"
+        if member.islnk()
+        else "a device file"
+        if member.ischr() or member.isblk()
+        else "a named pipe (fifo)"
+        if member.isfifo()
+        else None
+        if member.isreg() or member.isdir()
         else "neither a file nor a folder"
-    )  # fmt: skip
+    )
     if kind is not None:
         raise SubmissionRefused(
             f"the archive holds {shown!r}, {kind}; an arena takes files and folders only: put a plain file in its place"

@@ -34,7 +34,7 @@ from arbiter.tournament.config import (
     file_path,
     read_file,
     resolve_environment,
-)  # fmt: skip
+)
 from arbiter.tournament.config.checks import problem
 from arbiter.tournament.config.schema import Section, SharedFile, listen_address, not_empty, shown_size, validate
 from arbiter.tournament.config.yamltree import read_tree

@@ -206,9 +206,14 @@ class _Corner:
 
     def with_cookie(self, response: Response, request: Request, session: Session) -> Response:
         response.set_cookie(
-            COOKIE, self.sessions.encode(session), max_age=SESSION_SECONDS, path="/", httponly=True,
-            samesite="strict", secure=request.url.scheme == "https",
-        )  # fmt: skip
+            COOKIE,
+            self.sessions.encode(session),
+            max_age=SESSION_SECONDS,
+            path="/",
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
         return response
 
     def page(self, request: Request, message: str = "", status: int = 200) -> Response:

@@ -118,9 +118,16 @@ class ArenaSchedule(Schedule):
         by_set: dict[int, list[ScheduledMatch]] = {}
         for row in stored:
             m = ScheduledMatch(
-                number=row.number, key=row.key, round=row.round, table=row.table_no, rotation=row.rotation,
-                game=row.game, seats=tuple(row.seats), seed=row.seed, deal_block=0,
-            )  # fmt: skip
+                number=row.number,
+                key=row.key,
+                round=row.round,
+                table=row.table_no,
+                rotation=row.rotation,
+                game=row.game,
+                seats=tuple(row.seats),
+                seed=row.seed,
+                deal_block=0,
+            )
             matches[m.number] = m
             by_set.setdefault(m.game, []).append(m)
         for sets in by_set.values():

@@ -127,9 +127,13 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub) -> None:
         trends = service.trends()
         sparks = {(r.name, r.version): sparkline(trends.get(f"{r.name}@{r.version}", [])) for r in board.entrants}
         return _page(
-            "arena_leaderboard.html", arena=arena, title=f"Barbu arena — {arena}", board=board,
-            state=service.state(), sparks=sparks,
-        )  # fmt: skip
+            "arena_leaderboard.html",
+            arena=arena,
+            title=f"Barbu arena — {arena}",
+            board=board,
+            state=service.state(),
+            sparks=sparks,
+        )
 
     @app.get("/entrants/{name}", response_class=HTMLResponse, include_in_schema=False)
     def entrant(name: Name) -> HTMLResponse:
@@ -139,9 +143,14 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub) -> None:
             return _missing(arena, e)
         rating_chart, colours = history_chart(view)
         return _page(
-            "arena_entrant.html", arena=arena, title=f"{name} — Barbu arena {arena}", e=view, chart=rating_chart,
-            colours=colours, opponents=head_to_head(name, view.recent_matches),
-        )  # fmt: skip
+            "arena_entrant.html",
+            arena=arena,
+            title=f"{name} — Barbu arena {arena}",
+            e=view,
+            chart=rating_chart,
+            colours=colours,
+            opponents=head_to_head(name, view.recent_matches),
+        )
 
     @app.get("/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
     def match(match_id: MatchId) -> HTMLResponse:
@@ -156,6 +165,9 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub) -> None:
         replay = load_replay(log.decode("utf-8").splitlines(keepends=True))
         data = build_data(replay)
         return _page(
-            "arena_match.html", arena=arena, title=f"Match {detail.number} — Barbu arena {arena}", m=detail,
+            "arena_match.html",
+            arena=arena,
+            title=f"Match {detail.number} — Barbu arena {arena}",
+            m=detail,
             data=json_for_script(data),
-        )  # fmt: skip
+        )

@@ -212,17 +212,29 @@ class ArenaHost:
         self.checker = Checker(self.arena, store, self.schedule.changed.set, disk)
         house = [e.name for e in self.arena.tournament.entrants]
         uploads = Uploads(
-            self.arena.name, store, self.arena.store, enqueue=self.checker.enqueue, house=house,
-            limits=self.arena.uploads, quotas=self.arena.quotas, disk=disk, in_play=self.seated,
-        )  # fmt: skip
+            self.arena.name,
+            store,
+            self.arena.store,
+            enqueue=self.checker.enqueue,
+            house=house,
+            limits=self.arena.uploads,
+            quotas=self.arena.quotas,
+            disk=disk,
+            in_play=self.seated,
+        )
         self._sweep_once(uploads)  # before anyone uploads: what a killed upload left goes
         self._sweeper = threading.Thread(
             target=self._sweep, args=(uploads, sweep_seconds(self.arena.quotas)), name="barbu-sweep", daemon=True
         )
         service = ArenaService(
-            self.engine, self.arena.name, Path(self.arena.tournament.log_folder), uploads=uploads, house=house,
-            in_flight=self.in_flight, paused=disk.paused if disk is not None else lambda: None,
-        )  # fmt: skip
+            self.engine,
+            self.arena.name,
+            Path(self.arena.tournament.log_folder),
+            uploads=uploads,
+            house=house,
+            in_flight=self.in_flight,
+            paused=disk.paused if disk is not None else lambda: None,
+        )
         app = create_app(service, hub=self.events, secret=session_secret(self.arena.store))
         self.web = WebServer(app, self.listen, proxies=self.arena.proxies)
         self.web.start()

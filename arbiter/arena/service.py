@@ -372,11 +372,17 @@ class ArenaService:
         active = next((v.version for v in views if v.status == "active"), None)
         if t is None:
             return EntrantView(
-                name=name, author=None if house else versions[0].author, active_version=active, versions=views,
-                history=[], contract_scores=ContractScores(matches=0, contracts=[], by_version={}),
+                name=name,
+                author=None if house else versions[0].author,
+                active_version=active,
+                versions=views,
+                history=[],
+                contract_scores=ContractScores(matches=0, contracts=[], by_version={}),
                 doubling=Doubling(matches=0, by_version={}),
-                recent_matches=[], faults=[], fault_counts={},
-            )  # fmt: skip
+                recent_matches=[],
+                faults=[],
+                fault_counts={},
+            )
         t_id = row_id(t)
         with self.repo.reading(f"entrant {name!r}"):
             history = [
@@ -518,17 +524,26 @@ def _point(game: int, match_number: int, mu: float, sigma: float) -> dict[str, A
 
 def _version(row: SubmissionRow, s: Standing) -> VersionView:
     return VersionView(
-        version=row.version, status=row.status, created_at=row.created_at, decided_at=row.decided_at,
-        retired_at=row.retired_at, **_rating(s),
-    )  # fmt: skip
+        version=row.version,
+        status=row.status,
+        created_at=row.created_at,
+        decided_at=row.decided_at,
+        retired_at=row.retired_at,
+        **_rating(s),
+    )
 
 
 def _submission(row: SubmissionRow, own: bool) -> SubmissionView:
     """A submission as anyone sees it; ``own``: as its author does (its bundle and check report too)."""
     view = SubmissionView(
-        id=row.id, name=row.entrant, version=row.version, status=row.status, created_at=row.created_at,
-        decided_at=row.decided_at, retired_at=row.retired_at,
-    )  # fmt: skip
+        id=row.id,
+        name=row.entrant,
+        version=row.version,
+        status=row.status,
+        created_at=row.created_at,
+        decided_at=row.decided_at,
+        retired_at=row.retired_at,
+    )
     if own:
         view.author, view.bundle, view.report = row.author, row.bundle, _report(row.report)
     return view
@@ -551,22 +566,35 @@ def _summary(m: Match, seats: Sequence[SeatResult], names: dict[int, str]) -> Ma
                 place=sr.place,
                 forfeited=sr.forfeited,
                 faults=sr.faults,
-            )  # fmt: skip
+            )
         )
     match_id = row_id(m)
     return MatchSummary(
-        id=match_id, number=m.number, key=m.key, game=m.game, status=m.status, seats=views,
-        totals=m.totals, places=m.places, finished_at=_utc(m.finished_at),
+        id=match_id,
+        number=m.number,
+        key=m.key,
+        game=m.game,
+        status=m.status,
+        seats=views,
+        totals=m.totals,
+        places=m.places,
+        finished_at=_utc(m.finished_at),
         log=f"/api/matches/{match_id}/log",
-    )  # fmt: skip
+    )
 
 
 def _fault(f: Fault, names: dict[int, str]) -> FaultView:
     name, version = split_version(names.get(f.entrant_id, "?"))
     return FaultView(
-        match=f.match_id, seat=f.seat, name=name, version=version, deal=f.deal, kind=f.kind, detail=f.detail,
+        match=f.match_id,
+        seat=f.seat,
+        name=name,
+        version=version,
+        deal=f.deal,
+        kind=f.kind,
+        detail=f.detail,
         action=f.action,
-    )  # fmt: skip
+    )
 
 
 def _report(text: str | None) -> Any:

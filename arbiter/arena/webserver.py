@@ -162,8 +162,9 @@ class AcceptErrors:
         log.error(
             "the web server cannot accept connections: %s (%d times since the last report); it goes on with those "
             "it holds: raise the open-file limit (ulimit -n) if this lasts",
-            reason, self.unreported,
-        )  # fmt: skip
+            reason,
+            self.unreported,
+        )
         self._last, self.unreported = now, 0
 
 
@@ -185,10 +186,18 @@ class WebServer:
         self.address = f"{host}:{bound[1]}" if ":" not in host else f"[{host}]:{bound[1]}"
         protocol = type("ArenaH11", (BoundedH11,), {"budget": connection_budget()})
         config = uvicorn.Config(
-            app, http=protocol, ws="none", log_level="warning", access_log=False, lifespan="off",
-            timeout_graceful_shutdown=2, backlog=BACKLOG, server_header=False, proxy_headers=bool(proxies),
+            app,
+            http=protocol,
+            ws="none",
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=2,
+            backlog=BACKLOG,
+            server_header=False,
+            proxy_headers=bool(proxies),
             forwarded_allow_ips=list(proxies) or None,
-        )  # fmt: skip
+        )
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name="barbu-web", daemon=True)
 

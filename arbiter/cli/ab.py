@@ -205,8 +205,17 @@ def _test(
 ) -> SprtConfig | FixedConfig:
     """The test the options ask for: a fixed count, or the SPRT within the budget."""
     if fixed is not None:
-        given = [o for o, v in (("--delta0", delta0), ("--delta1", delta1), ("--alpha", alpha), ("--beta", beta),
-                                ("--max-matches", max_matches)) if v is not None]  # fmt: skip
+        given = [
+            o
+            for o, v in (
+                ("--delta0", delta0),
+                ("--delta1", delta1),
+                ("--alpha", alpha),
+                ("--beta", beta),
+                ("--max-matches", max_matches),
+            )
+            if v is not None
+        ]
         if given:
             fail(f"--fixed plays a fixed count without a test: drop {', '.join(given)}")
         return FixedConfig(math.ceil(fixed / MATCHES_PER_SET))

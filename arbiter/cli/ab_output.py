@@ -124,14 +124,24 @@ def print_result(console: Console, result: AbResult) -> None:
         lines.append(
             ("LLR", f"{data['llr']:+.3f}, bounds {data['lower']:.3f} (H0) and {data['upper']:.3f} (H1){decided}")
         )
-        lines.append(("test", f"H0: δ ≤ {data['delta0']:g}, H1: δ ≥ {data['delta1']:g} points per match; "
-                              f"α {data['alpha']:g}, β {data['beta']:g}; model {data['model']}"))  # fmt: skip
+        lines.append(
+            (
+                "test",
+                f"H0: δ ≤ {data['delta0']:g}, H1: δ ≥ {data['delta1']:g} points per match; "
+                f"α {data['alpha']:g}, β {data['beta']:g}; model {data['model']}",
+            )
+        )
     for label, text in lines:
         console.print(f"  {label:>6}  {escape(text)}", highlight=False)
     rows = contracts_table(result)
     if rows:
-        table = Table(title="per contract (their shares add up to B − A)", title_justify="left", header_style="bold",
-                      box=box.SIMPLE_HEAD, pad_edge=False)  # fmt: skip
+        table = Table(
+            title="per contract (their shares add up to B − A)",
+            title_justify="left",
+            header_style="bold",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+        )
         table.add_column("contract", overflow="fold")  # a narrow terminal wraps a cell, never cuts it
         table.add_column("B − A per match", justify="right", overflow="fold")
         table.add_column("95% CI", justify="right", overflow="fold")

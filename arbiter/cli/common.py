@@ -47,7 +47,7 @@ JobsOption = Annotated[
         min=1,
         max=1024,
         help="Matches played at once (default: the file's 'parallelism', else the cores).",
-    ),  # fmt: skip
+    ),
 ]
 ClusterOption = Annotated[
     str | None,

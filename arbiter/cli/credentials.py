@@ -52,7 +52,11 @@ def _tokens(engine: "Engine") -> "Credentials":
 
 
 ENTRANT_KEYS = Kind(
-    "key", "entrant", "key", "new", _keys,
+    "key",
+    "entrant",
+    "key",
+    "new",
+    _keys,
     lambda name: [
         f"Save it in a file and give that file to {name}'s author, privately; their bot then plays with",
         "  arbiter connect --lobby HOST:PORT --key-file FILE -- BOT COMMAND",
@@ -60,16 +64,20 @@ ENTRANT_KEYS = Kind(
     "A tournament or arena file: its 'database' (found as `arbiter run` and `arbiter serve` find it), and NAME "
     "must be one of its entrants.",
     True,
-)  # fmt: skip
+)
 AUTHOR_TOKENS = Kind(
-    "author", "author", "token", "add", _tokens,
+    "author",
+    "author",
+    "token",
+    "add",
+    _tokens,
     lambda name: [
         f"Give it to {name}, privately: they save it in a file and submit a bot folder (with its entrant.yaml) with",
         "  arbiter submit DIR --arena http://HOST:PORT --token-file FILE",
     ],
     "An arena file: its 'database' (found as `arbiter serve` finds it).",
     False,
-)  # fmt: skip
+)
 
 
 def commands(kind: Kind, help_text: str) -> typer.Typer:

@@ -463,9 +463,13 @@ def _render_think_times(replay: Replay, console: Console) -> None:
         table.add_column(name, justify="right")
     for s, (n, auto, total, most, faults) in enumerate(stats):
         table.add_row(
-            seat_label(s), str(n), str(auto), duration_text(total) if any_ms else "—",
-            duration_text(most) if any_ms else "—", Text(str(faults), style=FAULT_STYLE if faults else ""),
-        )  # fmt: skip
+            seat_label(s),
+            str(n),
+            str(auto),
+            duration_text(total) if any_ms else "—",
+            duration_text(most) if any_ms else "—",
+            Text(str(faults), style=FAULT_STYLE if faults else ""),
+        )
     console.print(table)
 
 

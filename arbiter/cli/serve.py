@@ -40,9 +40,13 @@ def serve_command(
             raise ConfigError("the arena file name is empty")
         config = load_arena(arena)
         result = serve(
-            config, database=db, web=web, jobs=jobs, cluster=cluster_address(cluster) if cluster else None,
+            config,
+            database=db,
+            web=web,
+            jobs=jobs,
+            cluster=cluster_address(cluster) if cluster else None,
             announce=lambda line: typer.echo(line, err=True),
-        )  # fmt: skip
+        )
     how = "stopped (the matches in play are played again at the next start)" if result.abandoned else "drained"
     typer.echo(
         f"arena {result.arena!r} {how}: {result.played} matches recorded now, {result.recorded_before} before; "

@@ -153,10 +153,15 @@ def _recorder(inner: RemotePlayer, outcome: SessionRecord, connect_timeout: floa
             view = observe(state, seat)
             contract = view.contract.value if view.contract is not None else None
             record = Decision(
-                outcome.label, inner.next_request_id, view.deal, view.phase.name.lower(), contract,
-                tags_of(view), tuple(view.legal),
+                outcome.label,
+                inner.next_request_id,
+                view.deal,
+                view.phase.name.lower(),
+                contract,
+                tags_of(view),
+                tuple(view.legal),
                 doubled_by=frozenset(s for s, targets in view.doubles if view.seat in targets),
-            )  # fmt: skip
+            )
             outcome.decisions.append(record)
             started = time.perf_counter()
             try:
@@ -223,9 +228,18 @@ def _plans(seed: int) -> list[_Plan]:
 
 
 async def _play_session(
-    host: MatchHost, plan: _Plan, bot: BotSpec, control: TimeControl, *, exit_grace: float, folder: Path,
-    env: dict[str, str] | None, last: bool, isolation: str, limits: Limits,
-) -> SessionRecord:  # fmt: skip
+    host: MatchHost,
+    plan: _Plan,
+    bot: BotSpec,
+    control: TimeControl,
+    *,
+    exit_grace: float,
+    folder: Path,
+    env: dict[str, str] | None,
+    last: bool,
+    isolation: str,
+    limits: Limits,
+) -> SessionRecord:
     """One match of the check, played by the match host as a tournament plays one; ``last``: no
     match follows (a multi-match bot is kept for the next one only if one follows)."""
     out = SessionRecord(plan.label)
@@ -275,9 +289,18 @@ async def _play_session(
 
 
 async def _play_sessions(
-    command: str, control: TimeControl, *, seed: int, exit_grace: float, folder: Path, cwd: str | None,
-    env: dict[str, str] | None, listen: str | None, isolation: str, limits: Limits,
-) -> list[SessionRecord]:  # fmt: skip
+    command: str,
+    control: TimeControl,
+    *,
+    seed: int,
+    exit_grace: float,
+    folder: Path,
+    cwd: str | None,
+    env: dict[str, str] | None,
+    listen: str | None,
+    isolation: str,
+    limits: Limits,
+) -> list[SessionRecord]:
     """The check's matches, on one match host: a bot that said multi_match plays the next one on
     the same process and stream, as in a tournament."""
     bot = BotSpec("bot", command, cwd)
@@ -286,9 +309,17 @@ async def _play_sessions(
     async with MatchHost(listen=listen, reuse=True) as host:
         for i, plan in enumerate(plans):
             s = await _play_session(
-                host, plan, bot, control, exit_grace=exit_grace, folder=folder, env=env, last=i == len(plans) - 1,
-                isolation=isolation, limits=limits,
-            )  # fmt: skip
+                host,
+                plan,
+                bot,
+                control,
+                exit_grace=exit_grace,
+                folder=folder,
+                env=env,
+                last=i == len(plans) - 1,
+                isolation=isolation,
+                limits=limits,
+            )
             sessions.append(s)
             if not s.connected:
                 # Starting again will not help; report the rest as not reached.
@@ -355,9 +386,17 @@ def check_bot(
     control = TimeControl(per_decision=time_limit, reserve=0.0, connect=connect_timeout, match_limit=match_limit)
     try:
         play = _play_sessions(
-            launch, control, seed=seed, exit_grace=exit_grace, folder=folder, cwd=cwd, env=env, listen=listen,
-            isolation=isolation, limits=limits,
-        )  # fmt: skip
+            launch,
+            control,
+            seed=seed,
+            exit_grace=exit_grace,
+            folder=folder,
+            cwd=cwd,
+            env=env,
+            listen=listen,
+            isolation=isolation,
+            limits=limits,
+        )
         sessions = run_blocking(play)
         report.steps = _judge(sessions, time_limit, exit_grace)
         report.pids = [s.pid for s in sessions if s.pid]

@@ -458,8 +458,11 @@ class Bridge:
 
     async def _report_refused(self, seat: _Seat) -> None:
         inv = seat.invitation
-        log.warning("match %s seat %d: the bot sent a message over the arbiter's limit: refused, its stream cut",
-                    printable(inv.match_id), inv.seat)  # fmt: skip
+        log.warning(
+            "match %s seat %d: the bot sent a message over the arbiter's limit: refused, its stream cut",
+            printable(inv.match_id),
+            inv.seat,
+        )
         if self._link is not None:
             refused = lpb.MessageRefused(match_id=inv.match_id, seat=inv.seat)
             await self._link.send(lpb.EntrantMessage(message_refused=refused), wait=2.0)

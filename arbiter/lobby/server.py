@@ -222,9 +222,10 @@ class Lobby:
         ]
         self._grpc = grpc.aio.server(options=options, maximum_concurrent_rpcs=512)
         connect = grpc.stream_stream_rpc_method_handler(
-            self._connect, request_deserializer=lpb.EntrantMessage.FromString,
+            self._connect,
+            request_deserializer=lpb.EntrantMessage.FromString,
             response_serializer=lpb.LobbyMessage.SerializeToString,
-        )  # fmt: skip
+        )
         play = grpc.stream_stream_rpc_method_handler(
             self._play, request_deserializer=pb.BotMessage.FromString, response_serializer=serialize_response
         )
@@ -326,9 +327,11 @@ class Lobby:
         reader = asyncio.ensure_future(self._read(stream, context))
         try:
             welcome = lpb.Welcome(
-                entrant=stream.entrant, capacity=stream.capacity, keepalive_seconds=self.keepalive_seconds,
+                entrant=stream.entrant,
+                capacity=stream.capacity,
+                keepalive_seconds=self.keepalive_seconds,
                 lobby=self.name,
-            )  # fmt: skip
+            )
             await context.write(lpb.LobbyMessage(welcome=welcome))
             violation = await self._serve(stream, context, reader)
             if violation:

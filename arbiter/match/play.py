@@ -256,9 +256,15 @@ class MatchHost:
             players = self._players(entrants, seats, invited, time_control, setup.match_id or stem, reuse, o.wrap)
             header_seats, header = _header(entrants, seats, isolation, limits)
             referee = Referee(
-                setup, players, sink, seats=header_seats, time_control=time_control, fault_policy=o.fault_policy,
-                header=header, stalls=self.stalls,
-            )  # fmt: skip
+                setup,
+                players,
+                sink,
+                seats=header_seats,
+                time_control=time_control,
+                fault_policy=o.fault_policy,
+                header=header,
+                stalls=self.stalls,
+            )
             result = await referee.play()
             played = time.perf_counter()
             if unwritten := next((s.process.output_error for s in seats if s.process.output_error), None):
@@ -411,9 +417,15 @@ class MatchHost:
         return time.perf_counter()
 
     def _players(
-        self, entrants: Sequence[BotSpec | Player | Invitee], seats: list[_Seat], invited: list[_Invited],
-        time_control: TimeControl, match_id: str, reuse: bool, wrap: Callable[[int, RemotePlayer], Player] | None,
-    ) -> list[Player]:  # fmt: skip
+        self,
+        entrants: Sequence[BotSpec | Player | Invitee],
+        seats: list[_Seat],
+        invited: list[_Invited],
+        time_control: TimeControl,
+        match_id: str,
+        reuse: bool,
+        wrap: Callable[[int, RemotePlayer], Player] | None,
+    ) -> list[Player]:
         """The referee's four players: each bot's seat over its session, the others in process."""
         names = [e.name for e in entrants]
         encoder = RequestEncoder()
@@ -429,16 +441,28 @@ class MatchHost:
                 continue
             session, process, release = by_seat[i]
             remote = RemotePlayer(
-                session, entrant.name, time_control, process=process, match_id=match_id, entrants=names,
-                release_on_close=release, encoder=encoder, stalls=self.stalls,
-            )  # fmt: skip
+                session,
+                entrant.name,
+                time_control,
+                process=process,
+                match_id=match_id,
+                entrants=names,
+                release_on_close=release,
+                encoder=encoder,
+                stalls=self.stalls,
+            )
             result.append(wrap(i, remote) if wrap is not None else remote)
         return result
 
     async def _end_match(
-        self, seats: list[_Seat], invited: list[_Invited], deals: set[DealKey], result: MatchResult | None,
-        reuse: bool, grace: float,
-    ) -> tuple[list[int], float, dict[int, SeatExit]]:  # fmt: skip
+        self,
+        seats: list[_Seat],
+        invited: list[_Invited],
+        deals: set[DealKey],
+        result: MatchResult | None,
+        reuse: bool,
+        grace: float,
+    ) -> tuple[list[int], float, dict[int, SeatExit]]:
         """Keep the bots that may play again; the others get their stream ended, ``grace`` to
         exit by themselves (at most half a second for one that forfeited: it got no MatchEnd),
         then are killed. Returns the kept seats, the CPU the bots spent on

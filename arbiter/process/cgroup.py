@@ -73,10 +73,16 @@ def _usable(parent: str) -> bool:
     except OSError:
         return False
     try:
-        entered = subprocess.run(
-            ["/bin/sh", "-c", _ENTER_SCRIPT, "1", os.path.join(probe, "cgroup.procs"), "true"],
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False,
-        ).returncode == 0  # fmt: skip
+        entered = (
+            subprocess.run(
+                ["/bin/sh", "-c", _ENTER_SCRIPT, "1", os.path.join(probe, "cgroup.procs"), "true"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=10,
+                check=False,
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         entered = False
     _remove(probe)

@@ -54,10 +54,20 @@ _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 
 _ETC_FILES = (
-    "/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
-    "/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/ssl", "/etc/ca-certificates",
-    "/etc/mime.types", "/etc/os-release",
-)  # fmt: skip
+    "/etc/alternatives",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/nsswitch.conf",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/hosts",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/mime.types",
+    "/etc/os-release",
+)
 _TOOLCHAIN_ETC = ("/etc/java-*",)  # configuration folders of language runtimes (Debian's JDK keeps its conf/ there)
 
 
@@ -170,14 +180,30 @@ def _outer() -> list[str]:
 
 def _setpriv(user: BotUser) -> list[str]:
     return [
-        setpriv_program() or "setpriv", f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups",
-        "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--",
-    ]  # fmt: skip
+        setpriv_program() or "setpriv",
+        f"--reuid={user.uid}",
+        f"--regid={user.gid}",
+        "--clear-groups",
+        "--no-new-privs",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--",
+    ]
 
 
 def _inner_bwrap() -> list[str]:
     ids = ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
-    return [bwrap_program() or "bwrap", "--unshare-user", *ids, "--disable-userns", "--die-with-parent", "--dev-bind", "/", "/", "--"]  # fmt: skip
+    return [
+        bwrap_program() or "bwrap",
+        "--unshare-user",
+        *ids,
+        "--disable-userns",
+        "--die-with-parent",
+        "--dev-bind",
+        "/",
+        "/",
+        "--",
+    ]
 
 
 def _switch(user: BotUser, *, inner: bool) -> list[str]:

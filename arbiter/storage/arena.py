@@ -95,9 +95,14 @@ class ArenaStore:
                             "another name (the 'name' in its entrant.yaml)"
                         )
                     row = Submission(
-                        arena=arena, author=author, entrant=entrant, version=versions[-1].version + 1 if versions else 1,
-                        status=CHECKING, bundle=bundle, command=command,
-                    )  # fmt: skip
+                        arena=arena,
+                        author=author,
+                        entrant=entrant,
+                        version=versions[-1].version + 1 if versions else 1,
+                        status=CHECKING,
+                        bundle=bundle,
+                        command=command,
+                    )
                     session.add(row)
                 return _plain(row)
             except IntegrityError:  # another submission of this name took that version: take the next

@@ -128,9 +128,12 @@ def balanced_order(tables: Sequence[tuple[str, ...]], rng: random.Random) -> lis
         least = min((i for i in everyone if waiting.tables[i]), key=lambda i: played[i])
         best = min(
             waiting.tables[least][-BALANCE_CANDIDATES:],
-            key=lambda t: (max(played[i] for i in members[t]), sum(played[i] for i in members[t]),
-                           sum(met[p] for p in pairs[t])),
-        )  # fmt: skip
+            key=lambda t: (
+                max(played[i] for i in members[t]),
+                sum(played[i] for i in members[t]),
+                sum(met[p] for p in pairs[t]),
+            ),
+        )
         waiting.remove(best)
         order.append(best)
         for i in members[best]:

@@ -189,8 +189,12 @@ class RequestEncoder:
         )
         declaration = state.declaration
         doubles_key = (
-            "doubles", declaration, len(state.double_actions), *state.quota_doubles[declarer], *state.declared,
-        )  # fmt: skip
+            "doubles",
+            declaration,
+            len(state.double_actions),
+            *state.quota_doubles[declarer],
+            *state.declared,
+        )
         doubles = parts.get(doubles_key)
         if doubles is None:
             # Within a deal the pair levels change only with the doubles.

@@ -40,9 +40,18 @@ from barbu.v1 import arbiter_pb2 as pb
 from arbiter.transport.session import GONE, Flag, MatchDesk, Session, Stream
 
 __all__ = [
-    "ArbiterServer", "Flag", "GONE", "HELLO_SECONDS", "MAX_INBOUND", "MAX_MESSAGE_BYTES", "MatchDesk",
-    "Session", "Stream", "UNSOLICITED_LIMIT", "refused_message",
-]  # fmt: skip
+    "ArbiterServer",
+    "Flag",
+    "GONE",
+    "HELLO_SECONDS",
+    "MAX_INBOUND",
+    "MAX_MESSAGE_BYTES",
+    "MatchDesk",
+    "Session",
+    "Stream",
+    "UNSOLICITED_LIMIT",
+    "refused_message",
+]
 
 log = logging.getLogger(__name__)
 

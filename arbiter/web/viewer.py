@@ -225,9 +225,15 @@ class _Steps:
         st = e.after
         if e.kind == "deal":
             self.deals[d] = {
-                "n": d, "decl": st.declarer, "label": "", "contract": None, "first": len(self.steps),
-                "last": len(self.steps), "hands": [list(cards_of(h)) for h in st.dealt], "end": None,
-            }  # fmt: skip
+                "n": d,
+                "decl": st.declarer,
+                "label": "",
+                "contract": None,
+                "first": len(self.steps),
+                "last": len(self.steps),
+                "hands": [list(cards_of(h)) for h in st.dealt],
+                "end": None,
+            }
         info = self.deals.get(d)
         if info is not None:
             info["last"] = len(self.steps)
@@ -288,9 +294,20 @@ class _Steps:
 
 def _empty_step() -> dict[str, Any]:
     return {
-        "d": 0, "h": [[], [], [], []], "ph": "deal", "turn": -1, "lg": [], "tr": None, "lay": None, "fin": [],
-        "tw": [0, 0, 0, 0], "cap": [[], [], [], []], "lv": [], "db": [], "tot": [0, 0, 0, 0],
-    }  # fmt: skip
+        "d": 0,
+        "h": [[], [], [], []],
+        "ph": "deal",
+        "turn": -1,
+        "lg": [],
+        "tr": None,
+        "lay": None,
+        "fin": [],
+        "tw": [0, 0, 0, 0],
+        "cap": [[], [], [], []],
+        "lv": [],
+        "db": [],
+        "tot": [0, 0, 0, 0],
+    }
 
 
 def _stop_text(replay: Replay) -> str:

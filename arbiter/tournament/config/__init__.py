@@ -36,7 +36,7 @@ from arbiter.tournament.config.model import (
     EntrantConfig,
     LobbySettings,
     TournamentConfig,
-)  # fmt: skip
+)
 from arbiter.tournament.config.schema import UNLIMITED, LimitsFile, LobbyFile, SharedFile, TournamentFile, validate
 from arbiter.tournament.config.yamltree import Lines, dotted, read_tree
 
@@ -84,10 +84,18 @@ def _build(file: TournamentFile, lines: Lines, text: str, base: Path) -> Tournam
             raise lines.error(("deals",), str(e)) from None
         deals_file = str(deals_path)
     return build_config(
-        file, lines, text, base,
-        format=file.format, rounds=file.rounds, challenger=file.challenger, copies=file.copies, deals=deals,
-        deals_file=deals_file, standings_every=file.standings_every,
-    )  # fmt: skip
+        file,
+        lines,
+        text,
+        base,
+        format=file.format,
+        rounds=file.rounds,
+        challenger=file.challenger,
+        copies=file.copies,
+        deals=deals,
+        deals_file=deals_file,
+        standings_every=file.standings_every,
+    )
 
 
 def build_config(
@@ -98,9 +106,15 @@ def build_config(
     ``file:line`` later checks against this machine name (``config.where``)."""
     name = file.name if file.name is not None else Path(lines.display).stem
     kept = (
-        "log_folder", "isolation", "limits.user", "lobby.listen", "lobby.tls.cert", "lobby.tls.key",
-        *(f"entrants[{i}].command" for i in range(len(file.entrants))), *kept,
-    )  # fmt: skip
+        "log_folder",
+        "isolation",
+        "limits.user",
+        "lobby.listen",
+        "lobby.tls.cert",
+        "lobby.tls.key",
+        *(f"entrants[{i}].command" for i in range(len(file.entrants))),
+        *kept,
+    )
     where = {key: lines.where(loc) for loc in lines.nodes if (key := dotted(loc)) in kept}
     return TournamentConfig(
         name=name,
@@ -112,7 +126,7 @@ def build_config(
                 str(base),
                 e.remote,
                 lines.line(("entrants", i)) or 0,
-            )  # fmt: skip
+            )
             for i, e in enumerate(file.entrants)
         ),
         rules=file.rules if file.rules is not None else make_ruleset("standard"),
@@ -177,7 +191,20 @@ def override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
 
 
 __all__ = [
-    "DEFAULT_LOG_ROOT", "EntrantConfig", "LIMIT_KEYS", "LobbySettings", "NAME_RE", "TOP_KEYS",
-    "TournamentConfig", "bot_command", "build_config", "cluster_address_problem", "file_path",
-    "load_config", "override", "parse_config", "read_file", "resolve_environment",
-]  # fmt: skip
+    "DEFAULT_LOG_ROOT",
+    "EntrantConfig",
+    "LIMIT_KEYS",
+    "LobbySettings",
+    "NAME_RE",
+    "TOP_KEYS",
+    "TournamentConfig",
+    "bot_command",
+    "build_config",
+    "cluster_address_problem",
+    "file_path",
+    "load_config",
+    "override",
+    "parse_config",
+    "read_file",
+    "resolve_environment",
+]

@@ -23,8 +23,19 @@ MAX_INT = 2**63 - 1  # the largest whole number the results database holds (seed
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|kB|KB|MB|GB|TB)?\s*$")
 CLUSTER_RE = re.compile(rf"^(tcp|tls)://{HOST_PORT}$")
-SIZE_UNITS = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
-              "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}  # fmt: skip
+SIZE_UNITS = {
+    None: 1,
+    "B": 1,
+    "KiB": 1 << 10,
+    "MiB": 1 << 20,
+    "GiB": 1 << 30,
+    "TiB": 1 << 40,
+    "kB": 10**3,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+}
 
 
 def problem(message: str, *, node: Loc = (), where: Loc | None = None, at_key: bool = False) -> PydanticCustomError:
@@ -75,8 +86,10 @@ def number(minimum: float, maximum: float, *, above: bool = False) -> Callable[[
 
     def check(value: Any) -> float:
         if isinstance(value, LongNumber):
-            raise problem(f"must be {'at least' if value.negative else 'at most'} "
-                          f"{minimum if value.negative else maximum:g}, got {value}")  # fmt: skip
+            raise problem(
+                f"must be {'at least' if value.negative else 'at most'} "
+                f"{minimum if value.negative else maximum:g}, got {value}"
+            )
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise problem(f"expected a number, got {describe(value)}")
         if not math.isfinite(value):

@@ -45,8 +45,10 @@ def resolve_environment(config: TournamentConfig) -> TournamentConfig:
             except ValueError as e:
                 raise fail(key, str(e)) from None
     if config.lobby is not None and config.lobby.cert is not None and config.lobby.key is not None:
-        for key, path, what in (("lobby.tls.cert", config.lobby.cert, "certificate"),
-                                ("lobby.tls.key", config.lobby.key, "private key")):  # fmt: skip
+        for key, path, what in (
+            ("lobby.tls.cert", config.lobby.cert, "certificate"),
+            ("lobby.tls.key", config.lobby.key, "private key"),
+        ):
             if why := pem_problem(path, what):
                 raise fail(key, why)
     try:

@@ -303,8 +303,9 @@ class LobbyFile(Section):
             raise problem(
                 f"a lobby listening on {host} needs TLS: add tls: {{cert: FILE, key: FILE}} (only a loopback "
                 "address, 127.0.0.1, ::1 or localhost, may go without)",
-                node=("listen",), where=("tls",),
-            )  # fmt: skip
+                node=("listen",),
+                where=("tls",),
+            )
         return self
 
 
@@ -355,8 +356,9 @@ class SharedFile(Section):
             raise problem(
                 f"{self.entrants[remote].name!r} is a remote entrant: it connects through the lobby, so add a "
                 "top-level lobby: {listen: HOST:PORT, tls: {cert: FILE, key: FILE}}",
-                node=("entrants", remote, "remote"), at_key=True,
-            )  # fmt: skip
+                node=("entrants", remote, "remote"),
+                at_key=True,
+            )
         return self
 
 
@@ -390,8 +392,9 @@ class TournamentFile(SharedFile):
             raise problem(
                 f"{self.rounds} round(s) of {per_round} matches ({count} entrants, {fmt}) make "
                 f"{per_round * self.rounds} matches; a tournament has at most {MAX_MATCHES}",
-                node=("rounds",) if at_rounds else ("entrants",), at_key=not at_rounds,
-            )  # fmt: skip
+                node=("rounds",) if at_rounds else ("entrants",),
+                at_key=not at_rounds,
+            )
         return self
 
 

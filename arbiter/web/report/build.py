@@ -38,9 +38,19 @@ DATA_VERSION = 1
 # One colour per entrant, on the report and on the replay pages it links (arbiter.web.viewer);
 # the first four are the viewer's own seat colours.
 PALETTE = (
-    "#2f6fdd", "#e0771b", "#1e9e55", "#8e44ad", "#d62728", "#0fa3b1",
-    "#8c564b", "#e377c2", "#6b7280", "#a4a614", "#1b3a8a", "#f2a900",
-)  # fmt: skip
+    "#2f6fdd",
+    "#e0771b",
+    "#1e9e55",
+    "#8e44ad",
+    "#d62728",
+    "#0fa3b1",
+    "#8c564b",
+    "#e377c2",
+    "#6b7280",
+    "#a4a614",
+    "#1b3a8a",
+    "#f2a900",
+)
 DASHES = ("", "6 3", "2 3", "8 3 2 3")  # beyond the palette: the same colours, dashed
 
 

@@ -231,10 +231,14 @@ def typed_line(number: int, obj: dict[str, Any], state: MatchState) -> LogLine:
         entrants = (seats[0]["entrant"], seats[1]["entrant"], seats[2]["entrant"], seats[3]["entrant"])
         match_id, seed = obj.get("match_id"), obj.get("seed")
         return Header(
-            number, obj, state.rules, state.first_declarer, entrants,
+            number,
+            obj,
+            state.rules,
+            state.first_declarer,
+            entrants,
             match_id if isinstance(match_id, str) else None,
             seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
-        )  # fmt: skip
+        )
     if kind == "deal":
         return Dealt(number, obj, obj["deal"], obj["declarer"], tuple(state.dealt))
     if kind in ("declare", "double", "play"):
@@ -248,9 +252,13 @@ def typed_line(number: int, obj: dict[str, Any], state: MatchState) -> LogLine:
         places = obj.get("places")
         reason = obj.get("reason")
         return MatchEnd(
-            number, obj, obj["status"], _text(reason) if reason is not None else None, tuple(obj["totals"]),
+            number,
+            obj,
+            obj["status"],
+            _text(reason) if reason is not None else None,
+            tuple(obj["totals"]),
             tuple(places) if isinstance(places, list) else None,
-        )  # fmt: skip
+        )
     return Fault(
         number,
         obj,

@@ -76,10 +76,26 @@ from .rules.cards import RANKS, SUITS
 from .rules.ruleset import Ruleset
 
 __all__ = [
-    "FAULT_KINDS", "FORMAT", "VERSION", "FaultKind", "FaultRecord", "LogError", "LogOutcome", "MatchLogWriter",
-    "MatchResult", "MatchStatus", "Outcome", "Verification", "Verify", "Visitor", "declare_line", "dumps",
-    "hands_from_deal_line", "read_log", "verify",
-]  # fmt: skip
+    "FAULT_KINDS",
+    "FORMAT",
+    "VERSION",
+    "FaultKind",
+    "FaultRecord",
+    "LogError",
+    "LogOutcome",
+    "MatchLogWriter",
+    "MatchResult",
+    "MatchStatus",
+    "Outcome",
+    "Verification",
+    "Verify",
+    "Visitor",
+    "declare_line",
+    "dumps",
+    "hands_from_deal_line",
+    "read_log",
+    "verify",
+]
 
 _LINE_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # json.dumps would make one per line
 

@@ -219,9 +219,15 @@ class _Session:
             self.bot.reserve_seconds = start.reserve_seconds
             log.info(
                 "bot %s %s in match %s at %s: seat %d, %d deals, rules %s, entrants %s",
-                self.name, self.version, start.match_id, self.address, start.seat, start.deals, start.rules_json,
+                self.name,
+                self.version,
+                start.match_id,
+                self.address,
+                start.seat,
+                start.deals,
+                start.rules_json,
                 ", ".join(start.entrants),
-            )  # fmt: skip
+            )
             self.bot.on_match_start(self._view(start.view))
         elif kind == "deal_end":
             self.bot.on_deal_end(self._view(msg.deal_end.view))
@@ -229,9 +235,13 @@ class _Session:
             end = msg.match_end
             log.info(
                 "match %s ended (%s%s) after %d decisions: totals %s, places %s",
-                self.match_id, end.status, f": {end.reason}" if end.reason else "", self.decisions,
-                list(end.totals), list(end.places),
-            )  # fmt: skip
+                self.match_id,
+                end.status,
+                f": {end.reason}" if end.reason else "",
+                self.decisions,
+                list(end.totals),
+                list(end.places),
+            )
             if self.rules is not None:
                 self.bot.on_match_end(self._view(end.view))
             self.in_match = False

@@ -163,10 +163,12 @@ def _play_facts(view: View, contract: Contract, trump: int | None, unknown: int,
             seat = (leader + i) % 4
             if seat != me:
                 forbidden[seat] |= _forbidden_by_play(
-                    _lead_rule(rules, contract, broken) if i == 0
+                    _lead_rule(rules, contract, broken)
+                    if i == 0
                     else _follow_rule(rules, contract, trump, led, best, mask),
-                    c, unknown & ~forbidden[seat],
-                )  # fmt: skip
+                    c,
+                    unknown & ~forbidden[seat],
+                )
             if i:  # the engine's P3 update of the winning card
                 if c // 13 == best // 13:
                     if c > best:

@@ -35,9 +35,18 @@ PROTOCOL_VERSION = 1
 """The protocol version a hello announces (docs/protocol.md)."""
 
 __all__ = [
-    "PROTOCOL_VERSION", "WireError", "action_from_proto", "action_to_proto", "legal_from_proto",
-    "legal_to_proto", "pb", "phase_from_proto", "phase_to_proto", "view_from_proto", "view_to_proto",
-]  # fmt: skip
+    "PROTOCOL_VERSION",
+    "WireError",
+    "action_from_proto",
+    "action_to_proto",
+    "legal_from_proto",
+    "legal_to_proto",
+    "pb",
+    "phase_from_proto",
+    "phase_to_proto",
+    "view_from_proto",
+    "view_to_proto",
+]
 
 
 class WireError(BarbuError):

@@ -43,48 +43,87 @@ def _floats(*names: str) -> list[sa.Column[Any]]:
 
 
 sa.Table(
-    "tournaments", TABLES, _id(),
+    "tournaments",
+    TABLES,
+    _id(),
     sa.Column("name", sa.String(), nullable=False, unique=True, index=True),
-    *_text("format", "fingerprint"), *_ints("rounds", "total_matches", "seed"), *_text("rules", "config_path"),
+    *_text("format", "fingerprint"),
+    *_ints("rounds", "total_matches", "seed"),
+    *_text("rules", "config_path"),
     sa.Column("config_text", sa.Text()),
     _required("created_at", sa.DateTime(timezone=True)),
     sa.Column("finished_at", sa.DateTime(timezone=True)),
-)  # fmt: skip
+)
 sa.Table(
-    "entrants", TABLES, _id(), _ref("tournament_id", "tournaments"),
-    _required("name", sa.String()), sa.Column("command", sa.String()), _required("remote", sa.Boolean()),
+    "entrants",
+    TABLES,
+    _id(),
+    _ref("tournament_id", "tournaments"),
+    _required("name", sa.String()),
+    sa.Column("command", sa.String()),
+    _required("remote", sa.Boolean()),
     sa.UniqueConstraint("tournament_id", "name"),
-)  # fmt: skip
+)
 sa.Table(
-    "matches", TABLES, _id(), _ref("tournament_id", "tournaments"),
-    *_ints("number"), *_text("key"), *_ints("round", "table_no", "rotation", "game", "seed"), *_text("seats", "status"),
+    "matches",
+    TABLES,
+    _id(),
+    _ref("tournament_id", "tournaments"),
+    *_ints("number"),
+    *_text("key"),
+    *_ints("round", "table_no", "rotation", "game", "seed"),
+    *_text("seats", "status"),
     sa.Column("reason", sa.String()),
-    *_ints("deals"), *_text("totals", "places", "log_path", "log_sha256"),
+    *_ints("deals"),
+    *_text("totals", "places", "log_path", "log_sha256"),
     *_floats("wall_seconds", "arbiter_cpu", "bots_cpu"),
     _required("finished_at", sa.DateTime(timezone=True)),
     sa.UniqueConstraint("tournament_id", "number"),
-)  # fmt: skip
+)
 sa.Table(
-    "seat_results", TABLES, _id(), _ref("match_id", "matches"), _ref("entrant_id", "entrants"),
-    *_ints("seat", "total", "place"), _required("forfeited", sa.Boolean()), *_ints("faults"),
+    "seat_results",
+    TABLES,
+    _id(),
+    _ref("match_id", "matches"),
+    _ref("entrant_id", "entrants"),
+    *_ints("seat", "total", "place"),
+    _required("forfeited", sa.Boolean()),
+    *_ints("faults"),
     *_floats("think_seconds"),
     sa.UniqueConstraint("match_id", "seat"),
-)  # fmt: skip
+)
 sa.Table(
-    "faults", TABLES, _id(), _ref("match_id", "matches"), _ref("entrant_id", "entrants"),
-    *_ints("seat", "deal"), *_text("kind"), sa.Column("detail", sa.Text()), *_text("action"),
-)  # fmt: skip
+    "faults",
+    TABLES,
+    _id(),
+    _ref("match_id", "matches"),
+    _ref("entrant_id", "entrants"),
+    *_ints("seat", "deal"),
+    *_text("kind"),
+    sa.Column("detail", sa.Text()),
+    *_text("action"),
+)
 sa.Table(
-    "rating_history", TABLES, _id(), _ref("tournament_id", "tournaments"),
-    *_ints("game", "match_number"), _ref("entrant_id", "entrants", index=False), *_floats("mu", "sigma"),
+    "rating_history",
+    TABLES,
+    _id(),
+    _ref("tournament_id", "tournaments"),
+    *_ints("game", "match_number"),
+    _ref("entrant_id", "entrants", index=False),
+    *_floats("mu", "sigma"),
     sa.UniqueConstraint("tournament_id", "game", "entrant_id"),
-)  # fmt: skip
+)
 sa.Table(
-    "tournament_leases", TABLES,
+    "tournament_leases",
+    TABLES,
     sa.Column("tournament", sa.String(), primary_key=True),
-    *_text("owner", "host"), *_ints("pid"), *_text("node"), *_ints("process_start"),
-    *_floats("taken_at", "heartbeat"), *_text("folder_key"),
-)  # fmt: skip
+    *_text("owner", "host"),
+    *_ints("pid"),
+    *_text("node"),
+    *_ints("process_start"),
+    *_floats("taken_at", "heartbeat"),
+    *_text("folder_key"),
+)
 
 
 def upgrade() -> None:

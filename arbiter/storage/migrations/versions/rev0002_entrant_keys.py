@@ -15,14 +15,15 @@ READERS_NEED_IT = False
 
 TABLES = sa.MetaData()
 sa.Table(
-    "entrant_keys", TABLES,
+    "entrant_keys",
+    TABLES,
     sa.Column("id", sa.Integer(), primary_key=True),
     sa.Column("key_id", sa.String(), nullable=False, unique=True, index=True),
     sa.Column("entrant", sa.String(), nullable=False),
     sa.Column("secret_sha256", sa.String(), nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("revoked_at", sa.DateTime(timezone=True)),
-)  # fmt: skip
+)
 
 
 def upgrade() -> None:

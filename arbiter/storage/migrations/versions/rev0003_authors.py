@@ -16,16 +16,18 @@ READERS_NEED_IT = False
 
 TABLES = sa.MetaData()
 sa.Table(
-    "authors", TABLES,
+    "authors",
+    TABLES,
     sa.Column("id", sa.Integer(), primary_key=True),
     sa.Column("name", sa.String(), nullable=False, unique=True, index=True),
     sa.Column("token_id", sa.String(), nullable=False, unique=True, index=True),
     sa.Column("token_sha256", sa.String(), nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("revoked_at", sa.DateTime(timezone=True)),
-)  # fmt: skip
+)
 sa.Table(
-    "submissions", TABLES,
+    "submissions",
+    TABLES,
     sa.Column("id", sa.Integer(), primary_key=True),
     sa.Column("arena", sa.String(), nullable=False),
     sa.Column("author", sa.String(), nullable=False),
@@ -39,7 +41,7 @@ sa.Table(
     sa.Column("decided_at", sa.DateTime(timezone=True)),
     sa.Column("retired_at", sa.DateTime(timezone=True)),
     sa.UniqueConstraint("arena", "entrant", "version"),
-)  # fmt: skip
+)
 
 
 def upgrade() -> None:

@@ -65,14 +65,47 @@ class MatchState:
     """
 
     __slots__ = (
-        "rules", "first_declarer", "deal_index", "phase", "turn", "declarer", "hands",
-        "dealt", "declared", "quota_doubles", "declaration", "contract", "trump",
-        "doubled", "doubled_by", "redoubled", "startable", "levels", "double_actions",
-        "double_step", "double_round",
-        "leader", "trick", "trick_mask", "best", "tricks", "won", "tricks_won",
-        "captured", "hearts_broken", "plays", "frontier", "domino_steps", "layout", "finished", "domino_passes",
-        "results", "totals", "_legal", "_plain_follow",
-    )  # fmt: skip
+        "rules",
+        "first_declarer",
+        "deal_index",
+        "phase",
+        "turn",
+        "declarer",
+        "hands",
+        "dealt",
+        "declared",
+        "quota_doubles",
+        "declaration",
+        "contract",
+        "trump",
+        "doubled",
+        "doubled_by",
+        "redoubled",
+        "startable",
+        "levels",
+        "double_actions",
+        "double_step",
+        "double_round",
+        "leader",
+        "trick",
+        "trick_mask",
+        "best",
+        "tricks",
+        "won",
+        "tricks_won",
+        "captured",
+        "hearts_broken",
+        "plays",
+        "frontier",
+        "domino_steps",
+        "layout",
+        "finished",
+        "domino_passes",
+        "results",
+        "totals",
+        "_legal",
+        "_plain_follow",
+    )
     # ``_legal`` caches the legal set of the decision at hand (-1: not computed yet): the card
     # mask in trick play and Domino, ``legal | forced << 4`` target masks while doubling.
 
@@ -249,9 +282,15 @@ class MatchState:
             remaining = self.declarations_left(self.declarer)
             forced = doubling.is_forced(self.rules, remaining, self.quota_doubles[self.declarer][seat])
         legal, forced_mask = doubling.target_masks(
-            seat, self.declarer, self.startable, self.doubled[seat], self.doubled_by[seat],
-            self.redoubled[seat], self.double_round == 1, forced,
-        )  # fmt: skip
+            seat,
+            self.declarer,
+            self.startable,
+            self.doubled[seat],
+            self.doubled_by[seat],
+            self.redoubled[seat],
+            self.double_round == 1,
+            forced,
+        )
         self._legal = legal | forced_mask << 4
         return legal, forced_mask
 
