@@ -145,7 +145,6 @@ def _recorder(inner: RemotePlayer, outcome: SessionRecord, connect_timeout: floa
         async def start(self, seat: int, view: Any) -> None:
             _note_connection(inner, outcome, connect_timeout)
             await inner.start(seat, view)
-            outcome.match_start_sent = True
 
         async def decide(
             self, state: MatchState, seat: int, time_limit: float, sent: Callable[[], None] | None = None

@@ -54,7 +54,6 @@ class SessionRecord:
     status: str = ""
     deals: int = 0
     deal_ends: int = 0  # DealEnd messages handed to the bot's stream
-    match_start_sent: bool = False
     match_end_sent: bool = False
     faults: list[Any] = field(default_factory=list)  # FaultRecords of the bot's seat
     forfeit: bool = False
