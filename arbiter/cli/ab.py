@@ -150,7 +150,7 @@ def ab_command(
     from arbiter.cli.play import rules_of
     from arbiter.files import output_path
     from arbiter.tournament.config import NAME_RE
-    from arbiter.verdict.ab import AbReporter, AbSpec, run_ab
+    from arbiter.verdict.ab import AbSpec, run_ab
 
     console = safe_console(stderr=False, highlight=False)
     with user_errors():
@@ -176,7 +176,7 @@ def ab_command(
             cluster=address,
         )
         try:
-            result = run_ab(spec, reporter=AbReporter() if as_json else RichAbReporter(console))
+            result = run_ab(spec, reporter=None if as_json else RichAbReporter(console, spec.budget_sets))
         except INTERRUPTS as e:  # before the run read the database: nothing was played
             typer.echo("interrupted before any match was played", err=True)
             raise typer.Exit(exit_code(signal_of(e))) from None

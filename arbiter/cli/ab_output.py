@@ -9,7 +9,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from arbiter.model import MatchOutcome, ScheduledMatch
 from arbiter.text import printable
+from arbiter.tournament.loop import Run
 from arbiter.verdict import MATCHES_PER_SET
 from arbiter.verdict.ab import AbReporter, AbResult, SetResult, contracts_table
 from arbiter.verdict.sprt import SprtState
@@ -42,21 +44,20 @@ def state_line(state: SprtState) -> str:
 class RichAbReporter(AbReporter):
     """A progress bar (matches of the budget) and one line per set as the test goes."""
 
-    def __init__(self, console: Console):
+    def __init__(self, console: Console, budget_sets: int):
         self.console = console
         self.progress: Progress | None = None
         self.task: TaskID | None = None
-        self.budget_matches = 0
+        self.budget_matches = budget_sets * MATCHES_PER_SET
         self.done = 0  # matches recorded, as far as this run knows
 
-    def started(self, name: str, database: str, recorded_sets: int, budget_sets: int) -> None:
-        self.budget_matches = budget_sets * MATCHES_PER_SET
-        resumed = (
-            f", resuming: {recorded_sets} set{'s' * (recorded_sets != 1)} scheduled before" if recorded_sets else ""
-        )
+    def started(self, run: Run) -> None:
+        self.done = recorded = len(run.records)
+        resumed = f", resuming with {recorded} recorded" if recorded else ""
         self.console.print(
-            f"[bold]{escape(printable(name))}[/bold]: A/B test, at most {self.budget_matches} matches "
-            f"({budget_sets} sets of {MATCHES_PER_SET}){resumed}; results in {escape(printable(database))}"
+            f"[bold]{escape(printable(run.config.name))}[/bold]: A/B test, at most {self.budget_matches} matches "
+            f"({self.budget_matches // MATCHES_PER_SET} sets of {MATCHES_PER_SET}){resumed}; "
+            f"results in {escape(printable(run.database))}"
         )
         self.progress = Progress(
             TextColumn("[progress.description]{task.description}"),
@@ -68,16 +69,16 @@ class RichAbReporter(AbReporter):
             transient=False,
         )
         self.progress.start()
-        self.task = self.progress.add_task("sets", total=self.budget_matches, completed=0)
+        self.task = self.progress.add_task("sets", total=self.budget_matches, completed=recorded)
 
-    def match_done(self, key: str, status: str, reason: str | None) -> None:
+    def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
         if self.progress is not None and self.task is not None:
-            self.done += 1
+            self.done = max(self.done, len(run.records))
             self.progress.update(self.task, completed=self.done)
-            if status != "complete":
+            if not outcome.result.complete:
                 self.progress.console.print(
-                    f"[yellow]match {escape(printable(key))} aborted: {escape(printable(reason or ''))} "
-                    "(its set is voided)[/yellow]"
+                    f"[yellow]match {escape(printable(m.key))} aborted: "
+                    f"{escape(printable(outcome.result.reason or ''))} (its set is voided)[/yellow]"
                 )
 
     def set_done(self, result: SetResult, state: SprtState) -> None:
@@ -89,7 +90,7 @@ class RichAbReporter(AbReporter):
         self.progress.console.print(f"set {result.number + 1:>3}  {diff}  {state_line(state)}", highlight=False)
         self.progress.update(self.task, description=f"LLR {_signed(state.llr, 2)}" if state.bounds else "sets")
 
-    def stopped(self) -> None:
+    def stopped(self, run: Run) -> None:
         if self.progress is not None:
             self.progress.stop()
             self.progress = None

@@ -38,7 +38,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from barbu.matchlog import read_log
 from barbu.rules import Ruleset, make_ruleset
@@ -51,7 +51,7 @@ from arbiter.model import MatchOutcome, ScheduledMatch, TimeControl
 from arbiter.replay.facts import Facts
 from arbiter.tournament.config import DEFAULT_LOG_ROOT, EntrantConfig, TournamentConfig, bot_command
 from arbiter.tournament.formats import Format, register
-from arbiter.tournament.loop import Run, Schedule, run_tournament
+from arbiter.tournament.loop import Observer, Run, Schedule, run_tournament
 from arbiter.tournament.recorded import read_match_log
 from arbiter.tournament.schedule import MAX_MATCHES, PAIRED_KEY, paired_sets
 from arbiter.verdict import DEFAULT_DELTA0, DEFAULT_DELTA1, DEFAULT_MAX_MATCHES, MATCHES_PER_SET
@@ -326,20 +326,11 @@ def info_from_outcome(m: ScheduledMatch, outcome: MatchOutcome, tournament: str)
 
 
 # ---- progress and result --------------------------------------------------------------------
-class AbReporter:
-    """What the driver tells as it goes; the command line shows it, tests stay silent."""
+class AbReporter(Observer, Protocol):
+    """What the command line shows of a test: the loop's progress (an observer of the run, as for
+    any tournament) and each set as the test takes it."""
 
-    def started(self, name: str, database: str, recorded_sets: int, budget_sets: int) -> None:
-        pass
-
-    def match_done(self, key: str, status: str, reason: str | None) -> None:
-        pass
-
-    def set_done(self, result: SetResult, state: SprtState) -> None:
-        pass
-
-    def stopped(self) -> None:
-        pass
+    def set_done(self, result: SetResult, state: SprtState) -> None: ...
 
 
 @dataclass
@@ -396,20 +387,18 @@ class SprtRule:
     """The stop rule, an observer of the loop: every recorded match goes to the book, every
     complete set to the test (and to the reporter); too many voided sets stop the run."""
 
-    def __init__(self, spec: AbSpec, reporter: AbReporter):
+    def __init__(self, spec: AbSpec, reporter: AbReporter | None):
         test = spec.test
         self.budget = spec.budget_sets
         self.min_sets = test.min_sets if isinstance(test, SprtConfig) else self.budget
         self.book = SetBook(test, spec.rules, self.budget)
         self.reporter = reporter
-        self.stored_sets = 0  # the sets the database had scheduled before this run
 
     @property
     def wants_more(self) -> bool:
         return not self.book.state.done and self.book.next_set < self.budget
 
     def started(self, run: Run) -> None:
-        self.reporter.started(run.config.name, run.database, self.stored_sets, self.budget)
         for r in run.repo.match_rows(run.tournament_id):  # checked rows: their JSON is sound
             info = MatchInfo(
                 r.number, r.status, tuple(r.seats), tuple(r.totals), r.log_path, r.log_sha256, run.config.name
@@ -419,12 +408,12 @@ class SprtRule:
 
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
         self.book.add(info_from_outcome(m, outcome, run.config.name))
-        self.reporter.match_done(m.key, outcome.result.status, outcome.result.reason)
         self.advance(run)
 
     def advance(self, run: Run) -> None:
         for result, state in self.book.advance():
-            self.reporter.set_done(result, state)
+            if self.reporter is not None:
+                self.reporter.set_done(result, state)
         voided, sets = len(self.book.voided), len(self.book.sets)
         if sets >= min(self.min_sets, self.budget) and voided >= VOID_MINIMUM and voided > VOID_LIMIT * sets:
             raise TournamentError(
@@ -433,7 +422,7 @@ class SprtRule:
             )
 
     def stopped(self, run: Run) -> None:
-        self.reporter.stopped()
+        pass
 
 
 class PairedSets(Schedule):
@@ -451,7 +440,6 @@ class PairedSets(Schedule):
                 f"the database holds a tournament named {self.config.name!r} that is not an A/B test "
                 f"({stored_format}); give another --name or database"
             )
-        self.rule.stored_sets = stored_rounds or 0
         self.set_sets(max(stored_rounds or 0, 1))
 
     def set_sets(self, sets: int) -> None:
@@ -477,13 +465,15 @@ def run_ab(
     budget = spec.budget_sets
     if budget * MATCHES_PER_SET > MAX_MATCHES:
         raise ConfigError(f"at most {MAX_MATCHES} matches in one test, got {budget * MATCHES_PER_SET}")
-    rule = SprtRule(spec, reporter or AbReporter())
+    rule = SprtRule(spec, reporter)
     schedule = PairedSets(spec, rule)
     summary = run_tournament(
         schedule.config,
         database=spec.database,
         jobs=spec.jobs,
-        observers=[rule],
+        observers=[rule]
+        if reporter is None
+        else [reporter, rule],  # the reporter first: it shows the sets the rule finds
         schedule=schedule,
         executor=executor,
     )

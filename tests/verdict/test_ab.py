@@ -322,3 +322,24 @@ def test_fixed_count_draws_no_llr(tmp_path):
     fixed = run_ab(spec(tmp_path, "first", "random:1", FixedConfig(2)), executor=inproc.in_process(play))
     html = render_ab_page(fixed.to_json(with_history=True))
     assert 'id="llr-chart"' not in html and 'id="ci-chart"' in html and "fixed count" in html
+
+
+def test_the_command_lines_progress_is_an_observer_of_the_run_like_any_tournament(tmp_path):
+    """The rich reporter is handed to the tournament loop beside the stop rule: it hears each
+    match (the bar), each set (one line), and a resumed run says what it found recorded."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from arbiter.cli.ab_output import RichAbReporter
+
+    first = spec(tmp_path, "random:1", "random:2", FixedConfig(1))
+    run_ab(first, executor=inproc.in_process(play))
+    out = StringIO()
+    again = dataclasses.replace(first, test=FixedConfig(2))
+    result = run_ab(again, reporter=RichAbReporter(Console(file=out, width=120), 2), executor=inproc.in_process(play))
+    text = out.getvalue()
+    assert len(result.sets) == 2
+    assert f"A/B test, at most {2 * MATCHES_PER_SET} matches (2 sets of {MATCHES_PER_SET})" in text
+    assert f"resuming with {MATCHES_PER_SET} recorded" in text
+    assert "set   1" in text and "set   2" in text and f"{2 * MATCHES_PER_SET}/{2 * MATCHES_PER_SET}" in text
