@@ -4,7 +4,7 @@ One match, from ``arbiter run`` to its database row: :func:`run_tournament` take
 the :class:`Recorder` claims the log folder and creates or resumes the tournament, the
 :class:`Schedule` lists the matches, :func:`make_task` turns each pending one into a
 :class:`~arbiter.model.MatchTask`, an executor (arbiter.execution.executors: in this process,
-a local pool, the Dask cluster) plays it with arbiter.tournament.worker.play_task, and every
+a local pool, the Dask cluster) plays it with arbiter.execution.play.play_task, and every
 :class:`Observer` sees the :class:`~arbiter.model.MatchOutcome` in turn: the recorder first (the
 match row, its seats and faults and the rating history it completes, in one transaction, fenced
 by the lease), then the progress display, a stop rule. Ratings are replayed in schedule order, so
