@@ -1,5 +1,7 @@
-"""What test folders share: the one headless Chromium of the browser tests, and finding a run's
-processes (by the tag in their environment, or as descendants).
+"""What test folders share: the one headless Chromium of the browser tests, finding a run's
+processes (by the tag in their environment, or as descendants), and what keeps a run honest on a
+loaded machine: no process outlives the session, a hung test's stacks are shown even when it
+killed its xdist worker, and gRPC's own chatter stays out of the output.
 
 Set up with ``scripts/setup_browser.sh``. Without Chromium or playwright the browser tests FAIL,
 with a message saying so: they are part of the suite, not optional.
@@ -7,10 +9,31 @@ with a message saying so: they are part of the suite, not optional.
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 import os
+import shutil
+import signal
+import tempfile
+import threading
+import uuid
 from pathlib import Path
 
 import pytest
+import pytest_timeout
+
+# Every process the tests start inherits this: what is still running at the session's end is reaped.
+SESSION_TAG = "BARBU_TEST_SESSION"
+HUNG_FOLDER = "BARBU_TEST_HUNG_FOLDER"  # where a hung test's worker writes its stacks for the controller
+REAPED: list[str] = []  # what this process's session reaped: shown in the summary (a worker's, through xdist)
+
+
+def pytest_configure(config) -> None:
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # no "Got goaway" INFO lines from any process
+    os.environ[SESSION_TAG] = uuid.uuid4().hex  # each xdist worker its own: a worker reaps only its own
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist): once per run
+        os.environ[HUNG_FOLDER] = tempfile.mkdtemp(prefix="barbu-hung-")
+
 
 # ---- the summary says how many slow tests the default run (-m 'not slow') left out
 SLOW_LEFT_OUT = pytest.StashKey[int]()
@@ -27,21 +50,91 @@ def pytest_sessionfinish(session) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)  # an xdist worker: tell the controller
     if workeroutput is not None:
         workeroutput["slow_left_out"] = session.config.stash.get(SLOW_LEFT_OUT, 0)
+        workeroutput["reaped"] = list(REAPED)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error) -> None:
     """Each xdist worker collected every test: any one's count is the run's."""
     left_out = getattr(node, "workeroutput", {}).get("slow_left_out", 0)
+    REAPED.extend(getattr(node, "workeroutput", {}).get("reaped", []))
     node.config.stash[SLOW_LEFT_OUT] = max(node.config.stash.get(SLOW_LEFT_OUT, 0), left_out)
 
 
 def pytest_terminal_summary(terminalreporter, config) -> None:
+    if REAPED:
+        terminalreporter.write_line(f"reaped {len(REAPED)} process(es) the tests left running:", yellow=True)
+        for line in REAPED:
+            terminalreporter.write_line(f"  {line}")
     left_out = config.stash.get(SLOW_LEFT_OUT, 0)
     if left_out:
         terminalreporter.write_line(
             f'{left_out} slow test{"s" * (left_out != 1)} left out (run with -m "" to include them)'
         )
+
+
+def pytest_unconfigure(config) -> None:
+    if not hasattr(config, "workerinput") and HUNG_FOLDER in os.environ:
+        shutil.rmtree(os.environ.pop(HUNG_FOLDER), ignore_errors=True)
+
+
+# ---- a hung test: pytest-timeout's dump is lost with an xdist worker's captured output, so the
+# worker also writes every thread's stack to a file the controller adds to the crash report
+def _stacks_file(worker: str) -> Path:
+    return Path(os.environ[HUNG_FOLDER]) / f"{worker}.txt"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_timeout_set_timer(item, settings):
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None or settings.method != "thread" or HUNG_FOLDER not in os.environ:
+        return None  # pytest-timeout's own timer: its dump reaches the terminal
+
+    def dump_then_exit() -> None:
+        with open(_stacks_file(worker), "w") as f:
+            f.write(f"{item.nodeid} ran past {settings.timeout:g} s; every thread's stack, innermost first:\n")
+            f.flush()
+            faulthandler.dump_traceback(file=f, all_threads=True)
+        pytest_timeout.timeout_timer(item, settings)  # its own dump, then os._exit
+
+    timer = threading.Timer(settings.timeout, dump_then_exit)
+    timer.name = f"timeout {item.nodeid}"
+    timer.daemon = True
+
+    def cancel() -> None:
+        timer.cancel()
+        timer.join()
+
+    item.cancel_timeout = cancel
+    timer.start()
+    return True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem, report, sched) -> None:
+    """A worker that died: its hung test's stacks, if it wrote them, go into the failure's report."""
+    path = _stacks_file(report.node.gateway.id)
+    if path.exists():
+        report.longrepr = f"{report.longrepr}\n{path.read_text(errors='replace')}"
+        path.unlink()
+
+
+# ---- nothing outlives the session
+@pytest.fixture(scope="session", autouse=True)
+def _reap_what_the_session_started():
+    """At the session's end, kill what the tests started and left running (bridges, servers, bots
+    that escaped their group): this process's descendants and every process carrying the session's
+    tag. A test that leaves one behind is a defect; the summary names each one reaped."""
+    yield
+    tag = os.environ.get(SESSION_TAG)
+    left = descendants(os.getpid()) | (set(processes_tagged(tag, SESSION_TAG)) if tag else set())
+    if not left:
+        return
+    named = {pid: command_line(pid) for pid in left}
+    for pid in left:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    REAPED.extend(f"{pid}: {cmd[:200]}" for pid, cmd in sorted(named.items()))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -114,10 +207,10 @@ class OpenedPage:
         self.context.remove_listener("request", self._on_request)
 
 
-def processes_tagged(tag: str) -> list[int]:
+def processes_tagged(tag: str, variable: str = "BARBU_TEST_TAG") -> list[int]:
     """Live (not zombie) processes, this one aside, whose environment carries BARBU_TEST_TAG=tag:
     a run's arbiter, its workers and their bots all inherit it."""
-    needle = f"BARBU_TEST_TAG={tag}".encode()
+    needle = f"{variable}={tag}".encode()
     found = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit() and int(entry.name) != os.getpid():
