@@ -15,19 +15,32 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from sqlalchemy import delete, func
+from sqlalchemy import delete, func, inspect
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, select
 
 from arbiter.errors import ConfigError, StorageError
-from arbiter.model import MatchOutcome, MatchRecord, RatingRow, ScheduledMatch, SeatRecord
+from arbiter.model import MatchOutcome, MatchRecord, RatingRow, ScheduledMatch, SeatRecord, StandingsMark, Tally
 from arbiter.storage.db import first_line
-from arbiter.storage.models import Entrant, Fault, Match, RatingHistory, SeatResult, Tournament, row_id
+from arbiter.storage.models import (
+    Entrant,
+    Fault,
+    Match,
+    RatingHistory,
+    SeatResult,
+    StandingsMarkRow,
+    Tournament,
+    now,
+    row_id,
+    table_of,
+)
 from arbiter.storage.rows import bad_row, checked
+from arbiter.storage.standings import clear_standings, read_standings, write_mark, write_tallies
 
 
 class _Rules(Protocol):
@@ -216,8 +229,13 @@ class Repo:
         entrant_ids: dict[str, int],
         ratings: Iterable[RatingRow] = (),
         fence: Callable[[Session], None] | None = None,
+        *,
+        tallies: Iterable[Tally] = (),
+        mark: StandingsMark | None = None,
+        finished_at: datetime | None = None,
     ) -> None:
-        """One finished match with its seats, faults and rating rows, in one transaction.
+        """One finished match with its seats, faults, rating rows and the standings it changes
+        (``tallies``, and how far they go: ``mark``), in one transaction.
 
         ``fence(session)`` runs first in that transaction (the tournament lease: it raises, and
         nothing is recorded, if this run no longer holds it)."""
@@ -247,6 +265,7 @@ class Repo:
                     wall_seconds=outcome.wall_seconds,
                     arbiter_cpu=outcome.arbiter_cpu,
                     bots_cpu=outcome.bots_cpu,
+                    finished_at=finished_at or now(),
                 )
                 s.add(m)
                 s.flush()
@@ -277,6 +296,9 @@ class Repo:
                     )
                 for row in ratings:
                     s.add(self._rating(tournament_id, row, entrant_ids))
+                write_tallies(s, tournament_id, tallies, entrant_ids)
+                if mark is not None:
+                    write_mark(s, tournament_id, mark)
                 s.commit()
         except IntegrityError as e:
             raise StorageError(
@@ -365,6 +387,47 @@ class Repo:
             if r.entrant_id not in names:
                 raise bad_row("rating_history", r, "entrant_id", "names no entrant of this tournament")
         return [RatingRow(r.game, r.match_number, names[r.entrant_id], r.mu, r.sigma) for r in rows]
+
+    # ---- standings -----------------------------------------------------------------------
+    def standings(self, tournament_id: int) -> tuple[StandingsMark | None, dict[str, Tally]]:
+        """How far the kept standings go (None: not kept yet, or a database from before they
+        were: readers never upgrade it) and each entrant's tally."""
+        names = self.entrants_by_id(tournament_id)
+        try:
+            with self.session() as s:
+                return read_standings(s, tournament_id, names)
+        except SQLAlchemyError:
+            if inspect(self.engine).has_table(table_of(StandingsMarkRow).name):
+                raise
+            return None, {}
+
+    def store_standings(
+        self,
+        tournament_id: int,
+        tallies: Iterable[Tally],
+        mark: StandingsMark,
+        ratings: Iterable[RatingRow],
+        entrant_ids: dict[str, int],
+        *,
+        rebuilt: bool,
+        fence: Callable[[Session], None] | None = None,
+    ) -> None:
+        """Write standings in one transaction: ``rebuilt``, in place of every kept one and of the
+        rating history (a replay); else added to them (games rated at a run's start)."""
+        try:
+            with self.session() as s:
+                if fence is not None:
+                    fence(s)
+                if rebuilt:
+                    clear_standings(s, tournament_id)
+                    s.flush()
+                for row in ratings:
+                    s.add(self._rating(tournament_id, row, entrant_ids))
+                write_tallies(s, tournament_id, tallies, entrant_ids)
+                write_mark(s, tournament_id, mark)
+                s.commit()
+        except SQLAlchemyError as e:
+            raise StorageError(f"cannot store the standings: {first_line(e)}") from None
 
     def final_ratings(self, tournament_id: int) -> dict[str, tuple[float, float]]:
         """Each entrant's latest (μ, σ) from the rating history."""
