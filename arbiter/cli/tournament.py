@@ -21,6 +21,11 @@ from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 from arbiter.tournament.formats import plays_duplicate_sets
 
+REPLAYED_NOTE = (
+    "note: the standings table is missing or behind the matches: replayed from them; "
+    "`arbiter standings --rebuild` stores them"
+)
+
 
 def run_command(
     config: Annotated[
@@ -145,11 +150,7 @@ def standings_command(
         finally:
             engine.dispose()
     if not kept.kept and not as_json:
-        typer.echo(
-            "note: the standings table is missing or behind the matches: replayed from them; "
-            "`arbiter standings --rebuild` stores them",
-            err=True,
-        )
+        typer.echo(REPLAYED_NOTE, err=True)
     duplicate = plays_duplicate_sets(t.format)
     if as_json:
         typer.echo(json.dumps([r.to_json(duplicate) for r in rows]))

@@ -150,7 +150,7 @@ class RatingHistory(SQLModel, table=True):
     tournament_id: int = Field(foreign_key="tournaments.id", index=True)
     game: int  # the rated game, in schedule order
     match_number: int  # the last match of that game
-    entrant_id: int = Field(foreign_key="entrants.id")
+    entrant_id: int = Field(foreign_key="entrants.id", index=True)  # an entrant's history (revision 0006)
     mu: float
     sigma: float
 
@@ -158,9 +158,9 @@ class RatingHistory(SQLModel, table=True):
 class StandingRow(SQLModel, table=True):
     """One entrant's standing as data (:class:`arbiter.model.Tally`), written in the transaction
     of each match that changes it: what the tables, pages and API read, never the history.
-    Moments (count, mean, sum of squared deviations) give a mean and its 95% interval; ``trend``
-    holds μ after its last rated games; ``contracts`` [[contract, n, mean, m2], ...] its deal
-    scores; ``doubling`` [doubles, redoubles, won, lost, net, n, mean, m2 (acted), n, mean, m2
+    Moments (count, sum, sum of squared deviations) give a mean and its 95% interval; ``trend``
+    holds μ after its last rated games; ``contracts`` [[contract, n, sum, m2], ...] its deal
+    scores; ``doubling`` [doubles, redoubles, won, lost, net, n, sum, m2 (acted), n, sum, m2
     (doubled)] (revision 0006)."""
 
     __tablename__ = "standings"
@@ -174,10 +174,10 @@ class StandingRow(SQLModel, table=True):
     conservative: float  # μ − 3σ, what the table is ordered by
     games: int = 0
     matches: int = 0
-    score_mean: float = 0.0
+    score_sum: float = 0.0
     score_m2: float = 0.0
     duplicate_n: int = 0
-    duplicate_mean: float = 0.0
+    duplicate_sum: float = 0.0
     duplicate_m2: float = 0.0
     faults: int = 0
     forfeits: int = 0

@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import UTC
 
-from sqlalchemy import delete
+from sqlalchemy import Table, delete
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.sql.expression import Executable
 from sqlmodel import Session, col, select
 
 from arbiter.model import DoublingTally, StandingsMark, Tally
 from arbiter.stats import Moments
-from arbiter.storage.models import RatingHistory, StandingRow, StandingsMarkRow
+from arbiter.storage.models import RatingHistory, StandingRow, StandingsMarkRow, table_of
 from arbiter.storage.rows import bad_row, checked
 
 __all__ = ["clear_standings", "read_standings", "write_mark", "write_tallies"]
@@ -26,8 +28,8 @@ def _row_values(t: Tally) -> dict[str, object]:
     d = t.doubling
     return {
         "mu": t.mu, "sigma": t.sigma, "conservative": t.mu - 3 * t.sigma, "games": t.games,
-        "matches": t.score.n, "score_mean": t.score.mean, "score_m2": t.score.m2,
-        "duplicate_n": t.duplicate.n, "duplicate_mean": t.duplicate.mean, "duplicate_m2": t.duplicate.m2,
+        "matches": t.score.n, "score_sum": t.score.total, "score_m2": t.score.m2,
+        "duplicate_n": t.duplicate.n, "duplicate_sum": t.duplicate.total, "duplicate_m2": t.duplicate.m2,
         "faults": t.faults, "forfeits": t.forfeits, "last_played": t.last_played, "trend": list(t.trend),
         "analysed": t.analysed, "contracts": [[c, *m.to_list()] for c, m in t.contracts.items()],
         "doubling": [d.doubles, d.redoubles, d.won, d.lost, d.net, *d.acted.to_list(), *d.passive.to_list()],
@@ -35,27 +37,31 @@ def _row_values(t: Tally) -> dict[str, object]:
 
 
 def write_tallies(s: Session, tournament_id: int, tallies: Iterable[Tally], entrant_ids: Mapping[str, int]) -> None:
-    """Insert or update the rows of ``tallies`` (in the caller's transaction)."""
-    by_id = {entrant_ids[t.entrant]: t for t in tallies}
-    if not by_id:
-        return
-    query = select(StandingRow).where(
-        StandingRow.tournament_id == tournament_id, col(StandingRow.entrant_id).in_(list(by_id))
-    )
-    stored = {r.entrant_id: r for r in s.exec(query)}
-    for entrant_id, t in by_id.items():
-        row = stored.get(entrant_id) or StandingRow(
-            tournament_id=tournament_id, entrant_id=entrant_id, mu=0, sigma=0, conservative=0
-        )
-        for name, value in _row_values(t).items():
-            setattr(row, name, value)
-        s.add(row)
+    """Insert or update the rows of ``tallies`` (in the caller's transaction): one statement,
+    found by the (tournament, entrant) key."""
+    rows = [{"tournament_id": tournament_id, "entrant_id": entrant_ids[t.entrant], **_row_values(t)} for t in tallies]
+    if rows:
+        _upsert(s, table_of(StandingRow), rows, ["tournament_id", "entrant_id"])
 
 
 def write_mark(s: Session, tournament_id: int, mark: StandingsMark) -> None:
-    row = s.get(StandingsMarkRow, tournament_id) or StandingsMarkRow(tournament_id=tournament_id)
-    row.matches, row.next_game = mark.matches, mark.next_game
-    s.add(row)
+    row: dict[str, object] = {"tournament_id": tournament_id, "matches": mark.matches, "next_game": mark.next_game}
+    _upsert(s, table_of(StandingsMarkRow), [row], ["tournament_id"])
+
+
+_UPSERTS: dict[tuple[str, str], Executable] = {}
+
+
+def _upsert(s: Session, table: Table, rows: list[dict[str, object]], key: list[str]) -> None:
+    """INSERT ... ON CONFLICT (key) DO UPDATE, as SQLite and PostgreSQL both say it (the
+    statement made once per table and dialect)."""
+    dialect = s.get_bind().dialect.name
+    statement = _UPSERTS.get((dialect, table.name))
+    if statement is None:
+        made = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+        updated = {c.name: made.excluded[c.name] for c in table.columns if c.name not in (*key, "id")}
+        statement = _UPSERTS[dialect, table.name] = made.on_conflict_do_update(index_elements=key, set_=updated)
+    s.execute(statement, rows)
 
 
 def clear_standings(s: Session, tournament_id: int) -> None:
@@ -93,9 +99,9 @@ def _tally(row: StandingRow, name: str) -> Tally:
             Moments.from_list(moments[:3]), Moments.from_list(moments[3:]),
         )  # fmt: skip
         column = "matches"
-        score = Moments.from_list([row.matches, row.score_mean, row.score_m2])
+        score = Moments.from_list([row.matches, row.score_sum, row.score_m2])
         column = "duplicate_n"
-        duplicate = Moments.from_list([row.duplicate_n, row.duplicate_mean, row.duplicate_m2])
+        duplicate = Moments.from_list([row.duplicate_n, row.duplicate_sum, row.duplicate_m2])
     except (TypeError, ValueError) as e:
         raise bad_row("standings", row, column, f"is not what a standing holds ({e})") from None
     last = row.last_played

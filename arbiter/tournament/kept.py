@@ -47,7 +47,7 @@ def kept_standings(repo: Repo, t: Tournament) -> Kept:
     names = repo.entrant_names(t_id)
     recorded = repo.count_matches(t_id)
     mark, tallies = repo.standings(t_id)
-    if mark is not None and mark.matches == recorded:
+    if mark is not None and mark.matches >= recorded:  # read after the count: a match may have come since
         return Kept(table_of(names, tallies), recorded, True)
     return Kept(standings(names, repo.matches(t_id), plays_duplicate_sets(t.format)), recorded, False)
 
