@@ -13,12 +13,15 @@ and nothing of the arbiter.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from fractions import Fraction
 
 from barbu.matchlog import FaultRecord as FaultRecord  # the log format's: one type for both
 from barbu.matchlog import MatchResult
+
+from arbiter.stats import Moments
 
 # The longest each may be: finite, and within what a match can sensibly wait for.
 # (remote_wait: how long a match waits for a remote entrant, a tournament file's key.)
@@ -153,6 +156,19 @@ class MatchOutcome:
     wall_seconds: float = 0.0
     arbiter_cpu: float = 0.0
     bots_cpu: float = 0.0
+    deals: tuple[DealSummary, ...] = ()  # each finished deal (a complete, valid log's): what the standings sum
+
+
+@dataclass(frozen=True)
+class DealSummary:
+    """What the standings keep of one finished deal: its contract, declarer, raw and deal scores,
+    and its doubled pairs as (i, j, level, the seat that doubled, the one that redoubled or -1)."""
+
+    contract: str
+    declarer: int
+    raw: tuple[int, ...]
+    scores: tuple[int, ...]
+    pairs: tuple[tuple[int, int, int, int, int], ...] = ()
 
 
 # ---- what a schedule says of a match, and what the ratings read of it ------------------------
@@ -205,3 +221,46 @@ class RatingRow:
     entrant: str
     mu: float
     sigma: float
+
+
+@dataclass(frozen=True)
+class DoublingTally:
+    """An entrant's doubling record as data: the doubles and redoubles it made, what the pairs it
+    acted in brought it (won, lost, net, their moments), and the pairs it was doubled in."""
+
+    doubles: int = 0
+    redoubles: int = 0
+    won: int = 0
+    lost: int = 0
+    net: int = 0
+    acted: Moments = Moments()
+    passive: Moments = Moments()
+
+
+@dataclass(frozen=True)
+class Tally:
+    """One entrant's standing as data, brought up to date by each recorded match and each rated
+    game (arbiter.tournament.standings); what the standings table keeps per entrant."""
+
+    entrant: str
+    mu: float
+    sigma: float
+    games: int = 0  # rated games
+    score: Moments = Moments()  # its score per complete match
+    duplicate: Moments = Moments()  # per rated duplicate game: its score less the others' mean
+    faults: int = 0
+    forfeits: int = 0
+    last_played: datetime | None = None
+    trend: tuple[float, ...] = ()  # μ after each of its last rated games, oldest first (bounded)
+    analysed: int = 0  # complete matches whose deals are summed below
+    contracts: dict[str, Moments] = field(default_factory=dict)  # its deal score per contract
+    doubling: DoublingTally = DoublingTally()
+
+
+@dataclass(frozen=True)
+class StandingsMark:
+    """How far a tournament's standings go: the matches they count and the first game (in
+    schedule order) not yet rated."""
+
+    matches: int
+    next_game: int

@@ -4,6 +4,7 @@ standings (arbiter.tournament.ratings) and the A/B test (arbiter.verdict). Stand
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
 
@@ -58,3 +59,52 @@ def mean_ci(n: int, mean: float, sd: float, level: float = 0.95) -> tuple[float,
         raise ValueError("a confidence interval needs at least 2 values")
     half = t_quantile(0.5 + level / 2.0, n - 1) * sd / math.sqrt(n)
     return mean - half, mean + half
+
+
+@dataclass(frozen=True)
+class Moments:
+    """What a mean and its 95% interval need, kept one value at a time (Welford): the count, the
+    sum (the mean is sum / count, as a pass over the values gives it) and the sum of squared
+    deviations from the mean. Kept as data (the standings table), so a mean over a long history
+    costs one step per new value, never a pass over the history."""
+
+    n: int = 0
+    total: float = 0.0
+    m2: float = 0.0
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.n if self.n else 0.0
+
+    def add(self, x: float) -> Moments:
+        delta = x - self.mean
+        n, total = self.n + 1, self.total + x
+        return Moments(n, total, self.m2 + delta * (x - total / n))
+
+    def mean_ci(self) -> tuple[float | None, tuple[float, float] | None]:
+        """The mean (None without values) and its 95% interval (None under 2 values)."""
+        if self.n == 0:
+            return None, None
+        if self.n < 2:
+            return self.mean, None
+        return self.mean, mean_ci(self.n, self.mean, math.sqrt(max(self.m2, 0.0) / (self.n - 1)))
+
+    def merge(self, other: Moments) -> Moments:
+        """The moments of both sets of values together (Chan et al.'s pairwise update)."""
+        if other.n == 0:
+            return self
+        if self.n == 0:
+            return other
+        n = self.n + other.n
+        delta = other.mean - self.mean
+        return Moments(n, self.total + other.total, self.m2 + other.m2 + delta * delta * self.n * other.n / n)
+
+    def to_list(self) -> list[float]:
+        return [self.n, self.total, self.m2]
+
+    @staticmethod
+    def from_list(values: list[float]) -> Moments:
+        n, total, m2 = values
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise ValueError(f"a count must be a whole number >= 0, not {n!r}")
+        return Moments(n, float(total), float(m2))

@@ -1,29 +1,33 @@
-"""The arena's capacity, side by side in one run: how fast the ladder can record, and how fast its
-API answers while matches play.
+"""The arena's capacity, side by side in one run: how fast the ladder records whatever its history's
+size, and how fast its API answers while matches play.
 
-1. **The recorder's ceiling**: the arena's own loop (arbiter.tournament.loop with the ladder's
-   :class:`~arbiter.arena.ladder.ArenaSchedule`, its matchmaking, the recorder, the lease and the
-   TrueSkill replay) with the matches' play replaced by synthetic outcomes made at once: what is
-   left is the database side. ``--matches`` per run into a fresh SQLite file and a fresh database
-   on a throwaway PostgreSQL server (started as the test suite starts one:
-   tests/tournament/conftest.py), median of ``--runs`` (interleaved); matches recorded per second, overall and
-   over the first and the last tenth of the run (the ladder's growth re-reads the history).
+1. **The recorder's rate against the history**: the arena's own loop (arbiter.tournament.loop with
+   the ladder's :class:`~arbiter.arena.ladder.ArenaSchedule`, its matchmaking, the recorder, the
+   lease, TrueSkill and the standings table) with the matches' play replaced by synthetic outcomes
+   made at once: what is left is the database side. Into a database that already holds
+   ``--history`` matches (0, 10 000 and 100 000 by default), SQLite and PostgreSQL (a throwaway
+   server, started as the test suite starts one: tests/tournament/conftest.py). The history is
+   written by a bulk loader (:func:`load_history`: duplicate sets of four of the arena's entrants,
+   rows inserted as the recorder writes them) and its standings by the repair tool
+   (``arbiter standings --rebuild``: the replay); the run then takes them up at its start (it
+   reads the stored matches once, timed apart) and records ``--matches`` more, whose rate is
+   matches recorded per second from the first to the last, and over its first and last tenth.
 2. **The API under load**: a real ``arbiter serve`` process (port 0; its address read from its
    "serving http://..." line) on the same arena, ``--entrants`` house entrants (the sample
-   heuristic and random bots), over the first SQLite run's database, so that the leaderboard
-   computes over a real history; its matches play while ``--clients`` concurrent clients
-   (asyncio, httpx) ask ``GET /api/leaderboard`` for ``--seconds``, then the leaderboard page
-   ``GET /`` and ``GET /api/matches?limit=50`` as long each: latency p50 / p99, requests per second, failures. Then the
-   server is stopped (SIGTERM: it drains) and the matches it played give the CPU one match costs
-   (the arbiter's and the four bots', as the worker measured them). Also timed in this process
-   first: one leaderboard computed afresh over that history (the server computes it once per
-   newly recorded match).
+   heuristic and random bots), over the SQLite database with the largest history; its matches
+   play while ``--clients`` concurrent clients (asyncio, httpx) ask ``GET /api/leaderboard`` for
+   ``--seconds``, then the leaderboard page ``GET /`` and ``GET /api/matches?limit=50`` as long
+   each: latency p50 / p99, requests per second, failures. Then the server is stopped (SIGTERM:
+   it drains) and the matches it played give the CPU one match costs (the arbiter's and the four
+   bots', as the worker measured them). Also timed in this process first: one leaderboard read
+   afresh (nothing cached) from that database.
 
 The machine's load is printed first: the figures shift with it; compare only figures of one run.
-Last line: ``arena: recorder R_sqlite/s SQLite, R_pg/s PostgreSQL; leaderboard p50 X ms p99 Y ms at
-50 clients (Z req/s)``.
+Last line: ``arena: recorder N/s at 0, M/s at 100k stored (SQLite), P/s at 0, Q/s at 100k
+(PostgreSQL); leaderboard p50 X ms p99 Y ms at 50 clients (Z req/s); its page ...`` (``100k``:
+the largest ``--history``).
 
-    .venv/bin/python bench/arena.py [--matches 1000] [--runs 3] [--clients 50] [--seconds 20]
+    .venv/bin/python bench/arena.py [--history 0,10000,100000] [--matches 1000] [--clients 50] [--seconds 20]
 """
 
 from __future__ import annotations
@@ -41,9 +45,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 from barbu.matchlog import MatchResult, MatchStatus
+from sqlalchemy import text
 
 from arbiter.arena.config import ArenaConfig, load_arena
 from arbiter.arena.ladder import ArenaSchedule
@@ -51,6 +57,7 @@ from arbiter.arena.serve import field_of
 from arbiter.model import MatchOutcome, MatchTask, ScheduledMatch
 from arbiter.storage import Repo, open_database, row_id
 from arbiter.storage.arena import ArenaStore
+from arbiter.storage.models import now
 from arbiter.tournament.loop import Run, run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,7 +69,7 @@ PY = sys.executable
 ARENA = "bench"
 SERVE_START_SECONDS = 120  # the server reads the whole history before it listens
 STOP_SECONDS = 120
-QUICK = ["--matches", "30", "--runs", "1", "--entrants", "4", "--clients", "2", "--seconds", "1"]
+QUICK = ["--history", "0,200", "--matches", "30", "--entrants", "4", "--clients", "2", "--seconds", "1"]
 """--quick: a run of seconds that tests/test_benches.py makes."""
 
 
@@ -90,7 +97,7 @@ store: {folder}/bundles
     return path
 
 
-def synthetic_play(task: MatchTask) -> MatchOutcome:
+def synthetic_play(task: MatchTask, log_path: str | None = None) -> MatchOutcome:
     """A made-up outcome of a full match, at once: the stronger entrant (its name's number, the
     heuristic over the random bot) tends to score more, so the ratings move as in a real ladder."""
     rng = random.Random(task.seed * 4 + task.number)
@@ -104,7 +111,8 @@ def synthetic_play(task: MatchTask) -> MatchOutcome:
         MatchStatus.COMPLETE, tuple(totals), tuple(places), deals=28, decisions=1400,
         think_seconds=tuple(rng.uniform(1, 3) for _ in range(4)),
     )  # fmt: skip
-    return MatchOutcome(task.number, result, task.log_path, "0" * 64, wall_seconds=rng.uniform(5, 10))
+    path = task.log_path if log_path is None else log_path
+    return MatchOutcome(task.number, result, path, "0" * 64, wall_seconds=rng.uniform(5, 10))
 
 
 class StopAfter:
@@ -113,12 +121,14 @@ class StopAfter:
     def __init__(self, schedule: ArenaSchedule, matches: int):
         self.schedule, self.matches = schedule, matches
         self.times: list[float] = []  # when each match was recorded
+        self.cpu: list[float] = []  # this process's CPU time then (the recorder, SQLite, matchmaking)
 
     def started(self, run: Run) -> None:
         pass
 
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
         self.times.append(time.perf_counter())
+        self.cpu.append(time.process_time())
         if run.played >= self.matches:
             self.schedule.drain()
 
@@ -126,9 +136,11 @@ class StopAfter:
         pass
 
 
-def record_synthetic(arena: ArenaConfig, url: str, matches: int) -> tuple[int, float, list[float]]:
+def record_synthetic(arena: ArenaConfig, url: str, matches: int) -> tuple[int, float, StopAfter]:
     """``matches`` synthetic matches recorded through the arena's loop (as ``arbiter serve``
-    builds it); how many were recorded, the seconds it took and when each was recorded."""
+    builds it); how many were recorded, the seconds the start took (the stored matches read, the
+    standings taken up) and when each was recorded."""
+    started = time.perf_counter()
     engine = open_database(url)
     try:
         repo = Repo(engine)
@@ -139,28 +151,93 @@ def record_synthetic(arena: ArenaConfig, url: str, matches: int) -> tuple[int, f
     finally:
         engine.dispose()
     stop = StopAfter(schedule, matches)
-    started = time.perf_counter()
     summary = run_tournament(
         schedule.config, database=url, executor=in_process(synthetic_play), observers=[stop], schedule=schedule
     )
-    return summary.played, time.perf_counter() - started, stop.times
+    return summary.played, stop.times[0] - started if stop.times else 0.0, stop
+
+
+def load_history(arena: ArenaConfig, url: str, matches: int, seed: int = 1) -> float:
+    """The bulk loader: ``matches`` synthetic matches (whole duplicate sets of four distinct house
+    entrants, outcomes as :func:`synthetic_play` makes them) inserted as the recorder writes their
+    rows, then the standings replayed from them by ``arbiter standings --rebuild``'s repair tool;
+    the seconds it took. The tournament is created first by the arena's own loop (one set)."""
+    from sqlalchemy import insert
+
+    from arbiter.storage.models import Match, SeatResult, table_of
+    from arbiter.tournament.kept import rebuild_standings
+    from arbiter.tournament.schedule import rotations
+
+    started = time.perf_counter()
+    record_synthetic(arena, url, 1)
+    engine = open_database(url)
+    try:
+        repo = Repo(engine)
+        t = repo.require_tournament(arena.name)
+        t_id = row_id(t)
+        ids = {name: i for i, name in repo.entrants_by_id(t_id).items()}
+        names = sorted(ids)
+        first_set = max(r.game for r in repo.match_rows(t_id)) + 1
+        number = repo.count_matches(t_id)
+        rng = random.Random(seed)
+        match_rows, seat_rows = [], []
+        with engine.begin() as c:
+            next_id = c.execute(text("select coalesce(max(id), 0) from matches")).scalar_one() + 1
+            for k in range((matches + 3) // 4):
+                game = first_set + k
+                set_seed = rng.getrandbits(62)
+                for rotation, seats in enumerate(rotations(tuple(rng.sample(names, 4)))):
+                    task = SimpleNamespace(seed=set_seed, number=number, bots=[SimpleNamespace(name=n) for n in seats])
+                    r = synthetic_play(task, "").result  # type: ignore[arg-type]
+                    match_rows.append({
+                        "id": next_id, "tournament_id": t_id, "number": number, "key": f"a{game}-{rotation + 1}",
+                        "round": game, "table_no": 0, "rotation": rotation, "game": game, "seed": set_seed,
+                        "seats": list(seats), "status": "complete", "reason": None, "deals": 28,
+                        "totals": list(r.totals), "places": list(r.places), "log_path": "", "log_sha256": "",
+                        "wall_seconds": 5.0, "arbiter_cpu": 0.0, "bots_cpu": 0.0, "finished_at": now(),
+                    })  # fmt: skip
+                    for seat, name in enumerate(seats):
+                        seat_rows.append({
+                            "match_id": next_id, "entrant_id": ids[name], "seat": seat, "total": r.totals[seat],
+                            "place": r.places[seat], "forfeited": False, "faults": 0, "think_seconds": 1.0,
+                        })  # fmt: skip
+                    next_id += 1
+                    number += 1
+                if len(match_rows) >= 4000:
+                    c.execute(insert(table_of(Match)), match_rows)
+                    c.execute(insert(table_of(SeatResult)), seat_rows)
+                    match_rows, seat_rows = [], []
+            if match_rows:
+                c.execute(insert(table_of(Match)), match_rows)
+                c.execute(insert(table_of(SeatResult)), seat_rows)
+            if c.dialect.name == "postgresql":  # the server's own counter, past the ids given here
+                c.execute(text("select setval(pg_get_serial_sequence('matches', 'id'), (select max(id) from matches))"))
+        rebuild_standings(engine, repo.require_tournament(arena.name))
+    finally:
+        engine.dispose()
+    return time.perf_counter() - started
 
 
 def recorder_rate(arena: ArenaConfig, url: str, label: str, matches: int) -> float:
-    """Matches recorded per second by one run into the (fresh) database ``url``."""
-    n, seconds, times = record_synthetic(arena, url, matches)
+    """Matches recorded per second by one run into the database ``url``, from its first recorded
+    match to its last (its start, which reads the stored matches once, is timed apart)."""
+    n, start_seconds, stop = record_synthetic(arena, url, matches)
+    times = stop.times
     tenth = max(2, n // 10)
     first, last = times[:tenth], times[-tenth:]
+    rate = (n - 1) / (times[-1] - times[0])
+    cpu_rate = (n - 1) / max(1e-9, stop.cpu[-1] - stop.cpu[0])
     print(
-        f"recorder, {label}: {n} matches in {seconds:.1f}s = {n / seconds:.0f} matches/s; first tenth "
-        f"{(tenth - 1) / (first[-1] - first[0]):.0f}/s, last tenth {(tenth - 1) / (last[-1] - last[0]):.0f}/s",
+        f"recorder, {label}: started in {start_seconds:.1f}s, then {n} matches at {rate:.0f}/s "
+        f"({cpu_rate:.0f} per CPU second of this process); first tenth {(tenth - 1) / (first[-1] - first[0]):.0f}/s, "
+        f"last tenth {(tenth - 1) / (last[-1] - last[0]):.0f}/s",
         flush=True,
     )
-    return n / seconds
+    return rate
 
 
 def leaderboard_compute_ms(arena: ArenaConfig, url: str, repeats: int = 5) -> float:
-    """Median milliseconds of one leaderboard computed afresh (nothing cached) over the database."""
+    """Median milliseconds of one leaderboard read afresh (nothing cached) from the database."""
     from arbiter.arena.quotas import Uploads
     from arbiter.arena.service import ArenaService
     from arbiter.storage.arena import ArenaStore
@@ -259,15 +336,13 @@ def served_matches(db: Path, after: int) -> list[tuple[float, float, float]]:
 
 
 def under_load(args: argparse.Namespace, arena_file: Path, db: Path) -> tuple[float, float, float]:
-    """Part 2 on the SQLite database ``db`` that part 1 filled: the leaderboard's p50 and p99
+    """Part 2 on the SQLite database ``db`` that part 1 filled most: the leaderboard's p50 and p99
     (ms) and requests per second."""
     arena = load_arena(arena_file)
     with sqlite3.connect(db) as c:
         before, history = c.execute("select max(id), count(*) from matches").fetchone()
     computed = leaderboard_compute_ms(arena, f"sqlite:///{db}")
-    print(
-        f"leaderboard computed afresh over {history} matches of {args.entrants} entrants: {computed:.0f} ms", flush=True
-    )
+    print(f"leaderboard read afresh over {history} matches of {args.entrants} entrants: {computed:.0f} ms", flush=True)
     started = time.perf_counter()
     server = Server(arena_file, db)
     print(f"arbiter serve listening after {time.perf_counter() - started:.1f}s at {server.url}", flush=True)
@@ -303,10 +378,27 @@ def under_load(args: argparse.Namespace, arena_file: Path, db: Path) -> tuple[fl
     return figures["/api/leaderboard"], figures["/"]
 
 
+def stored_label(n: int) -> str:
+    return f"{n // 1000}k" if n >= 1000 and n % 1000 == 0 else str(n)
+
+
+def rates_by_history(arena: ArenaConfig, urls: dict[int, str], label: str, matches: int) -> dict[int, float]:
+    """The recorder's rate into each database of ``urls`` (by the history loaded into it first)."""
+    rates = {}
+    for history, url in urls.items():
+        if history:
+            seconds = load_history(arena, url, history)
+            print(f"{label}: {history} matches loaded and their standings rebuilt in {seconds:.1f}s", flush=True)
+        rates[history] = recorder_rate(arena, url, f"{label}, {history} stored", matches)
+    return rates
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--history", default="0,10000,100000", help="matches stored before each recorder run (default 0,10000,100000)"
+    )
     parser.add_argument("--matches", type=int, default=1000, help="synthetic matches per recorder run (default 1000)")
-    parser.add_argument("--runs", type=int, default=3, help="recorder runs per database (default 3)")
     parser.add_argument("--entrants", type=int, default=20, help="house entrants of the arena (default 20)")
     parser.add_argument("--clients", type=int, default=50, help="concurrent API clients (default 50)")
     parser.add_argument("--seconds", type=float, default=20, help="seconds of load per endpoint (default 20)")
@@ -315,6 +407,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args = parser.parse_args([*QUICK, *sys.argv[1:]])
+    histories = sorted({int(x) for x in args.history.split(",")} | {0})
     load_avg = os.getloadavg()
     print(f"load: {load_avg[0]:.2f} {load_avg[1]:.2f} {load_avg[2]:.2f}; {os.cpu_count()} cores", flush=True)
     bindir = pg_bindir()
@@ -324,20 +417,24 @@ def main() -> None:
         folder = Path(tmp)
         arena_file = write_arena(folder, args.entrants, args.jobs)
         arena = load_arena(arena_file)
+        sqlite_urls = {h: f"sqlite:///{folder}/recorder{h}.db" for h in histories}
+        sqlite_rates = rates_by_history(arena, sqlite_urls, "SQLite", args.matches)
         pg = PostgresServer(bindir)
         pg.start()
-        sqlite_rates, pg_rates = [], []
-        try:  # interleaved, so that both databases see much the same load
-            for i in range(args.runs):
-                sqlite_url = f"sqlite:///{folder}/recorder{i}.db"
-                sqlite_rates.append(recorder_rate(arena, sqlite_url, f"SQLite run {i + 1}", args.matches))
-                pg_rates.append(recorder_rate(arena, pg.create_database(), f"PostgreSQL run {i + 1}", args.matches))
+        try:
+            pg_rates = rates_by_history(arena, {h: pg.create_database() for h in histories}, "PostgreSQL", args.matches)
         finally:
             pg.stop()
-        sqlite_rate, pg_rate = statistics.median(sqlite_rates), statistics.median(pg_rates)
-        (p50, p99, rate), (page50, page99, page_rate) = under_load(args, arena_file, folder / "recorder0.db")
+        most = histories[-1]
+        (p50, p99, rate), (page50, page99, page_rate) = under_load(args, arena_file, folder / f"recorder{most}.db")
+    top = stored_label(most)
     print(
-        f"arena: recorder {sqlite_rate:.0f}/s SQLite, {pg_rate:.0f}/s PostgreSQL; leaderboard p50 {p50:.0f} ms "
+        f"recorder rate at {top} stored / at 0: SQLite {sqlite_rates[most] / sqlite_rates[0]:.2f}, "
+        f"PostgreSQL {pg_rates[most] / pg_rates[0]:.2f} (goal: at least 0.67, and 200/s on SQLite)"
+    )
+    print(
+        f"arena: recorder {sqlite_rates[0]:.0f}/s at 0, {sqlite_rates[most]:.0f}/s at {top} stored (SQLite), "
+        f"{pg_rates[0]:.0f}/s at 0, {pg_rates[most]:.0f}/s at {top} (PostgreSQL); leaderboard p50 {p50:.0f} ms "
         f"p99 {p99:.0f} ms at {args.clients} clients ({rate:.0f} req/s); its page p50 {page50:.0f} ms "
         f"p99 {page99:.0f} ms ({page_rate:.0f} req/s)"
     )

@@ -24,8 +24,9 @@ SECONDS = 240  # a quick run takes seconds; this only turns a hang into a failur
 
 N = r"[+-]?(?:\d+(?:\.\d+)?|inf)"  # a figure, as the benches print them
 LAST_LINES = {
-    "arena.py": rf"arena: recorder {N}/s SQLite, {N}/s PostgreSQL; leaderboard p50 {N} ms p99 {N} ms at \d+ clients "
-    rf"\({N} req/s\); its page p50 {N} ms p99 {N} ms \({N} req/s\)",
+    "arena.py": rf"arena: recorder {N}/s at 0, {N}/s at \w+ stored \(SQLite\), {N}/s at 0, {N}/s at \w+ "
+    rf"\(PostgreSQL\); leaderboard p50 {N} ms p99 {N} ms at \d+ clients \({N} req/s\); its page p50 {N} ms "
+    rf"p99 {N} ms \({N} req/s\)",
     "cluster.py": rf"cluster: overhead {N} ms per match, {N} matches/min local vs {N} on the cluster",
     "engine.py": rf"engine: {N} random matches/s, {N} decisions/s",
     "heuristic_vs_random.py": rf"heuristic_vs_random: margin {N} per match \(95% CI {N}\.\.{N}\), win rate {N}%, "

@@ -89,10 +89,12 @@ class ArenaSchedule(Schedule):
         self.draining = threading.Event()
         self.rng = random.Random(seed)
         self.played: Counter[str] = Counter()  # recorded matches per version, as counted so far
-        self._counted = 0
+        self._counted = False  # the records the run began with counted
+        self._pending: dict[int, ScheduledMatch] = {}  # scheduled, not counted as recorded yet
         self.config = replace(tournament, format=FORMAT.name, entrants=(), rounds=0)
         self._adopt([e.entrant.name for e in field()])  # the remote ones among them open the lobby
         self.matches = self._taken_up(stored)
+        self._pending = {m.number: m for m in self.matches}
         self.next_set = max((m.game for m in self.matches), default=-1) + 1
 
     def build(self) -> list[ScheduledMatch]:
@@ -165,9 +167,9 @@ class ArenaSchedule(Schedule):
         if self.draining.is_set():
             return []
         self._count(run)
-        in_play = Counter(name for m in self.matches if m.number not in run.records for name in m.seats)
+        in_play = Counter(name for m in self._pending.values() for name in m.seats)
         # The loop's window (two matches a worker) and room for one whole set more.
-        slots = 2 * max(1, run.workers) + 4 - sum(1 for m in self.matches if m.number not in run.records)
+        slots = 2 * max(1, run.workers) + 4 - len(self._pending)
         field = self._present(run)
         if slots <= 0 or len(field) < 2:
             return []
@@ -191,6 +193,7 @@ class ArenaSchedule(Schedule):
                 new.append(_match(s.number, rotation, len(self.matches) + len(new), seats, s.seed))
             self.next_set = s.number + 1
         self.matches.extend(new)
+        self._pending.update((m.number, m) for m in new)
         self.config = replace(self.config, rounds=self.next_set)
         return new
 
@@ -212,12 +215,17 @@ class ArenaSchedule(Schedule):
         return present
 
     def _count(self, run: Run) -> None:
-        """Add the matches recorded since the last count to ``played`` (records only grow)."""
-        records = list(run.records.values())
-        for record in records[self._counted :]:
+        """Add the matches recorded since the last count to ``played``: the run's records once,
+        then the scheduled matches recorded since (a cost flat in the history)."""
+        if not self._counted:
+            counted = list(run.records.values())
+            self._counted = True
+        else:
+            counted = [run.records[n] for n in self._pending if n in run.records]
+        for record in counted:
+            self._pending.pop(record.number, None)
             for seat in record.seats:
                 self.played[seat.entrant] += 1
-        self._counted = len(records)
 
     def paused(self, run: Run) -> bool:
         return self.disk is not None and self.disk.paused() is not None

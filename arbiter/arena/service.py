@@ -30,13 +30,15 @@ from sqlmodel import col, select
 from arbiter.errors import ArbiterError
 from arbiter.files import FileTooLarge, read_bounded
 from arbiter.lobby.ratelimit import FailureLimiter
+from arbiter.model import Tally
+from arbiter.stats import Moments
 from arbiter.storage import Repo, row_id
 from arbiter.storage.arena import ArenaStore, SubmissionRow
 from arbiter.storage.models import Fault, Match, SeatResult, Tournament
 from arbiter.storage.rows import checked
-from arbiter.tournament.ratings import MU, SIGMA, Standing, standings
+from arbiter.tournament.ratings import MU, SIGMA, Standing
 from arbiter.tournament.recorded import read_match_log
-from arbiter.web.report.stats import Analysis, contract_stats, doubling_stats
+from arbiter.tournament.standings import TREND_POINTS, fresh, standing_of
 
 from .quotas import Uploads
 from .tokens import TokenCheck
@@ -129,10 +131,8 @@ class ArenaService:
         self._in_flight = in_flight
         self._paused = paused
         self._lock = threading.Lock()
-        self._computing = threading.Lock()  # one standings computation at a time
-        self._standings: tuple[tuple[Any, ...], dict[str, Standing]] | None = None
-        self._trends: tuple[tuple[Any, ...], dict[str, list[float]]] | None = None
-        self._from_logs_cache: dict[tuple[Any, ...], tuple[ContractScores, Doubling]] = {}
+        self._computing = threading.Lock()  # one replay at a time (a table missing or behind)
+        self._tallies: tuple[tuple[int, int, int | None], dict[str, Tally]] | None = None
 
     # ---- the ladder ------------------------------------------------------------------------
     def _tournament(self) -> Tournament | None:
@@ -147,26 +147,44 @@ class ArenaService:
         return out
 
     def _table(self, t: Tournament | None, extra: Sequence[str] = ()) -> dict[str, Standing]:
-        """Every version's standing (those of ``extra`` too, unplayed ones at the start), computed
-        again only when a match was recorded since: by one request, which the requests arriving
-        meanwhile wait for and share (the whole history is replayed: 50 clients recomputing it at
-        once would each take 50 times as long)."""
+        """Every version's standing (those of ``extra`` too, unplayed ones at the start)."""
         unplayed = {name: Standing(name, MU, SIGMA) for name in extra}
         if t is None:
             return unplayed
+        return {**unplayed, **{name: standing_of(tally) for name, tally in self._kept(t).items()}}
+
+    def _kept(self, t: Tournament) -> dict[str, Tally]:
+        """Every version's tally as the standings table keeps it (the recorder writes it with each
+        match: nothing is replayed here), read again only when a match was recorded since."""
         t_id = row_id(t)
         with self.repo.reading(f"arena {self.arena!r}"):
-            names = self.repo.entrant_names(t_id)
-            key = (*self._recorded(t_id), tuple(names))
-            table = self._cached_table(key)
-            if table is None:
-                with self._computing:
-                    table = self._cached_table(key)  # computed while this request waited
-                    if table is None:
-                        table = {s.name: s for s in standings(names, self.repo.matches(t_id))}
-                        with self._lock:
-                            self._standings = (key, table)
-        return {**unplayed, **table}
+            key = self._recorded(t_id)
+            with self._lock:
+                if self._tallies is not None and self._tallies[0] == key:
+                    return self._tallies[1]
+            mark, tallies = self.repo.standings(t_id)
+            if mark is None or mark.matches < key[1]:  # missing or behind: the ladder's start rebuilds it
+                tallies = self._replayed(t, key)
+        with self._lock:
+            self._tallies = (key, tallies)
+        return tallies
+
+    def _replayed(self, t: Tournament, key: tuple[int, int, int | None]) -> dict[str, Tally]:
+        """The tallies replayed from the stored matches (only while the table is missing or behind,
+        before the ladder's start has rebuilt it), by one request at a time."""
+        from arbiter.tournament.kept import stored_schedule
+        from arbiter.tournament.standings import Keeper
+
+        with self._computing:
+            with self._lock:
+                if self._tallies is not None and self._tallies[0] == key:
+                    return self._tallies[1]
+            t_id = row_id(t)
+            rows = self.repo.match_rows(t_id)
+            keeper = Keeper(self.repo.entrant_names(t_id), duplicate=True, double_scoring="")
+            keeper.schedule(stored_schedule(rows, True))
+            keeper.replay({r.number: r for r in self.repo.matches(t_id)}, {r.number: r.finished_at for r in rows}, {})
+            return keeper.tallies
 
     def _recorded(self, t_id: int) -> tuple[int, int, int | None]:
         """What changes whenever a match is recorded: what a computed view is kept by."""
@@ -175,10 +193,6 @@ class ArenaService:
                 select(func.count(), func.max(Match.id)).select_from(Match).where(Match.tournament_id == t_id)
             ).one()
         return t_id, count, last
-
-    def _cached_table(self, key: tuple[Any, ...]) -> dict[str, Standing] | None:
-        with self._lock:
-            return self._standings[1] if self._standings is not None and self._standings[0] == key else None
 
     def leaderboard(self) -> Leaderboard:
         active = self.active()
@@ -212,24 +226,13 @@ class ArenaService:
             paused=self._paused(),
         )
 
-    def trends(self, points: int = 40) -> dict[str, list[float]]:
+    def trends(self, points: int = TREND_POINTS) -> dict[str, list[float]]:
         """Each version's (``NAME@VERSION``) last ``points`` values of μ, oldest first: the
-        leaderboard's small trend lines."""
+        leaderboard's small trend lines, as the standings table keeps them."""
         t = self._tournament()
         if t is None:
             return {}
-        with self.repo.reading(f"arena {self.arena!r}"):
-            key = (*self._recorded(row_id(t)), points)
-            with self._lock:
-                if self._trends is not None and self._trends[0] == key:  # nothing recorded since
-                    return self._trends[1]
-            out: dict[str, list[float]] = {}
-            for r in self.repo.rating_history(row_id(t)):
-                out.setdefault(r.entrant, []).append(r.mu)
-        trends = {name: mus[-points:] for name, mus in out.items()}
-        with self._lock:
-            self._trends = (key, trends)
-        return trends
+        return {name: list(tally.trend[-points:]) for name, tally in self._kept(t).items() if tally.trend}
 
     # ---- matches ---------------------------------------------------------------------------
     def _versions_of(self, t_id: int, entrant: str) -> dict[int, str]:
@@ -387,12 +390,11 @@ class ArenaService:
         with self.repo.reading(f"entrant {name!r}"):
             history = [
                 RatingPoint(version=split_version(r.entrant)[1], **_point(r.game, r.match_number, r.mu, r.sigma))
-                for r in self.repo.rating_history(t_id)
-                if r.entrant in own
+                for r in self.repo.rating_history(t_id, entrants=own)
             ]
             recent = self.matches(entrant=name, limit=RECENT_MATCHES).matches if self._versions_of(t_id, name) else []
             faults, counts = self._faults(t_id, name)
-        scores, doubling = self._from_logs(t, own, recent)
+        scores, doubling = self._deal_records(t, own)
         return EntrantView(
             name=name,
             author=None if house else versions[0].author,
@@ -416,49 +418,25 @@ class ArenaService:
             rows = checked(s, select(Fault).where(where).order_by(col(Fault.id).desc()).limit(RECENT_FAULTS))
         return [_fault(f, ids) for f in rows], counts
 
-    def _from_logs(
-        self, t: Tournament, own: Sequence[str], recent: Sequence[MatchSummary]
-    ) -> tuple[ContractScores, Doubling]:
-        """Per version, the mean deal score per contract and the doubling record, in one pass over
-        its recent matches' sound logs."""
-        from barbu.matchlog import read_log
+    def _deal_records(self, t: Tournament, own: Sequence[str]) -> tuple[ContractScores, Doubling]:
+        """Per version, the mean deal score per contract and the doubling record, as the standings
+        table keeps them (summed from each match's deals when it was recorded: no log is read)."""
         from barbu.rules import ruleset_from_json
 
-        from arbiter.replay.facts import Facts
-
-        key = (row_id(t), tuple(own), tuple(m.id for m in recent))
-        with self._lock:
-            if key in self._from_logs_cache:
-                return self._from_logs_cache[key]
         rules = ruleset_from_json(json.loads(t.rules))
-        analysis = Analysis()
-        for m in recent:
-            if m.status != "complete":
-                continue
-            try:
-                log = self.match_log(m.id)
-            except (NotFound, LogGone):
-                continue
-            verification, deals = read_log(log.decode("utf-8").splitlines(keepends=True), Facts(rules))
-            if verification.valid and verification.complete:
-                analysis.add_match([f"{s.name}@{s.version}" for s in m.seats], deals, rules.double_scoring)
         contracts = [c.value for c in rules.contracts]
-        stats = contract_stats(analysis.contracts_all, own, contracts)
+        kept = self._kept(t)
+        tallies = {v: kept.get(v) or fresh(v) for v in own}
+        analysed = sum(tally.analysed for tally in tallies.values())
         scores = ContractScores(
-            matches=analysis.matches,
+            matches=analysed,
             contracts=contracts,
-            by_version={
-                split_version(v)[1]: {c: ContractScore(**value) for c, value in per.items()} for v, per in stats.items()
-            },
+            by_version={split_version(v)[1]: _contract_scores(tally, contracts) for v, tally in tallies.items()},
         )
         doubling = Doubling(
-            matches=analysis.matches,
-            by_version={split_version(v)[1]: DoublingRecord(**row) for v, row in doubling_stats(analysis, own).items()},
+            matches=analysed,
+            by_version={split_version(v)[1]: _doubling(tally) for v, tally in tallies.items()},
         )
-        with self._lock:
-            if len(self._from_logs_cache) > 1000:
-                self._from_logs_cache.clear()
-            self._from_logs_cache[key] = (scores, doubling)
         return scores, doubling
 
     # ---- authors and submissions -----------------------------------------------------------
@@ -516,6 +494,34 @@ def _rating(s: Standing) -> dict[str, Any]:
         "ci95": None if s.ci95 is None else (round(s.ci95[0], 3), round(s.ci95[1], 3)),
         "faults": s.faults,
     }
+
+
+def _moments(m: Moments) -> tuple[float | None, tuple[float, float] | None]:
+    mean, ci = m.mean_ci()
+    return (None if mean is None else round(mean, 3)), (None if ci is None else (round(ci[0], 3), round(ci[1], 3)))
+
+
+def _contract_scores(tally: Tally, contracts: Sequence[str]) -> dict[str, ContractScore]:
+    out = {}
+    every = Moments()
+    for c in contracts:
+        m = tally.contracts.get(c, Moments())
+        every = every.merge(m)
+        mean, ci = _moments(m)
+        out[c] = ContractScore(mean=mean, n=m.n, ci95=ci)
+    mean, ci = _moments(every)
+    out["all"] = ContractScore(mean=mean, n=every.n, ci95=ci)
+    return out
+
+
+def _doubling(tally: Tally) -> DoublingRecord:
+    d = tally.doubling
+    mean, ci = _moments(d.acted)
+    passive, _ = _moments(d.passive)
+    return DoublingRecord(
+        doubles=d.doubles, redoubles=d.redoubles, pairs=d.acted.n, won=d.won, lost=d.lost, net=d.net, mean=mean,
+        ci95=ci, doubled_pairs=d.passive.n, doubled_mean=passive,
+    )  # fmt: skip
 
 
 def _point(game: int, match_number: int, mu: float, sigma: float) -> dict[str, Any]:

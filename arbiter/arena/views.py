@@ -115,7 +115,9 @@ class MatchPage(BaseModel):
 
 
 class ContractScores(BaseModel):
-    matches: int = Field(description="the entrant's most recent sound, complete matches these cover")
+    matches: int = Field(
+        description="the entrant's complete matches these cover (those whose log was sound when played)"
+    )
     contracts: list[str]
     by_version: dict[int, dict[str, ContractScore]] = Field(
         description="per version, per contract (and `all`): its mean deal score over all deals"
@@ -136,7 +138,9 @@ class DoublingRecord(BaseModel):
 
 
 class Doubling(BaseModel):
-    matches: int = Field(description="the entrant's most recent sound, complete matches these cover")
+    matches: int = Field(
+        description="the entrant's complete matches these cover (those whose log was sound when played)"
+    )
     by_version: dict[int, DoublingRecord] = Field(
         description="per version: each doubled pair settles m(L)·(own raw − other's raw); copies doubling each other are left out"
     )

@@ -21,6 +21,11 @@ from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 from arbiter.tournament.formats import plays_duplicate_sets
 
+REPLAYED_NOTE = (
+    "note: the standings table is missing or behind the matches: replayed from them; "
+    "`arbiter standings --rebuild` stores them"
+)
+
 
 def run_command(
     config: Annotated[
@@ -109,13 +114,21 @@ def standings_command(
             "--tournament", "-t", metavar="NAME", help="Which tournament (default: CONFIG's, else the latest created)."
         ),
     ] = None,
+    rebuild: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild",
+            help="Replay every recorded match into the standings table (a repair; refused while a run holds the tournament).",
+        ),
+    ] = False,
 ) -> None:
-    """Print the standings of a tournament from the results database."""
+    """Print the standings of a tournament from the results database (its standings table, kept
+    up to date by every recorded match)."""
     from arbiter.cli.tournament_output import standings_table
     from arbiter.errors import ConfigError
-    from arbiter.storage import Repo, open_database, row_id
+    from arbiter.storage import Repo, open_database
     from arbiter.tournament.config import load_config
-    from arbiter.tournament.ratings import standings
+    from arbiter.tournament.kept import kept_standings, rebuild_standings
 
     with user_errors():
         database = db
@@ -124,7 +137,7 @@ def standings_command(
             database = db if db is not None else cfg.database  # --db "" is an error, not the default
             tournament = tournament if tournament is not None else cfg.name
         try:
-            engine = open_database(database, create=False)
+            engine = open_database(database, create=rebuild)  # a rebuild writes: it upgrades the database
         except ConfigError as e:
             if config is None and str(e).startswith("no such database"):
                 raise ConfigError(f"{e}; or name the tournament file: arbiter standings FILE.yaml") from None
@@ -132,11 +145,12 @@ def standings_command(
         try:
             repo = Repo(engine)
             t = repo.require_tournament(tournament)
-            t_id = row_id(t)
-            rows = standings(repo.entrant_names(t_id), repo.matches(t_id), plays_duplicate_sets(t.format))
-            recorded = repo.count_matches(t_id)
+            kept = rebuild_standings(engine, t) if rebuild else kept_standings(repo, t)
+            rows, recorded = kept.rows, kept.recorded
         finally:
             engine.dispose()
+    if not kept.kept and not as_json:
+        typer.echo(REPLAYED_NOTE, err=True)
     duplicate = plays_duplicate_sets(t.format)
     if as_json:
         typer.echo(json.dumps([r.to_json(duplicate) for r in rows]))

@@ -19,7 +19,7 @@ from barbu.rules import ruleset_from_json
 
 from arbiter.match.invited import Invitee
 from arbiter.match.play import MatchHost, MatchOptions
-from arbiter.model import BotSpec, MatchOutcome, MatchTask
+from arbiter.model import BotSpec, DealSummary, MatchOutcome, MatchTask
 from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.loop import MatchSetup
 from arbiter.referee.players import Player
@@ -46,24 +46,30 @@ async def play_task(
     once (one, in a worker)."""
     setup, policy = task_setup(task)
     options = MatchOptions(
-        time_control=task.time_control,
-        fault_policy=policy,
-        limits=task.limits,
-        isolation=task.isolation,
+        time_control=task.time_control, fault_policy=policy, limits=task.limits, isolation=task.isolation,
         reuse=task.reuse,
-    )
+    )  # fmt: skip
     cpu, crowd = time.process_time(), host.playing + 1
     played = await host.play(list(task.bots) if seats is None else seats, setup, Path(task.log_path), options)
     cpu = (time.process_time() - cpu) / max(crowd, host.playing + 1)
+    data = Path(played.log_path).read_bytes()
+    deals = logged_deals(data, task.rules) if played.result.complete else ()
     return MatchOutcome(
-        task.number,
-        played.result,
-        str(played.log_path),
-        file_sha256(played.log_path),
-        wall_seconds=played.wall_seconds,
-        arbiter_cpu=cpu,
-        bots_cpu=played.bots_cpu,
-    )
+        task.number, played.result, str(played.log_path), hashlib.sha256(data).hexdigest(),
+        wall_seconds=played.wall_seconds, arbiter_cpu=cpu, bots_cpu=played.bots_cpu, deals=deals,
+    )  # fmt: skip
+
+
+def logged_deals(data: bytes, rules: dict[str, object]) -> tuple[DealSummary, ...]:
+    """A finished log's deals, summed into the standings when the match is recorded (read here,
+    where the log was written, so that no page reads logs to show them)."""
+    from arbiter.replay.facts import deal_summaries
+
+    try:
+        lines = data.decode("utf-8").splitlines(keepends=True)
+    except UnicodeDecodeError:
+        return ()
+    return deal_summaries(lines, ruleset_from_json(rules))
 
 
 def logged_result(lines: Sequence[str], task: MatchTask) -> MatchResult | None:

@@ -8,18 +8,20 @@ the database keeps no per-deal data. :class:`Facts` is a visitor of :func:`barbu
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from barbu.loglines import DealEnd, Dealt, Declared, Doubled, LogLine
 from barbu.matchlog import Verification, Visitor
 
+from arbiter.model import DealSummary
+
 if TYPE_CHECKING:  # pragma: no cover
     from barbu.rules import MatchState
     from barbu.rules.ruleset import Ruleset
 
-__all__ = ["DealFacts", "Facts", "Pairs"]
+__all__ = ["DealFacts", "Facts", "Pairs", "deal_summaries"]
 
 # (i, j) with i < j -> (level, the seat that doubled, the seat that redoubled or None)
 Pairs = dict[tuple[int, int], tuple[int, int, int | None]]
@@ -91,3 +93,25 @@ class Facts(Visitor[tuple[Verification, list[DealFacts]]]):
 
     def end(self, verification: Verification) -> tuple[Verification, list[DealFacts]]:
         return verification, self.deals
+
+
+def deal_summaries(lines: Sequence[str], rules: Ruleset) -> tuple[DealSummary, ...]:
+    """A finished log's deals as the standings sum them: none unless the log is valid and complete."""
+    from barbu.matchlog import read_log
+
+    try:
+        verification, deals = read_log(lines, Facts(rules))
+    except (ValueError, RecursionError):
+        return ()
+    if not (verification.valid and verification.complete):
+        return ()
+    return tuple(
+        DealSummary(
+            d.contract,
+            d.declarer,
+            tuple(d.raw),
+            tuple(d.scores),
+            tuple((i, j, level, by, -1 if redo is None else redo) for (i, j), (level, by, redo) in d.pairs.items()),
+        )  # fmt: skip
+        for d in deals
+    )

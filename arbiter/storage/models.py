@@ -1,5 +1,5 @@
 """The database tables (SQLModel): tournaments, entrants, matches, seat results, faults, ratings,
-remote entrants' keys, arena authors and submissions.
+the standings, remote entrants' keys, arena authors and submissions.
 
 A match row is written only when the match is over, in one transaction with its seat results,
 its faults and the rating history it completes; so the database never holds half a match.
@@ -150,9 +150,53 @@ class RatingHistory(SQLModel, table=True):
     tournament_id: int = Field(foreign_key="tournaments.id", index=True)
     game: int  # the rated game, in schedule order
     match_number: int  # the last match of that game
+    entrant_id: int = Field(foreign_key="entrants.id", index=True)  # an entrant's history (revision 0006)
+    mu: float
+    sigma: float
+
+
+class StandingRow(SQLModel, table=True):
+    """One entrant's standing as data (:class:`arbiter.model.Tally`), written in the transaction
+    of each match that changes it: what the tables, pages and API read, never the history.
+    Moments (count, sum, sum of squared deviations) give a mean and its 95% interval; ``trend``
+    holds μ after its last rated games; ``contracts`` [[contract, n, sum, m2], ...] its deal
+    scores; ``doubling`` [doubles, redoubles, won, lost, net, n, sum, m2 (acted), n, sum, m2
+    (doubled)] (revision 0006)."""
+
+    __tablename__ = "standings"
+    __table_args__ = (UniqueConstraint("tournament_id", "entrant_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tournament_id: int = Field(foreign_key="tournaments.id", index=True)
     entrant_id: int = Field(foreign_key="entrants.id")
     mu: float
     sigma: float
+    conservative: float  # μ − 3σ, what the table is ordered by
+    games: int = 0
+    matches: int = 0
+    score_sum: float = 0.0
+    score_m2: float = 0.0
+    duplicate_n: int = 0
+    duplicate_sum: float = 0.0
+    duplicate_m2: float = 0.0
+    faults: int = 0
+    forfeits: int = 0
+    last_played: datetime | None = None
+    trend: list[float] = Field(default_factory=list, sa_type=JsonList)
+    analysed: int = 0  # complete matches whose deals ``contracts`` and ``doubling`` sum
+    contracts: list[Any] = Field(default_factory=list, sa_type=JsonList)
+    doubling: list[Any] = Field(default_factory=list, sa_type=JsonList)
+
+
+class StandingsMarkRow(SQLModel, table=True):
+    """How far a tournament's standings go: the matches they count (a table behind the matches
+    is rebuilt) and the first game, in schedule order, not yet rated (revision 0006)."""
+
+    __tablename__ = "standings_marks"
+
+    tournament_id: int = Field(foreign_key="tournaments.id", primary_key=True)
+    matches: int = 0
+    next_game: int = 0
 
 
 class TournamentLease(SQLModel, table=True):

@@ -15,19 +15,32 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from sqlalchemy import delete, func
+from sqlalchemy import func, insert, inspect
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, select
 
 from arbiter.errors import ConfigError, StorageError
-from arbiter.model import MatchOutcome, MatchRecord, RatingRow, ScheduledMatch, SeatRecord
+from arbiter.model import MatchOutcome, MatchRecord, RatingRow, ScheduledMatch, SeatRecord, StandingsMark, Tally
 from arbiter.storage.db import first_line
-from arbiter.storage.models import Entrant, Fault, Match, RatingHistory, SeatResult, Tournament, row_id
+from arbiter.storage.models import (
+    Entrant,
+    Fault,
+    Match,
+    RatingHistory,
+    SeatResult,
+    StandingsMarkRow,
+    Tournament,
+    now,
+    row_id,
+    table_of,
+)
 from arbiter.storage.rows import bad_row, checked
+from arbiter.storage.standings import clear_standings, read_standings, write_mark, write_tallies
 
 
 class _Rules(Protocol):
@@ -216,8 +229,13 @@ class Repo:
         entrant_ids: dict[str, int],
         ratings: Iterable[RatingRow] = (),
         fence: Callable[[Session], None] | None = None,
+        *,
+        tallies: Iterable[Tally] = (),
+        mark: StandingsMark | None = None,
+        finished_at: datetime | None = None,
     ) -> None:
-        """One finished match with its seats, faults and rating rows, in one transaction.
+        """One finished match with its seats, faults, rating rows and the standings it changes
+        (``tallies``, and how far they go: ``mark``), in one transaction.
 
         ``fence(session)`` runs first in that transaction (the tournament lease: it raises, and
         nothing is recorded, if this run no longer holds it)."""
@@ -227,56 +245,47 @@ class Repo:
             with self.session() as s:
                 if fence is not None:
                     fence(s)
-                m = Match(
-                    tournament_id=tournament_id,
-                    number=scheduled.number,
-                    key=scheduled.key,
-                    round=scheduled.round,
-                    table_no=scheduled.table,
-                    rotation=scheduled.rotation,
-                    game=scheduled.game,
-                    seed=scheduled.seed,
-                    seats=list(scheduled.seats),
-                    status=r.status,
-                    reason=r.reason,
-                    deals=r.deals,
-                    totals=list(r.totals),
-                    places=list(r.places),
-                    log_path=outcome.log_path,
-                    log_sha256=outcome.log_sha256,
-                    wall_seconds=outcome.wall_seconds,
-                    arbiter_cpu=outcome.arbiter_cpu,
-                    bots_cpu=outcome.bots_cpu,
+                # Core statements, a few per match: the ORM's unit of work cost more than the rows.
+                values = _match_values(tournament_id, scheduled, outcome, finished_at or now())
+                match_id = s.execute(insert(table_of(Match)).returning(table_of(Match).c.id), values).scalar_one()
+                s.execute(
+                    insert(table_of(SeatResult)),
+                    [
+                        {
+                            "match_id": match_id,
+                            "entrant_id": entrant_ids[name],
+                            "seat": seat,
+                            "total": r.totals[seat],
+                            "place": r.places[seat],
+                            "forfeited": seat in forfeits,
+                            "faults": strikes[seat],
+                            "think_seconds": r.think_seconds[seat],
+                        }
+                        for seat, name in enumerate(scheduled.seats)
+                    ],  # fmt: skip
                 )
-                s.add(m)
-                s.flush()
-                for seat, name in enumerate(scheduled.seats):
-                    s.add(
-                        SeatResult(
-                            match_id=row_id(m),
-                            entrant_id=entrant_ids[name],
-                            seat=seat,
-                            total=r.totals[seat],
-                            place=r.places[seat],
-                            forfeited=seat in forfeits,
-                            faults=strikes[seat],
-                            think_seconds=r.think_seconds[seat],
-                        )
+                if r.faults:
+                    s.execute(
+                        insert(table_of(Fault)),
+                        [
+                            {
+                                "match_id": match_id,
+                                "entrant_id": entrant_ids[scheduled.seats[f.seat]],
+                                "seat": f.seat,
+                                "deal": f.deal,
+                                "kind": f.kind.value,
+                                "detail": f.detail,
+                                "action": f.action,
+                            }
+                            for f in r.faults
+                        ],  # fmt: skip
                     )
-                for f in r.faults:
-                    s.add(
-                        Fault(
-                            match_id=row_id(m),
-                            entrant_id=entrant_ids[scheduled.seats[f.seat]],
-                            seat=f.seat,
-                            deal=f.deal,
-                            kind=f.kind.value,
-                            detail=f.detail,
-                            action=f.action,
-                        )
-                    )
-                for row in ratings:
-                    s.add(self._rating(tournament_id, row, entrant_ids))
+                rating_rows = [self._rating_values(tournament_id, row, entrant_ids) for row in ratings]
+                if rating_rows:
+                    s.execute(insert(table_of(RatingHistory)), rating_rows)
+                write_tallies(s, tournament_id, tallies, entrant_ids)
+                if mark is not None:
+                    write_mark(s, tournament_id, mark)
                 s.commit()
         except IntegrityError as e:
             raise StorageError(
@@ -286,15 +295,11 @@ class Repo:
             raise StorageError(f"cannot record match {scheduled.key}: {first_line(e)}") from None
 
     @staticmethod
-    def _rating(tournament_id: int, r: RatingRow, entrant_ids: dict[str, int]) -> RatingHistory:
-        return RatingHistory(
-            tournament_id=tournament_id,
-            game=r.game,
-            match_number=r.match_number,
-            entrant_id=entrant_ids[r.entrant],
-            mu=r.mu,
-            sigma=r.sigma,
-        )
+    def _rating_values(tournament_id: int, r: RatingRow, entrant_ids: dict[str, int]) -> dict[str, object]:
+        return {
+            "tournament_id": tournament_id, "game": r.game, "match_number": r.match_number,
+            "entrant_id": entrant_ids[r.entrant], "mu": r.mu, "sigma": r.sigma,
+        }  # fmt: skip
 
     def matches(self, tournament_id: int) -> list[MatchRecord]:
         """Every recorded match as a plain record, in schedule order."""
@@ -343,28 +348,61 @@ class Repo:
             return out
 
     # ---- ratings -----------------------------------------------------------------------
-    def replace_rating_history(
-        self, tournament_id: int, rows: Iterable[RatingRow], entrant_ids: dict[str, int]
-    ) -> None:
-        with self.session() as s:
-            s.exec(delete(RatingHistory).where(col(RatingHistory.tournament_id) == tournament_id))
-            for r in rows:
-                s.add(self._rating(tournament_id, r, entrant_ids))
-            s.commit()
-
-    def rating_history(self, tournament_id: int) -> list[RatingRow]:
+    def rating_history(self, tournament_id: int, *, entrants: Sequence[str] | None = None) -> list[RatingRow]:
+        """The rating history in game order; ``entrants``: theirs alone (by its entrant index)."""
         names = self.entrants_by_id(tournament_id)
         with self.session() as s:
-            query = (
-                select(RatingHistory)
-                .where(RatingHistory.tournament_id == tournament_id)
-                .order_by(col(RatingHistory.game), col(RatingHistory.entrant_id))
-            )
-            rows = checked(s, query)
+            query = select(RatingHistory).where(RatingHistory.tournament_id == tournament_id)
+            if entrants is not None:
+                ids = [i for i, name in names.items() if name in set(entrants)]
+                query = query.where(col(RatingHistory.entrant_id).in_(ids))
+            rows = checked(s, query.order_by(col(RatingHistory.game), col(RatingHistory.entrant_id)))
         for r in rows:
             if r.entrant_id not in names:
                 raise bad_row("rating_history", r, "entrant_id", "names no entrant of this tournament")
         return [RatingRow(r.game, r.match_number, names[r.entrant_id], r.mu, r.sigma) for r in rows]
+
+    # ---- standings -----------------------------------------------------------------------
+    def standings(self, tournament_id: int) -> tuple[StandingsMark | None, dict[str, Tally]]:
+        """How far the kept standings go (None: not kept yet, or a database from before they
+        were: readers never upgrade it) and each entrant's tally."""
+        names = self.entrants_by_id(tournament_id)
+        try:
+            with self.session() as s:
+                return read_standings(s, tournament_id, names)
+        except SQLAlchemyError:
+            if inspect(self.engine).has_table(table_of(StandingsMarkRow).name):
+                raise
+            return None, {}
+
+    def store_standings(
+        self,
+        tournament_id: int,
+        tallies: Iterable[Tally],
+        mark: StandingsMark,
+        ratings: Iterable[RatingRow],
+        entrant_ids: dict[str, int],
+        *,
+        rebuilt: bool,
+        fence: Callable[[Session], None] | None = None,
+    ) -> None:
+        """Write standings in one transaction: ``rebuilt``, in place of every kept one and of the
+        rating history (a replay); else added to them (games rated at a run's start)."""
+        try:
+            with self.session() as s:
+                if fence is not None:
+                    fence(s)
+                if rebuilt:
+                    clear_standings(s, tournament_id)
+                    s.flush()
+                rows = [self._rating_values(tournament_id, row, entrant_ids) for row in ratings]
+                for start in range(0, len(rows), 5000):
+                    s.execute(insert(table_of(RatingHistory)), rows[start : start + 5000])
+                write_tallies(s, tournament_id, tallies, entrant_ids)
+                write_mark(s, tournament_id, mark)
+                s.commit()
+        except SQLAlchemyError as e:
+            raise StorageError(f"cannot store the standings: {first_line(e)}") from None
 
     def final_ratings(self, tournament_id: int) -> dict[str, tuple[float, float]]:
         """Each entrant's latest (μ, σ) from the rating history."""
@@ -372,3 +410,17 @@ class Repo:
         for r in self.rating_history(tournament_id):
             out[r.entrant] = (r.mu, r.sigma)
         return out
+
+
+def _match_values(
+    tournament_id: int, m: ScheduledMatch, outcome: MatchOutcome, finished_at: datetime
+) -> dict[str, object]:
+    """A match row's columns, as the recorder inserts it."""
+    r = outcome.result
+    return {
+        "tournament_id": tournament_id, "number": m.number, "key": m.key, "round": m.round, "table_no": m.table,
+        "rotation": m.rotation, "game": m.game, "seed": m.seed, "seats": list(m.seats), "status": r.status.value,
+        "reason": r.reason, "deals": r.deals, "totals": list(r.totals), "places": list(r.places),
+        "log_path": outcome.log_path, "log_sha256": outcome.log_sha256, "wall_seconds": outcome.wall_seconds,
+        "arbiter_cpu": outcome.arbiter_cpu, "bots_cpu": outcome.bots_cpu, "finished_at": finished_at,
+    }  # fmt: skip

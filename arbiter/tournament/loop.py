@@ -22,28 +22,32 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from arbiter.errors import ConfigError, LogFileError, TournamentInterrupted
 from arbiter.execution.executors import Executor, ExecutorFactory, Venue, default_jobs
-from arbiter.execution.play import file_sha256, logged_result
+from arbiter.execution.play import file_sha256, logged_deals, logged_result
 from arbiter.execution.venues import default_executor
-from arbiter.model import MatchOutcome, MatchRecord, MatchTask, RatingRow, ScheduledMatch, SeatRecord
+from arbiter.model import MatchOutcome, MatchRecord, MatchTask, ScheduledMatch, SeatRecord, Tally
 from arbiter.process.sandbox import strongest_isolation
 from arbiter.referee.logfile import read_log_lines
 from arbiter.signals import INTERRUPTS, begin_stop, deferred, signal_of, stop_on_signals
 from arbiter.text import printable
 from arbiter.tournament.config import TournamentConfig
 from arbiter.tournament.formats import build_schedule, format_of, plays_duplicate_sets
-from arbiter.tournament.ratings import RatingBook, Standing, game_outcome, standings
-from arbiter.tournament.schedule import block_deals, games
+from arbiter.tournament.kept import recorded_deals
+from arbiter.tournament.ratings import RatingBook, Standing
+from arbiter.tournament.schedule import block_deals
+from arbiter.tournament.standings import Keeper, table_of
 
 if TYPE_CHECKING:  # the storage layer (SQLAlchemy) is imported when a run starts: workers start faster
     from sqlalchemy.engine import Engine
 
     from arbiter.storage import Repo
     from arbiter.storage.lease import Lease
+    from arbiter.storage.models import Match
     from arbiter.tournament.logfolder import LogFolder
 
 
@@ -118,6 +122,7 @@ class Run:
     arbiter_cpu: float = 0.0
     bots_cpu: float = 0.0
     ratings: RatingBook | None = None  # as far as the recorded games go (the recorder keeps it)
+    tallies: dict[str, Tally] = field(default_factory=dict)  # each entrant's standing (the recorder keeps it)
     executor: Executor | None = None  # once made: what plays the matches (a schedule may ask it who is connected)
 
     def connected(self) -> dict[str, int]:
@@ -129,7 +134,7 @@ class Run:
         return plays_duplicate_sets(self.config.format)
 
     def standings(self) -> list[Standing]:
-        return standings(self.config.entrant_names, list(self.records.values()), self.duplicate)
+        return table_of(self.config.entrant_names, self.tallies)
 
 
 class Observer(Protocol):
@@ -141,29 +146,6 @@ class Observer(Protocol):
     def stopped(self, run: Run) -> None: ...
 
 
-class RatingTracker:
-    """TrueSkill applied game by game in schedule order, as far as the games are complete."""
-
-    def __init__(self, entrants: Sequence[str], schedule: Sequence[ScheduledMatch]):
-        self.games = games(schedule)
-        self.book = RatingBook(entrants)
-        self.next = 0  # index in self.games of the first game not yet applied
-
-    def advance(self, records: dict[int, MatchRecord]) -> tuple[RatingBook, int, list[RatingRow]]:
-        """The book, pointer and history rows after applying every newly complete game."""
-        book, nxt, rows = self.book.copy(), self.next, []
-        while nxt < len(self.games) and all(n in records for n in self.games[nxt]):
-            outcome = game_outcome([records[n] for n in self.games[nxt]])
-            if outcome is not None:
-                for name, r in sorted(book.rate(outcome).items()):
-                    rows.append(RatingRow(outcome.game, outcome.last_match, name, r.mu, r.sigma))
-            nxt += 1
-        return book, nxt, rows
-
-    def adopt(self, book: RatingBook, nxt: int) -> None:
-        self.book, self.next = book, nxt
-
-
 def record_of(m: ScheduledMatch, outcome: MatchOutcome) -> MatchRecord:
     r = outcome.result
     forfeits, strikes = set(r.forfeits), r.strikes
@@ -173,16 +155,19 @@ def record_of(m: ScheduledMatch, outcome: MatchOutcome) -> MatchRecord:
 
 class Recorder:
     """The observer that records: the log folder claimed, the tournament created or resumed, each
-    match with the rating history it completes in one transaction fenced by the lease."""
+    match with the rating history and the standings it changes in one transaction fenced by the
+    lease. The stored matches are read once, at the start; recording a match costs the same
+    whatever the history's size."""
 
     def __init__(self, repo: Repo, lease: Lease, folder: LogFolder):
         self.repo, self.lease, self.folder = repo, lease, folder
-        self.tracker: RatingTracker | None = None
+        self.keeper: Keeper | None = None
         self.entrant_ids: dict[str, int] = {}
 
     def open(self, config: TournamentConfig, schedule: list[ScheduledMatch], records: dict[int, MatchRecord]) -> int:
         """Claim the folder (first: a run that may not write there changes nothing in the
-        database), start the tournament, read what it holds; its row id."""
+        database), start the tournament, read what it holds, take up its standings (rebuilt
+        when missing or behind); its row id."""
         from arbiter.storage import row_id
 
         known = self.repo.tournament(config.name)
@@ -190,43 +175,72 @@ class Recorder:
         self.folder.claim({Path(r.log_path).name: r.log_sha256 for r in known_rows}, file_sha256)
         tournament_id = self.extend(config, schedule)
         records.update({r.number: r for r in self.repo.matches(tournament_id)})
-        assert self.tracker is not None
-        book, nxt, rows = self.tracker.advance(records)
-        self.repo.replace_rating_history(tournament_id, rows, self.entrant_ids)  # rebuilt: never stale
-        self.tracker.adopt(book, nxt)
+        self.take_up(tournament_id, config, known_rows, records)
         return tournament_id
+
+    def take_up(
+        self, tournament_id: int, config: TournamentConfig, rows: Sequence[Match], records: dict[int, MatchRecord]
+    ) -> None:
+        """The stored standings if they count every recorded match (the games completed since,
+        rated now), else the standings replayed from the recorded matches."""
+        keeper = self.keeper
+        assert keeper is not None
+        mark, tallies = self.repo.standings(tournament_id)
+        if mark is not None and mark.matches == len(records):
+            keeper.resume(tallies, mark)
+            if keeper.next <= keeper.complete_games(records):
+                step = keeper.advance(records)
+                keeper.adopt(step)
+                if step.rows or mark != keeper.mark(len(records)):
+                    self.repo.store_standings(
+                        tournament_id, step.changed.values(), keeper.mark(len(records)), step.rows, self.entrant_ids,
+                        rebuilt=False, fence=self.lease.fence,
+                    )  # fmt: skip
+                return
+        when = {r.number: r.finished_at for r in rows}
+        step = keeper.replay(records, when, recorded_deals(rows, config.rules, config.name, config.format))
+        self.repo.store_standings(
+            tournament_id, step.changed.values(), keeper.mark(len(records)), step.rows, self.entrant_ids,
+            rebuilt=True, fence=self.lease.fence,
+        )  # fmt: skip
 
     @property
     def ratings(self) -> RatingBook | None:
-        return self.tracker.book if self.tracker is not None else None
+        return self.keeper.book if self.keeper is not None else None
 
     def extend(self, config: TournamentConfig, schedule: list[ScheduledMatch], *, growing: bool = False) -> int:
         """Start the tournament in the database, or grow it to ``schedule`` (``growing``: during
-        the run, whose start checked what was stored)."""
+        the run, whose start checked what was stored; the schedule only grows at its end)."""
         from arbiter.storage import row_id
 
         tournament, self.entrant_ids = self.repo.start(config, schedule, check_stored=not growing)
-        tracker = RatingTracker(config.entrant_names, schedule)
-        if self.tracker is not None:  # the games so far are a prefix of the grown schedule's
-            tracker.adopt(self.tracker.book.including(config.entrant_names), self.tracker.next)
-        self.tracker = tracker
+        if self.keeper is None:
+            duplicate = plays_duplicate_sets(config.format)
+            self.keeper = Keeper(config.entrant_names, duplicate=duplicate, double_scoring=config.rules.double_scoring)
+        self.keeper.schedule(schedule, config.entrant_names)
         return row_id(tournament)
 
     def started(self, run: Run) -> None:
         run.ratings = self.ratings
+        run.tallies = self.keeper.tallies if self.keeper is not None else {}
 
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
-        assert self.tracker is not None
+        keeper = self.keeper
+        assert keeper is not None
         with deferred():  # a stop signal waits until the match is recorded (or not at all)
-            run.records[m.number] = record_of(m, outcome)
+            record = run.records[m.number] = record_of(m, outcome)
             try:
-                book, nxt, rows = self.tracker.advance(run.records)
-                self.repo.record_match(run.tournament_id, m, outcome, self.entrant_ids, rows, fence=self.lease.fence)
+                when = datetime.now(UTC)
+                step = keeper.advance(run.records, record, when, outcome.deals)
+                self.repo.record_match(
+                    run.tournament_id, m, outcome, self.entrant_ids, step.rows, fence=self.lease.fence,
+                    tallies=step.changed.values(), mark=keeper.mark(len(run.records), step.next), finished_at=when,
+                )  # fmt: skip
             except BaseException:
                 del run.records[m.number]  # not recorded: the next run plays it again
                 raise
-            self.tracker.adopt(book, nxt)
-            run.ratings = book
+            keeper.adopt(step)
+            run.ratings, run.tallies = step.book, keeper.tallies
         self.lease.check()
 
     def stopped(self, run: Run) -> None:
@@ -413,7 +427,7 @@ def _run_holding_lease(
             played=run.played,
             aborted=run.aborted,
             complete=complete,
-            standings=standings(run.config.entrant_names, repo.matches(run.tournament_id), run.duplicate),
+            standings=table_of(run.config.entrant_names, run.tallies),
             wall_seconds=0.0,
             arbiter_cpu=run.arbiter_cpu,
             bots_cpu=run.bots_cpu,
@@ -440,6 +454,7 @@ class _Loop:
         self.queue: list[MatchTask] = []
         self.held: list[ScheduledMatch] = []  # kept by the schedule (``hold``) until it resumes
         self.stored = True  # False: the schedule grew, but the database has not stored it yet
+        self.by_number = {m.number: m for m in run.schedule}  # kept as the schedule grows
 
     def _hold(self, matches: Sequence[ScheduledMatch], error: Exception) -> None:
         """Keep ``matches`` for later if the schedule holds them for ``error``; else raise it."""
@@ -490,6 +505,7 @@ class _Loop:
         if new:
             self.run.config = self.schedule.config
             self.run.schedule = self.schedule.matches
+            self.by_number.update((m.number, m) for m in new)
             try:
                 self.store_growth()
             except Exception as e:
@@ -506,7 +522,7 @@ class _Loop:
     def play(self, make_executor: Callable[[], Executor]) -> None:
         executor: Executor | None = None
         running: dict[Future[MatchOutcome], MatchTask] = {}
-        by_number = {m.number: m for m in self.run.schedule}
+        by_number = self.by_number
         ok = False
         try:
             if self.schedule.poll_seconds is not None:  # continuous: its lobby listens from the start
@@ -521,7 +537,6 @@ class _Loop:
                     room = executor is None or len(running) < 2 * executor.slots
                     if room and not self.queue and not paused:
                         self.grow()
-                        by_number = {m.number: m for m in self.run.schedule}
                     if not room or not self.queue or paused:
                         break
                     if executor is None:  # made when a match is to play: a finished run connects nowhere
@@ -563,4 +578,5 @@ def reconcile_log(task: MatchTask, config: TournamentConfig) -> MatchOutcome:
             f"record and which is not a finished log of match {task.key} of tournament {config.name!r}; it is "
             "left as it is: move it away (or give the tournament another log_folder) and run again"
         )
-    return MatchOutcome(task.number, found, str(path), file_sha256(path))
+    deals = logged_deals(path.read_bytes(), task.rules) if found.complete else ()
+    return MatchOutcome(task.number, found, str(path), file_sha256(path), deals=deals)

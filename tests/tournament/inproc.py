@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from arbiter.execution.executors import ExecutorFactory, LocalExecutor, Venue, match_failed
-from arbiter.execution.play import file_sha256, task_setup
+from arbiter.execution.play import file_sha256, logged_deals, task_setup
 from arbiter.match.blocking import run_blocking
 from arbiter.model import MatchOutcome, MatchTask
 from arbiter.referee.faults import FaultKind, PlayerFault
@@ -103,7 +103,10 @@ def play_inprocess(task: MatchTask) -> MatchOutcome:
     seats = [{"seat": s, "entrant": b.name} for s, b in enumerate(task.bots)]
     result = run_blocking(Referee(setup, players, sink, seats=seats, time_control=control, fault_policy=policy).play())
     path = sink.commit()
-    return MatchOutcome(task.number, result, str(path), file_sha256(path), wall_seconds=time.perf_counter() - started)
+    deals = logged_deals(path.read_bytes(), task.rules) if result.complete else ()
+    return MatchOutcome(
+        task.number, result, str(path), file_sha256(path), wall_seconds=time.perf_counter() - started, deals=deals
+    )
 
 
 def play_then_interrupt_at(number: int) -> PlayFunction:

@@ -8,8 +8,8 @@ from typing import Any
 from arbiter.model import RatingRow
 from arbiter.storage import Repo, database_url, open_database, row_id
 from arbiter.storage.models import Match, SeatResult, Tournament
-from arbiter.tournament.formats import plays_duplicate_sets
-from arbiter.tournament.ratings import Standing, standings
+from arbiter.tournament.kept import kept_standings
+from arbiter.tournament.ratings import Standing
 
 
 @dataclass
@@ -34,7 +34,7 @@ def gather(db: str | None, tournament: str | None) -> Gathered:
         t_id = row_id(t)
         with repo.reading(f"tournament {t.name!r}"):
             entrants = repo.entrant_names(t_id)
-            table = standings(entrants, repo.matches(t_id), plays_duplicate_sets(t.format))
+            table = kept_standings(repo, t).rows  # the standings table (a replay if it is missing or behind)
             history = repo.rating_history(t_id)
             rows = repo.match_rows(t_id)
             seat_results = repo.seat_results(t_id)
