@@ -22,7 +22,7 @@ from arbiter.arena.config import parse_arena
 from arbiter.arena.corner import session_secret
 from arbiter.arena.guards import SECURITY_HEADERS
 from arbiter.arena.service import ArenaService
-from arbiter.arena.views import ArenaState
+from arbiter.arena.views import EntrantView
 from arbiter.arena.webserver import BODY_GRACE, HEAD_SECONDS, WebServer
 from arbiter.errors import ConfigError
 from arbiter.lobby.ratelimit import FailureLimiter
@@ -252,14 +252,14 @@ class _Broken(ArenaService):
     """The arena with a bug in one route (the one thing here that cannot be made to fail for
     real): its exception names a file of the server."""
 
-    def state(self) -> ArenaState:
+    def entrant(self, name: str) -> EntrantView:
         raise RuntimeError("cannot open /srv/arena/secret/state.db")
 
 
 def test_a_failure_of_the_arenas_own_is_one_line_with_the_headers_and_no_path(guarded):
     service = _Broken(guarded.engine, ARENA, guarded.folder / "logs", uploads=guarded.service.uploads)
     with serving(create_app(service)) as url:
-        response = httpx.get(url + "/api/state", timeout=30)
+        response = httpx.get(url + "/api/entrants/alice", timeout=30)
         assert httpx.get(url + "/api/leaderboard", timeout=30).status_code == 200  # the rest goes on
     assert response.status_code == 500 and "/srv" not in response.text
     assert response.json()["detail"] == "the arena failed to answer this request; it is logged"
