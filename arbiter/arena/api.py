@@ -161,6 +161,11 @@ def _reads(app: FastAPI, service: ArenaService, snapshots: Snapshots) -> None:
         """Each active entrant, best first (by μ − 3σ). With an ``ETag``: 304 to ``If-None-Match``."""
         return (await snapshots.current()).leaderboard.response(request)
 
+    @app.get("/api/health", tags=["ladder"])
+    async def health() -> Response:
+        """``{"ok": true}`` while this process serves: what a load balancer or a service manager asks."""
+        return Response(b'{"ok":true}', media_type=JSON)
+
     @app.get("/api/state", response_model=ArenaState, tags=["ladder"])
     async def state(request: Request) -> Response:
         """Matches recorded, in flight, in the last hour; active entrants."""

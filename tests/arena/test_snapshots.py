@@ -29,6 +29,7 @@ def test_the_leaderboard_and_state_are_the_services_own_with_an_etag_and_304(are
     assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == tag
     other = httpx.get(arena.url + "/api/leaderboard", headers={"If-None-Match": '"something else"'}, timeout=30)
     assert other.status_code == 200 and other.json() == first.json()
+    assert arena.get("/api/health").json() == {"ok": True}
     state = arena.get("/api/state")
     assert state.json()["matches"] == arena.service.state().matches
     assert httpx.get(arena.url + "/api/state", headers={"If-None-Match": state.headers["etag"]}).status_code == 304
