@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+WORKER_STOP = signal.SIGUSR1  # how the arbiter stops its worker processes: they ignore STOP_SIGNALS
 
 
 class Stopped(BaseException):

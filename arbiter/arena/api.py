@@ -37,9 +37,10 @@ from arbiter.tournament.config import NAME_RE
 from .corner import add_corner
 from .events import EventHub
 from .guards import SECURITY_HEADERS, BodyGuard, SecurityHeaders, Upload, error
-from .pages import add_pages
+from .pages import add_pages, leaderboard_page
 from .quotas import OverQuota, TooManyUploads
 from .service import MAX_PAGE, ArenaService, LogGone, NotFound, NothingToRetire, NotYours, UploadTooLarge
+from .snapshots import JSON, Snapshots
 from .tokens import TooManyAttempts
 from .views import MAX_ID, ArenaState, EntrantView, Leaderboard, MatchDetail, MatchId, MatchPage, Name, SubmissionView
 
@@ -104,10 +105,12 @@ def create_app(service: ArenaService, *, hub: EventHub | None = None, secret: by
         docs_url=None,  # the interactive pages load scripts from elsewhere; /openapi.json describes all
         redoc_url=None,
     )
+    hub = hub if hub is not None else EventHub()
+    snapshots = Snapshots(service, hub, functools.partial(leaderboard_page, service))
     _errors(app)
-    _reads(app, service)
-    _authored(app, service)
-    add_pages(app, service, hub if hub is not None else EventHub())
+    _reads(app, service, snapshots)
+    _authored(app, service, snapshots)
+    add_pages(app, service, hub, snapshots)
     uploads = {SUBMISSIONS: Upload(service.upload_limit, functools.partial(_admit, service))}
     if secret is not None:
         uploads.update(add_corner(app, service, secret))
@@ -152,21 +155,29 @@ def _errors(app: FastAPI) -> None:
         return error(500, "the arena failed to answer this request; it is logged", SECURITY_HEADERS)
 
 
-def _reads(app: FastAPI, service: ArenaService) -> None:
+def _reads(app: FastAPI, service: ArenaService, snapshots: Snapshots) -> None:
     @app.get("/api/leaderboard", response_model=Leaderboard, tags=["ladder"])
-    def leaderboard() -> Leaderboard:
-        """Each active entrant, best first (by μ − 3σ)."""
-        return service.leaderboard()
+    async def leaderboard(request: Request) -> Response:
+        """Each active entrant, best first (by μ − 3σ). With an ``ETag``: 304 to ``If-None-Match``."""
+        return (await snapshots.current()).leaderboard.response(request)
+
+    @app.get("/api/health", tags=["ladder"])
+    async def health() -> Response:
+        """``{"ok": true}`` while this process serves: what a load balancer or a service manager asks."""
+        return Response(b'{"ok":true}', media_type=JSON)
 
     @app.get("/api/state", response_model=ArenaState, tags=["ladder"])
-    def state() -> ArenaState:
+    async def state(request: Request) -> Response:
         """Matches recorded, in flight, in the last hour; active entrants."""
-        return service.state()
+        return (await snapshots.current()).state.response(request)
 
     @app.get("/api/entrants/{name}", response_model=EntrantView, tags=["ladder"])
-    def entrant(name: Name) -> EntrantView:
-        """An entrant's versions, rating history, per-contract scores, recent matches and faults."""
-        return service.entrant(name)
+    async def entrant(name: Name, request: Request) -> Response:
+        """An entrant's versions, rating history, per-contract scores, recent matches and faults.
+        With an ``ETag``: 304 to ``If-None-Match``."""
+        return await snapshots.tagged(
+            request, lambda: Response(service.entrant(name).model_dump_json(), media_type=JSON)
+        )
 
     @app.get("/api/matches", response_model=MatchPage, tags=["matches"])
     def matches(
@@ -195,7 +206,7 @@ def _reads(app: FastAPI, service: ArenaService) -> None:
         return Response(service.match_log(match_id), media_type="application/jsonl")
 
 
-def _authored(app: FastAPI, service: ArenaService) -> None:
+def _authored(app: FastAPI, service: ArenaService, snapshots: Snapshots) -> None:
     @app.get(
         "/api/matches/{match_id}/stderr/{seat}",
         tags=["matches"],
@@ -234,4 +245,6 @@ def _authored(app: FastAPI, service: ArenaService) -> None:
     def retire(request: Request, name: Name, credentials: Credentials) -> SubmissionView:
         """Retire your entrant: its active version stops playing and keeps its history."""
         token = _required_token(credentials)
-        return service.retire(name, token, _client(request))
+        retired = service.retire(name, token, _client(request))
+        snapshots.refresh()  # its author's next read sees it gone
+        return retired

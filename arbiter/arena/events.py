@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -54,23 +54,30 @@ class EventHub:
         self._lock = threading.Lock()
         self._subscribers: set[_Subscriber] = set()
         self._closed = False
+        self._gate: Callable[[dict[str, Any] | None], None] = self.deliver
+
+    def gate(self, through: Callable[[dict[str, Any] | None], None]) -> None:
+        """Events go to ``through`` first, which :meth:`deliver` s them when it is ready (the
+        rendered leaderboard, arbiter.arena.snapshots: a page fetching on an event sees it)."""
+        self._gate = through
 
     def publish(self, event: dict[str, Any]) -> None:
         """Send ``event`` (a JSON object with a ``type``) to every open stream."""
-        self._send(dict(event))
+        self._gate(dict(event))
 
     def close(self) -> None:
         """End every stream (the server is stopping); later subscribers end at once."""
         with self._lock:
             self._closed = True
-        self._send(None)
+        self._gate(None)
 
     @property
     def subscribers(self) -> int:
         with self._lock:
             return len(self._subscribers)
 
-    def _send(self, event: dict[str, Any] | None) -> None:
+    def deliver(self, event: dict[str, Any] | None) -> None:
+        """Send ``event`` to the open streams now (None ends them)."""
         with self._lock:
             subscribers = list(self._subscribers)
         for s in subscribers:

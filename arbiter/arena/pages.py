@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 
 from arbiter.errors import ArbiterError
@@ -28,7 +28,8 @@ from arbiter.web.report.render import Chart, chart, cls, num, plural
 
 from .events import EventHub, add_events
 from .service import ArenaService, LogGone, NotFound, split_version
-from .views import EntrantView, MatchId, MatchSummary, Name
+from .snapshots import Snapshot, Snapshots
+from .views import ArenaState, EntrantView, Leaderboard, MatchId, MatchSummary, Name
 
 SPARK = (96, 26)  # a leaderboard trend line's box, pixels
 HEAD_TO_HEAD = 8  # opponents shown on an entrant's page, the most frequent first
@@ -108,49 +109,48 @@ def _missing(arena: str, e: ArbiterError, status: int = 404) -> HTMLResponse:
     return _page("arena_missing.html", status, arena=arena, title="Not here", message=str(e))
 
 
-def add_pages(app: FastAPI, service: ArenaService, hub: EventHub) -> None:
-    """The pages, and the events the leaderboard listens to, on ``app``."""
+def leaderboard_page(service: ArenaService, board: Leaderboard, state: ArenaState) -> str:
+    """The leaderboard page (rendered once per change: arbiter.arena.snapshots)."""
+    trends = service.trends()
+    sparks = {(r.name, r.version): sparkline(trends.get(f"{r.name}@{r.version}", [])) for r in board.entrants}
+    return render(
+        "arena_leaderboard.html", **FORMATS, arena=service.arena, title=f"Barbu arena — {service.arena}",
+        board=board, state=state, sparks=sparks,
+    )  # fmt: skip
+
+
+def add_pages(app: FastAPI, service: ArenaService, hub: EventHub, snapshots: Snapshots) -> None:
+    """The pages, and the events the leaderboard listens to, on ``app``; the leaderboard page is
+    served as ``snapshots`` last rendered it."""
     add_events(app, hub)
     arena = service.arena
 
+    scripts = {name: Snapshot.of(static(name).encode(), "text/javascript; charset=utf-8") for name in SCRIPTS}
+
     @app.get("/static/{name}", include_in_schema=False)
-    def script(name: str) -> Response:
-        if name not in SCRIPTS:
+    async def script(name: str, request: Request) -> Response:
+        if name not in scripts:
             raise NotFound("no such file here: the pages' scripts are /static/arena.js and /static/viewer.js")
-        return Response(
-            static(name), media_type="text/javascript; charset=utf-8", headers={"Cache-Control": "max-age=300"}
-        )
+        return scripts[name].response(request)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def leaderboard() -> HTMLResponse:
-        board = service.leaderboard()
-        trends = service.trends()
-        sparks = {(r.name, r.version): sparkline(trends.get(f"{r.name}@{r.version}", [])) for r in board.entrants}
-        return _page(
-            "arena_leaderboard.html",
-            arena=arena,
-            title=f"Barbu arena — {arena}",
-            board=board,
-            state=service.state(),
-            sparks=sparks,
-        )
+    async def leaderboard(request: Request) -> Response:
+        return (await snapshots.current()).page.response(request)
 
-    @app.get("/entrants/{name}", response_class=HTMLResponse, include_in_schema=False)
-    def entrant(name: Name) -> HTMLResponse:
+    def entrant_page(name: str) -> HTMLResponse:
         try:
             view = service.entrant(name)
         except ArbiterError as e:
             return _missing(arena, e)
         rating_chart, colours = history_chart(view)
         return _page(
-            "arena_entrant.html",
-            arena=arena,
-            title=f"{name} — Barbu arena {arena}",
-            e=view,
-            chart=rating_chart,
-            colours=colours,
-            opponents=head_to_head(name, view.recent_matches),
-        )
+            "arena_entrant.html", arena=arena, title=f"{name} — Barbu arena {arena}", e=view, chart=rating_chart,
+            colours=colours, opponents=head_to_head(name, view.recent_matches),
+        )  # fmt: skip
+
+    @app.get("/entrants/{name}", response_class=HTMLResponse, include_in_schema=False)
+    async def entrant(name: Name, request: Request) -> Response:
+        return await snapshots.tagged(request, lambda: entrant_page(name))
 
     @app.get("/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
     def match(match_id: MatchId) -> HTMLResponse:
@@ -165,9 +165,6 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub) -> None:
         replay = load_replay(log.decode("utf-8").splitlines(keepends=True))
         data = build_data(replay)
         return _page(
-            "arena_match.html",
-            arena=arena,
-            title=f"Match {detail.number} — Barbu arena {arena}",
-            m=detail,
+            "arena_match.html", arena=arena, title=f"Match {detail.number} — Barbu arena {arena}", m=detail,
             data=json_for_script(data),
-        )
+        )  # fmt: skip

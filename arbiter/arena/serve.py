@@ -80,6 +80,7 @@ class Checker:
         self._thread = threading.Thread(target=self._work, name="barbu-checker", daemon=True)
         self._worker: WorkerProcess | None = None  # the worker process checks run in, started at the first
         self._stopping = False
+        self._seen: set[int] = set()  # the submissions queued once: never queued again
 
     def start(self) -> None:
         for row in self.store.checking(self.arena.name):  # left unchecked by an earlier run
@@ -91,21 +92,42 @@ class Checker:
         if row is not None:
             self._put(row.author, submission_id)
 
-    def _put(self, author: str, submission_id: int) -> None:
+    def _put(self, author: str, submission_id: int, *, again: bool = False) -> None:
         with self._ready:
+            if submission_id in self._seen and not again:
+                return
+            self._seen.add(submission_id)
             if author not in self._waiting:
                 self._waiting[author] = deque()
                 self._turns.append(author)
             self._waiting[author].append(submission_id)
             self._ready.notify()
 
+    def _adopt(self) -> None:
+        """The submissions other processes accepted (the API processes apart, arbiter.arena.replicas):
+        each ``checking`` row not seen yet is queued, once."""
+        try:
+            rows = self.store.checking(self.arena.name)
+        except Exception as e:  # the database away for a moment: the next look finds them
+            log.warning("looking for submissions to check failed: %s", e)
+            return
+        for row in rows:
+            if row.id not in self._seen:
+                self._put(row.author, row.id)
+
     def _next(self) -> tuple[str, int] | None:
         """The next submission to check, from the author whose turn it is; None: stopping."""
-        with self._ready:
-            while not self._stopping and (not self._turns or (self.disk is not None and self.disk.paused())):
+        while True:
+            with self._ready:
+                if self._stopping:
+                    return None
+                if self._turns and not (self.disk is not None and self.disk.paused()):
+                    break
                 self._ready.wait(POLL_SECONDS)
-            if self._stopping:
-                return None
+                if self._stopping or self._turns:
+                    continue
+            self._adopt()  # outside the lock: an upload's enqueue is not kept waiting on the database
+        with self._ready:
             author = self._turns.popleft()
             mine = self._waiting[author]
             submission_id = mine.popleft()
@@ -134,7 +156,7 @@ class Checker:
             except Exception as e:  # a broken check must not stop the arena: it is logged, the next goes on
                 if self.disk is not None and disk_full(e):
                     self.disk.failed(e)
-                    self._put(author, submission_id)  # checked again once the disk has room
+                    self._put(author, submission_id, again=True)  # checked again once the disk has room
                 else:
                     log.exception("checking submission %s failed", submission_id)
 
@@ -256,7 +278,12 @@ class ArenaHost:
             log.warning("sweeping the bundle store failed: %s", e)
 
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
-        self.events.publish({"type": "match", "number": m.number, "status": outcome.result.status})
+        event = {"type": "match", "number": m.number, "status": outcome.result.status}
+        self.events.publish(event)
+        if self.engine is not None:
+            from arbiter.arena.replicas import notify
+
+            notify(self.engine, self.arena.name, event, self.in_flight())  # the API processes apart (PostgreSQL)
 
     def stopped(self, run: Run) -> None:
         self.events.close()  # open event streams end, so the web server can stop

@@ -29,6 +29,14 @@ def serve_command(
     ] = None,
     jobs: JobsOption = None,
     cluster: ClusterOption = None,
+    api_only: Annotated[
+        bool,
+        typer.Option(
+            "--api-only",
+            help="Serve only the API and the pages from the arena's PostgreSQL database; the ladder runs in "
+            "another 'arbiter serve' (several such processes may run at once).",
+        ),
+    ] = False,
 ) -> None:
     """Run a standing arena: submissions, a continuous ladder, its API; until stopped."""
     from arbiter.arena.config import load_arena
@@ -39,6 +47,12 @@ def serve_command(
         if not arena.strip():
             raise ConfigError("the arena file name is empty")
         config = load_arena(arena)
+        if api_only:
+            from arbiter.arena.replicas import serve_api
+
+            served = serve_api(config, database=db, web=web, announce=lambda line: typer.echo(line, err=True))
+            typer.echo(f"arena {served.arena!r}: the API at {served.web} stopped; {served.wall_seconds:.1f}s", err=True)
+            return
         result = serve(
             config,
             database=db,

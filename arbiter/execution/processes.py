@@ -4,10 +4,12 @@ A :class:`WorkerProcess` is a child started with :mod:`subprocess` that runs job
 function and its arguments) one at a time, sent over a pipe; :class:`WorkerPool` keeps several
 busy. The local pool of a tournament, a Dask worker's match processes and the arena's checker all
 use them. Each child is set up by :func:`arbiter.execution.worker.worker_init` (it dies with its
-parent, kills its bots on SIGTERM, keeps its temporary files in a folder of its own) and starts a
-session of its own: a signal sent to the arbiter's whole process group (Ctrl-C in a terminal,
-systemd's ``KillMode=control-group``, ``kill -- -PGID``) reaches the arbiter alone, which finishes
-what it drains and then ends its workers itself.
+parent, kills its bots on ``WORKER_STOP``, keeps its temporary files in a folder of its own) and
+starts a session of its own: a signal sent to the arbiter's whole process group (Ctrl-C in a
+terminal, supervisord's ``stopasgroup``, ``kill -- -PGID``) reaches the arbiter alone. One sent to
+every process of a control group (systemd's default ``KillMode=control-group``) reaches the
+workers too, and they ignore it, as their bots do: the stop signals are the arbiter's, which
+finishes what it drains and then ends its workers itself, with ``WORKER_STOP`` (SIGUSR1).
 
 Why not :mod:`multiprocessing`: a Dask worker is a daemonic process, which may not start
 multiprocessing children; grpcio is not fork-safe (a child is a fresh interpreter); and its
@@ -21,7 +23,6 @@ import json
 import multiprocessing.connection
 import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
@@ -30,6 +31,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from arbiter.errors import ArbiterError, TournamentError
+from arbiter.signals import WORKER_STOP
 
 T = TypeVar("T")
 
@@ -85,12 +87,12 @@ class WorkerProcess:
         self.terminate()
 
     def terminate(self) -> None:
-        """SIGTERM: the child kills its bots and leaves (arbiter.execution.worker)."""
+        """:data:`~arbiter.signals.WORKER_STOP`: the child kills its bots and leaves (arbiter.execution.worker)."""
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(WORKER_STOP)
 
     def stop(self) -> int | None:
-        """End the child (SIGTERM, then SIGKILL after :data:`STOP_SECONDS`) and wait for it."""
+        """End the child (:data:`~arbiter.signals.WORKER_STOP`, then SIGKILL after :data:`STOP_SECONDS`) and wait for it."""
         if self.proc.poll() is None:
             self.terminate()
             try:

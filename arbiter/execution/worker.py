@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from arbiter.execution.play import play_task
 from arbiter.model import MatchOutcome, MatchTask
 from arbiter.process.procfs import children_of
+from arbiter.signals import STOP_SIGNALS, WORKER_STOP
 
 if TYPE_CHECKING:
     from arbiter.match.blocking import BlockingHost
@@ -78,12 +79,16 @@ def worker_init(parent_pid: int, log_file: str) -> None:
     _worker_tmp = tempfile.mkdtemp(prefix=f"barbu-w{os.getpid()}-")
     tempfile.tempdir = _worker_tmp
     Finalize(None, shutil.rmtree, args=(_worker_tmp,), kwargs={"ignore_errors": True}, exitpriority=0)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
-    signal.signal(signal.SIGTERM, _worker_terminated)
-    signal.signal(signal.SIGHUP, _worker_terminated)
-    # Linux: SIGTERM us when the parent dies (kill -9, power cut of the parent alone)
+    # The stop signals are the parent's: it drains, then stops us with WORKER_STOP. Ignored here,
+    # they are ignored by the bots we start too (an ignored signal stays ignored across exec), so a
+    # signal to every process of the service (systemd's KillMode=control-group) cuts no match short;
+    # the arbiter ends bots with SIGKILL, never asks them to leave by a signal.
+    for stop in STOP_SIGNALS:
+        signal.signal(stop, signal.SIG_IGN)
+    signal.signal(WORKER_STOP, _worker_terminated)
+    # Linux: WORKER_STOP us when the parent dies (kill -9, power cut of the parent alone)
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, WORKER_STOP)
     if os.getppid() != parent_pid:  # the parent died before the watch was set
         os._exit(1)
     logging.basicConfig(

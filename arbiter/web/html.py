@@ -20,8 +20,10 @@ from markupsafe import Markup
 __all__ = ["Markup", "json_for_script", "render", "static"]
 
 
+@cache
 def static(name: str) -> Markup:
-    """A stylesheet or script of ``static/``, to be inlined as it is (it is ours, not data)."""
+    """A stylesheet or script of ``static/``, to be inlined as it is (it is ours, not data); read
+    once a process."""
     return Markup(resources.files("arbiter.web").joinpath("static", name).read_text(encoding="utf-8"))
 
 

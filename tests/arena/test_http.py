@@ -22,8 +22,8 @@ from arbiter.arena.config import parse_arena
 from arbiter.arena.corner import session_secret
 from arbiter.arena.guards import SECURITY_HEADERS
 from arbiter.arena.service import ArenaService
-from arbiter.arena.views import ArenaState
-from arbiter.arena.webserver import BODY_GRACE, HEAD_SECONDS
+from arbiter.arena.views import EntrantView
+from arbiter.arena.webserver import BODY_GRACE, HEAD_SECONDS, WebServer
 from arbiter.errors import ConfigError
 from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.storage import row_id
@@ -252,14 +252,14 @@ class _Broken(ArenaService):
     """The arena with a bug in one route (the one thing here that cannot be made to fail for
     real): its exception names a file of the server."""
 
-    def state(self) -> ArenaState:
+    def entrant(self, name: str) -> EntrantView:
         raise RuntimeError("cannot open /srv/arena/secret/state.db")
 
 
 def test_a_failure_of_the_arenas_own_is_one_line_with_the_headers_and_no_path(guarded):
     service = _Broken(guarded.engine, ARENA, guarded.folder / "logs", uploads=guarded.service.uploads)
     with serving(create_app(service)) as url:
-        response = httpx.get(url + "/api/state", timeout=30)
+        response = httpx.get(url + "/api/entrants/alice", timeout=30)
         assert httpx.get(url + "/api/leaderboard", timeout=30).status_code == 200  # the rest goes on
     assert response.status_code == 500 and "/srv" not in response.text
     assert response.json()["detail"] == "the arena failed to answer this request; it is logged"
@@ -326,3 +326,27 @@ def test_the_arena_files_proxies_are_addresses_or_networks(tmp_path):
         with pytest.raises(ConfigError, match=re.escape(words)) as e:
             parse_arena(f"name: a\nentrants: []\nproxies: {bad}\n", base_dir=tmp_path, check_commands=False)
         assert str(e.value).startswith("arena.yaml:3: proxies") and "\n" not in str(e.value)
+
+
+def test_every_accepted_connection_has_tcp_nodelay():
+    """asyncio sets TCP_NODELAY only on sockets it creates, not on those of the socket the arena
+    hands uvicorn: without it a kept-alive request waits ~40 ms for the client's delayed ACK. The
+    option is read from the server's side of each accepted connection."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    app = Starlette(routes=[Route("/hello", lambda request: JSONResponse({"hello": "world"}))])
+    server = WebServer(app, "127.0.0.1:0")
+    server.start()
+    try:
+        with httpx.Client(base_url=f"http://{server.address}") as client:
+            for _ in range(3):  # one kept-alive connection
+                assert client.get("/hello").json() == {"hello": "world"}
+            with httpx.Client(base_url=f"http://{server.address}") as second:
+                assert second.get("/hello").status_code == 200
+                accepted = [c.transport.get_extra_info("socket") for c in server.server.server_state.connections]
+                assert len(accepted) == 2
+                assert all(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in accepted)
+    finally:
+        server.stop()

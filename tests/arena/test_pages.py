@@ -142,8 +142,11 @@ def test_the_leaderboard_moves_when_matches_land_without_a_reload(site, opened):
         observers=[Publisher()],
     )  # fmt: skip
     assert summary.played > 0
-    total = httpx.get(site.url + "/api/state", timeout=30).json()["matches"]
-    assert total == played + summary.played
+    total = played + summary.played
+    deadline = time.monotonic() + 30  # the state is rendered once the last match's event came
+    while httpx.get(site.url + "/api/state", timeout=30).json()["matches"] != total and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert httpx.get(site.url + "/api/state", timeout=30).json()["matches"] == total
     o.page.wait_for_function(f"() => document.getElementById('played').textContent === '{total}'", timeout=30_000)
     assert o.page.evaluate("window.sameDocument") is True  # no reload
     assert o.page.inner_text("#leaderboard tbody") != before

@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import io
 import json
+import os
 import re
 import signal
 import sqlite3
@@ -53,11 +54,12 @@ class Server:
     nobody reads would fill and stall the server, and a server that never says where it serves
     fails the test after TIMEOUT instead of hanging it."""
 
-    def __init__(self, folder: Path, *extra: str):
+    def __init__(self, folder: Path, *extra: str, env: dict[str, str] | None = None):
         self.folder = folder
         self.proc = subprocess.Popen(
             cli_command("serve", str(folder / "arena.yaml"), *extra), cwd=folder, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, text=True,
+            stderr=subprocess.PIPE, text=True, env=env,
+            start_new_session=True,  # a process group of its own, as a service manager starts it
         )  # fmt: skip
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -166,8 +168,13 @@ def test_a_submission_is_checked_joins_plays_and_a_new_version_starts_fresh(aren
     (bot / "bot.py").write_text((bot / "bot.py").read_text() + "\n# version 2\n")
     second = submit(folder, arena, bot, token)
     assert second["status"] == "active" and second["version"] == 2
-    board = leaderboard(arena)
-    assert "mybot@1" not in board and board["mybot@2"]["author"] == "alice"
+
+    def second_alone() -> dict | None:  # the leaderboard is rendered again within a second of the decision
+        board = leaderboard(arena)
+        return board if "mybot@1" not in board and "mybot@2" in board else None
+
+    board = arena.until(second_alone, "mybot@2 listed alone")
+    assert board["mybot@2"]["author"] == "alice"
     assert board["mybot@2"]["matches"] < board["heuristic@1"]["matches"]  # a fresh start
     page = arena.get("/api/entrants/mybot")
     versions = {v["version"]: v for v in page["versions"]}
@@ -275,6 +282,76 @@ def test_sigterm_drains_and_a_restart_goes_on_with_every_recorded_result_unchang
     assert all(hashlib.sha256(Path(p).read_bytes()).hexdigest() == sha for p, sha in hashes.items())
     keys = [key for _, key, *_ in after]
     assert len(keys) == len(set(keys))
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{parent}/task"):
+                with contextlib.suppress(OSError):
+                    children = [int(c) for c in Path(f"/proc/{parent}/task/{task}/children").read_text().split()]
+                    found += children
+                    todo += children
+    return found
+
+
+def _signal_every_process(pid: int, signum: int) -> None:
+    """What systemd's default KillMode=control-group does: the signal to every process of the
+    service at once, whatever its process group or session (the workers', the bots')."""
+    for each in [pid, *_descendants(pid)]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(each, signum)
+
+
+@pytest.mark.parametrize(
+    "send", [
+        lambda pid: os.killpg(pid, signal.SIGTERM),  # kill -- -PGID, supervisord's stopasgroup
+        lambda pid: os.killpg(pid, signal.SIGINT),  # Ctrl-C in a terminal
+        lambda pid: _signal_every_process(pid, signal.SIGTERM),  # systemd's default KillMode
+    ], ids=["group-term", "group-int", "every-process-term"],
+)  # fmt: skip
+def test_a_signal_to_the_whole_process_group_drains_as_one_to_the_server(tmp_path, send):
+    """A stop signal sent to every process of the group (or of the service) drains exactly as one
+    sent to the server: the workers and bots leave it to the server, which drains (exit 0),
+    records every match in play and then ends them. Bots carry a tag in their environment, so
+    every process the arena started can be found afterwards."""
+    from tests.conftest import processes_tagged
+
+    tag = f"group-{time.time_ns()}"
+    arena_file = write_arena(tmp_path)
+    text = (
+        arena_file.read_text()
+        .replace("command: env ", "command: ")
+        .replace("command: ", f"command: env BARBU_TEST_TAG={tag} ")
+    )
+    arena_file.write_text(text)
+    server = Server(tmp_path, env={**os.environ, "BARBU_TEST_TAG": tag})
+    try:
+        server.until(lambda: len(recorded(tmp_path)) >= 3, "three matches")
+        server.until(lambda: server.get("/api/state")["in_flight"] > 0, "matches in play")
+        send(server.proc.pid)
+        server.proc.wait(timeout=TIMEOUT)
+        server._reader.join(10)
+        code, err = server.proc.returncode, server.stderr
+    finally:
+        if server.proc.poll() is None:
+            server.stop(signal.SIGKILL)
+    assert code == 0 and "drained" in err and "died" not in err, err
+    rows = recorded(tmp_path)
+    assert not list((tmp_path / "matches").glob("*.part"))  # nothing half-written
+    for *_, log_path, sha in rows:
+        assert hashlib.sha256(Path(log_path).read_bytes()).hexdigest() == sha
+    logs = {p.name for p in (tmp_path / "matches").glob("*.jsonl*")}
+    assert logs == {Path(log_path).name for *_, log_path, _ in rows}  # every match that was played is recorded
+    with sqlite3.connect(tmp_path / "arena.db") as c:  # no bot crashed for the signal
+        faults = c.execute("select count(*) from faults").fetchone()[0]
+    assert faults == 0
+    deadline = time.monotonic() + 20
+    while processes_tagged(tag) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_tagged(tag) == []  # no worker, checker or bot left
 
 
 def test_a_second_server_on_the_same_database_refuses_in_one_line(arena):

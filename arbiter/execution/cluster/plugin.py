@@ -85,7 +85,7 @@ class ArenaPlugin(WorkerPlugin):
         with self.lock:
             processes = [*self.idle, *self.playing.values()]
             self.idle.clear()
-        for match in processes:  # SIGTERM: each kills its bots and leaves
+        for match in processes:  # each kills its bots and leaves
             match.process.terminate()
         shutil.rmtree(self.work_root, ignore_errors=True)
 
