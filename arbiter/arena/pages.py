@@ -114,9 +114,14 @@ def leaderboard_page(service: ArenaService, board: Leaderboard, state: ArenaStat
     trends = service.trends()
     sparks = {(r.name, r.version): sparkline(trends.get(f"{r.name}@{r.version}", [])) for r in board.entrants}
     return render(
-        "arena_leaderboard.html", **FORMATS, arena=service.arena, title=f"Barbu arena — {service.arena}",
-        board=board, state=state, sparks=sparks,
-    )  # fmt: skip
+        "arena_leaderboard.html",
+        **FORMATS,
+        arena=service.arena,
+        title=f"Barbu arena — {service.arena}",
+        board=board,
+        state=state,
+        sparks=sparks,
+    )
 
 
 def add_pages(app: FastAPI, service: ArenaService, hub: EventHub, snapshots: Snapshots) -> None:
@@ -144,9 +149,14 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub, snapshots: Sna
             return _missing(arena, e)
         rating_chart, colours = history_chart(view)
         return _page(
-            "arena_entrant.html", arena=arena, title=f"{name} — Barbu arena {arena}", e=view, chart=rating_chart,
-            colours=colours, opponents=head_to_head(name, view.recent_matches),
-        )  # fmt: skip
+            "arena_entrant.html",
+            arena=arena,
+            title=f"{name} — Barbu arena {arena}",
+            e=view,
+            chart=rating_chart,
+            colours=colours,
+            opponents=head_to_head(name, view.recent_matches),
+        )
 
     @app.get("/entrants/{name}", response_class=HTMLResponse, include_in_schema=False)
     async def entrant(name: Name, request: Request) -> Response:
@@ -165,6 +175,9 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub, snapshots: Sna
         replay = load_replay(log.decode("utf-8").splitlines(keepends=True))
         data = build_data(replay)
         return _page(
-            "arena_match.html", arena=arena, title=f"Match {detail.number} — Barbu arena {arena}", m=detail,
+            "arena_match.html",
+            arena=arena,
+            title=f"Match {detail.number} — Barbu arena {arena}",
+            m=detail,
             data=json_for_script(data),
-        )  # fmt: skip
+        )

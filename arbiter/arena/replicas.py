@@ -144,13 +144,22 @@ def serve_api(
         house = [e.name for e in arena.tournament.entrants]
         store = ArenaStore(engine)
         uploads = Uploads(
-            arena.name, store, arena.store, enqueue=lambda submission_id: None, house=house, limits=arena.uploads,
+            arena.name,
+            store,
+            arena.store,
+            enqueue=lambda submission_id: None,
+            house=house,
+            limits=arena.uploads,
             quotas=arena.quotas,
-        )  # fmt: skip
+        )
         service = ArenaService(
-            engine, arena.name, Path(arena.tournament.log_folder), uploads=uploads, house=house,
+            engine,
+            arena.name,
+            Path(arena.tournament.log_folder),
+            uploads=uploads,
+            house=house,
             in_flight=lambda: in_flight[0],
-        )  # fmt: skip
+        )
         hub = EventHub()
 
         def heard(event: dict[str, Any], playing: int) -> None:

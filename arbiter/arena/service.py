@@ -519,9 +519,17 @@ def _doubling(tally: Tally) -> DoublingRecord:
     mean, ci = _moments(d.acted)
     passive, _ = _moments(d.passive)
     return DoublingRecord(
-        doubles=d.doubles, redoubles=d.redoubles, pairs=d.acted.n, won=d.won, lost=d.lost, net=d.net, mean=mean,
-        ci95=ci, doubled_pairs=d.passive.n, doubled_mean=passive,
-    )  # fmt: skip
+        doubles=d.doubles,
+        redoubles=d.redoubles,
+        pairs=d.acted.n,
+        won=d.won,
+        lost=d.lost,
+        net=d.net,
+        mean=mean,
+        ci95=ci,
+        doubled_pairs=d.passive.n,
+        doubled_mean=passive,
+    )
 
 
 def _point(game: int, match_number: int, mu: float, sigma: float) -> dict[str, Any]:

@@ -46,18 +46,27 @@ async def play_task(
     once (one, in a worker)."""
     setup, policy = task_setup(task)
     options = MatchOptions(
-        time_control=task.time_control, fault_policy=policy, limits=task.limits, isolation=task.isolation,
+        time_control=task.time_control,
+        fault_policy=policy,
+        limits=task.limits,
+        isolation=task.isolation,
         reuse=task.reuse,
-    )  # fmt: skip
+    )
     cpu, crowd = time.process_time(), host.playing + 1
     played = await host.play(list(task.bots) if seats is None else seats, setup, Path(task.log_path), options)
     cpu = (time.process_time() - cpu) / max(crowd, host.playing + 1)
     data = Path(played.log_path).read_bytes()
     deals = logged_deals(data, task.rules) if played.result.complete else ()
     return MatchOutcome(
-        task.number, played.result, str(played.log_path), hashlib.sha256(data).hexdigest(),
-        wall_seconds=played.wall_seconds, arbiter_cpu=cpu, bots_cpu=played.bots_cpu, deals=deals,
-    )  # fmt: skip
+        task.number,
+        played.result,
+        str(played.log_path),
+        hashlib.sha256(data).hexdigest(),
+        wall_seconds=played.wall_seconds,
+        arbiter_cpu=cpu,
+        bots_cpu=played.bots_cpu,
+        deals=deals,
+    )
 
 
 def logged_deals(data: bytes, rules: dict[str, object]) -> tuple[DealSummary, ...]:

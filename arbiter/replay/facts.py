@@ -112,6 +112,6 @@ def deal_summaries(lines: Sequence[str], rules: Ruleset) -> tuple[DealSummary, .
             tuple(d.raw),
             tuple(d.scores),
             tuple((i, j, level, by, -1 if redo is None else redo) for (i, j), (level, by, redo) in d.pairs.items()),
-        )  # fmt: skip
+        )
         for d in deals
     )

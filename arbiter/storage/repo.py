@@ -262,7 +262,7 @@ class Repo:
                             "think_seconds": r.think_seconds[seat],
                         }
                         for seat, name in enumerate(scheduled.seats)
-                    ],  # fmt: skip
+                    ],
                 )
                 if r.faults:
                     s.execute(
@@ -278,7 +278,7 @@ class Repo:
                                 "action": f.action,
                             }
                             for f in r.faults
-                        ],  # fmt: skip
+                        ],
                     )
                 rating_rows = [self._rating_values(tournament_id, row, entrant_ids) for row in ratings]
                 if rating_rows:
@@ -297,9 +297,13 @@ class Repo:
     @staticmethod
     def _rating_values(tournament_id: int, r: RatingRow, entrant_ids: dict[str, int]) -> dict[str, object]:
         return {
-            "tournament_id": tournament_id, "game": r.game, "match_number": r.match_number,
-            "entrant_id": entrant_ids[r.entrant], "mu": r.mu, "sigma": r.sigma,
-        }  # fmt: skip
+            "tournament_id": tournament_id,
+            "game": r.game,
+            "match_number": r.match_number,
+            "entrant_id": entrant_ids[r.entrant],
+            "mu": r.mu,
+            "sigma": r.sigma,
+        }
 
     def matches(self, tournament_id: int) -> list[MatchRecord]:
         """Every recorded match as a plain record, in schedule order."""
@@ -418,9 +422,24 @@ def _match_values(
     """A match row's columns, as the recorder inserts it."""
     r = outcome.result
     return {
-        "tournament_id": tournament_id, "number": m.number, "key": m.key, "round": m.round, "table_no": m.table,
-        "rotation": m.rotation, "game": m.game, "seed": m.seed, "seats": list(m.seats), "status": r.status.value,
-        "reason": r.reason, "deals": r.deals, "totals": list(r.totals), "places": list(r.places),
-        "log_path": outcome.log_path, "log_sha256": outcome.log_sha256, "wall_seconds": outcome.wall_seconds,
-        "arbiter_cpu": outcome.arbiter_cpu, "bots_cpu": outcome.bots_cpu, "finished_at": finished_at,
-    }  # fmt: skip
+        "tournament_id": tournament_id,
+        "number": m.number,
+        "key": m.key,
+        "round": m.round,
+        "table_no": m.table,
+        "rotation": m.rotation,
+        "game": m.game,
+        "seed": m.seed,
+        "seats": list(m.seats),
+        "status": r.status.value,
+        "reason": r.reason,
+        "deals": r.deals,
+        "totals": list(r.totals),
+        "places": list(r.places),
+        "log_path": outcome.log_path,
+        "log_sha256": outcome.log_sha256,
+        "wall_seconds": outcome.wall_seconds,
+        "arbiter_cpu": outcome.arbiter_cpu,
+        "bots_cpu": outcome.bots_cpu,
+        "finished_at": finished_at,
+    }

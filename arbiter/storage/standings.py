@@ -27,13 +27,24 @@ __all__ = ["clear_standings", "read_standings", "write_mark", "write_tallies"]
 def _row_values(t: Tally) -> dict[str, object]:
     d = t.doubling
     return {
-        "mu": t.mu, "sigma": t.sigma, "conservative": t.mu - 3 * t.sigma, "games": t.games,
-        "matches": t.score.n, "score_sum": t.score.total, "score_m2": t.score.m2,
-        "duplicate_n": t.duplicate.n, "duplicate_sum": t.duplicate.total, "duplicate_m2": t.duplicate.m2,
-        "faults": t.faults, "forfeits": t.forfeits, "last_played": t.last_played, "trend": list(t.trend),
-        "analysed": t.analysed, "contracts": [[c, *m.to_list()] for c, m in t.contracts.items()],
+        "mu": t.mu,
+        "sigma": t.sigma,
+        "conservative": t.mu - 3 * t.sigma,
+        "games": t.games,
+        "matches": t.score.n,
+        "score_sum": t.score.total,
+        "score_m2": t.score.m2,
+        "duplicate_n": t.duplicate.n,
+        "duplicate_sum": t.duplicate.total,
+        "duplicate_m2": t.duplicate.m2,
+        "faults": t.faults,
+        "forfeits": t.forfeits,
+        "last_played": t.last_played,
+        "trend": list(t.trend),
+        "analysed": t.analysed,
+        "contracts": [[c, *m.to_list()] for c, m in t.contracts.items()],
         "doubling": [d.doubles, d.redoubles, d.won, d.lost, d.net, *d.acted.to_list(), *d.passive.to_list()],
-    }  # fmt: skip
+    }
 
 
 def write_tallies(s: Session, tournament_id: int, tallies: Iterable[Tally], entrant_ids: Mapping[str, int]) -> None:
@@ -95,9 +106,14 @@ def _tally(row: StandingRow, name: str) -> Tally:
         column = "doubling"
         doubles, redoubles, won, lost, net, *moments = row.doubling if row.doubling else [0] * 5 + [0, 0.0, 0.0] * 2
         doubling = DoublingTally(
-            int(doubles), int(redoubles), int(won), int(lost), int(net),
-            Moments.from_list(moments[:3]), Moments.from_list(moments[3:]),
-        )  # fmt: skip
+            int(doubles),
+            int(redoubles),
+            int(won),
+            int(lost),
+            int(net),
+            Moments.from_list(moments[:3]),
+            Moments.from_list(moments[3:]),
+        )
         column = "matches"
         score = Moments.from_list([row.matches, row.score_sum, row.score_m2])
         column = "duplicate_n"
@@ -106,7 +122,17 @@ def _tally(row: StandingRow, name: str) -> Tally:
         raise bad_row("standings", row, column, f"is not what a standing holds ({e})") from None
     last = row.last_played
     return Tally(
-        name, row.mu, row.sigma, row.games, score, duplicate, row.faults, row.forfeits,
+        name,
+        row.mu,
+        row.sigma,
+        row.games,
+        score,
+        duplicate,
+        row.faults,
+        row.forfeits,
         None if last is None else (last.replace(tzinfo=UTC) if last.tzinfo is None else last.astimezone(UTC)),
-        trend, row.analysed, contracts, doubling,
-    )  # fmt: skip
+        trend,
+        row.analysed,
+        contracts,
+        doubling,
+    )

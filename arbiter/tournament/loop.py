@@ -193,16 +193,26 @@ class Recorder:
                 keeper.adopt(step)
                 if step.rows or mark != keeper.mark(len(records)):
                     self.repo.store_standings(
-                        tournament_id, step.changed.values(), keeper.mark(len(records)), step.rows, self.entrant_ids,
-                        rebuilt=False, fence=self.lease.fence,
-                    )  # fmt: skip
+                        tournament_id,
+                        step.changed.values(),
+                        keeper.mark(len(records)),
+                        step.rows,
+                        self.entrant_ids,
+                        rebuilt=False,
+                        fence=self.lease.fence,
+                    )
                 return
         when = {r.number: r.finished_at for r in rows}
         step = keeper.replay(records, when, recorded_deals(rows, config.rules, config.name, config.format))
         self.repo.store_standings(
-            tournament_id, step.changed.values(), keeper.mark(len(records)), step.rows, self.entrant_ids,
-            rebuilt=True, fence=self.lease.fence,
-        )  # fmt: skip
+            tournament_id,
+            step.changed.values(),
+            keeper.mark(len(records)),
+            step.rows,
+            self.entrant_ids,
+            rebuilt=True,
+            fence=self.lease.fence,
+        )
 
     @property
     def ratings(self) -> RatingBook | None:
@@ -233,9 +243,16 @@ class Recorder:
                 when = datetime.now(UTC)
                 step = keeper.advance(run.records, record, when, outcome.deals)
                 self.repo.record_match(
-                    run.tournament_id, m, outcome, self.entrant_ids, step.rows, fence=self.lease.fence,
-                    tallies=step.changed.values(), mark=keeper.mark(len(run.records), step.next), finished_at=when,
-                )  # fmt: skip
+                    run.tournament_id,
+                    m,
+                    outcome,
+                    self.entrant_ids,
+                    step.rows,
+                    fence=self.lease.fence,
+                    tallies=step.changed.values(),
+                    mark=keeper.mark(len(run.records), step.next),
+                    finished_at=when,
+                )
             except BaseException:
                 del run.records[m.number]  # not recorded: the next run plays it again
                 raise

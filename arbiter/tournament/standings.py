@@ -90,9 +90,14 @@ def _deals_step(t: Tally, entrant: str, seats: Sequence[str], deals: Sequence[De
                 gain = MULTIPLIERS[scoring][level] * (deal.raw[me] - deal.raw[other])
                 if me in (by, redo):
                     d = replace(
-                        d, doubles=d.doubles + (by == me), redoubles=d.redoubles + (redo == me),
-                        won=d.won + (gain > 0), lost=d.lost + (gain < 0), net=d.net + gain, acted=d.acted.add(gain),
-                    )  # fmt: skip
+                        d,
+                        doubles=d.doubles + (by == me),
+                        redoubles=d.redoubles + (redo == me),
+                        won=d.won + (gain > 0),
+                        lost=d.lost + (gain < 0),
+                        net=d.net + gain,
+                        acted=d.acted.add(gain),
+                    )
                 else:
                     d = replace(d, passive=d.passive.add(gain))
     return replace(t, analysed=t.analysed + 1, contracts=contracts, doubling=d)

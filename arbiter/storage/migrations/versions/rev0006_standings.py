@@ -37,19 +37,25 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("tournament_id", sa.Integer(), sa.ForeignKey("tournaments.id"), nullable=False),
         sa.Column("entrant_id", sa.Integer(), sa.ForeignKey("entrants.id"), nullable=False),
-        *_floats("mu", "sigma", "conservative"), *_ints("games", "matches"), *_floats("score_sum", "score_m2"),
-        *_ints("duplicate_n"), *_floats("duplicate_sum", "duplicate_m2"), *_ints("faults", "forfeits"),
+        *_floats("mu", "sigma", "conservative"),
+        *_ints("games", "matches"),
+        *_floats("score_sum", "score_m2"),
+        *_ints("duplicate_n"),
+        *_floats("duplicate_sum", "duplicate_m2"),
+        *_ints("faults", "forfeits"),
         sa.Column("last_played", sa.DateTime(timezone=True)),
-        *_lists("trend"), *_ints("analysed"), *_lists("contracts", "doubling"),
+        *_lists("trend"),
+        *_ints("analysed"),
+        *_lists("contracts", "doubling"),
         sa.UniqueConstraint("tournament_id", "entrant_id"),
-    )  # fmt: skip
+    )
     op.create_index("ix_standings_tournament_id", "standings", ["tournament_id"])
     op.create_index("ix_rating_history_entrant_id", "rating_history", ["entrant_id"])  # an entrant's page
     op.create_table(
         "standings_marks",
         sa.Column("tournament_id", sa.Integer(), sa.ForeignKey("tournaments.id"), primary_key=True),
         *_ints("matches", "next_game"),
-    )  # fmt: skip
+    )
 
 
 def downgrade() -> None:
