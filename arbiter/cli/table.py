@@ -88,7 +88,7 @@ def play_command(
         "--log", log_path, [log_path, *(log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4))], force
     )
     setup = MatchSetup(rules_of(rules, settings), seed=seed, match_id=stem)
-    opponents = [BotSpec(name=f"seat{(seat + 1 + i) % 4}:{short_name(cmd)}", command=cmd) for i, cmd in enumerate(bots)]
+    opponents = [BotSpec(name=f"{short_name(cmd)}-s{(seat + 1 + i) % 4}", command=cmd) for i, cmd in enumerate(bots)]
     from arbiter.human.table import TableSpec
 
     spec = TableSpec(

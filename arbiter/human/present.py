@@ -82,7 +82,7 @@ def view_json(view: View, names: Sequence[str]) -> dict[str, Any]:
     domino = view.phase is Phase.DOMINO
     return {
         "phase": view.phase.name.lower(),
-        "deal": view.deal + 1,
+        "deal": min(view.deal + 1, 4 * len(view.rules.contracts)),  # (past the last once it is over)
         "deals": 4 * len(view.rules.contracts),
         "declarer": view.declarer,
         "contract": contract_label(view.declaration) if view.declaration else None,
@@ -96,10 +96,7 @@ def view_json(view: View, names: Sequence[str]) -> dict[str, Any]:
             else None
         ),
         "tricks_won": list(view.tricks_won),
-        "doubles": [
-            {"seat": seat, "text": action_label(targets, names) if targets else "no double"}
-            for seat, targets in view.doubles
-        ],
+        "doubles": [{"seat": seat, "targets": list(targets)} for seat, targets in view.doubles],
         "levels": [[a, b, view.levels[a][b]] for a in range(4) for b in range(a + 1, 4) if view.levels[a][b]],
         "layout": [[_card(c) for c in row] for row in layout_rows(view.layout, view.rules)] if domino else None,
         "finished": list(view.finished),

@@ -30,7 +30,7 @@
       const s = (S.seat + k) % 4;
       const toAct = v && v.turn === s;
       const meta = v ? v.hand_sizes[s] + " cards · " + v.tricks_won[s] + " tricks · total " + v.totals[s] : "";
-      html += '<div class="t-opp' + (toAct ? " to-act" : "") + '" data-seat="' + s + '"><div class="nm">' + esc(S.names[s]) +
+      html += '<div class="t-opp' + (toAct ? " to-act" : "") + '" data-seat="' + s + '"><div class="nm" title="' + esc(S.names[s]) + '">S' + s + " " + esc(S.names[s]) +
         (v && v.declarer === s ? " · declares" : "") + '</div><div class="meta">' + meta + "</div></div>";
     }
     $("t-opponents").innerHTML = html;
@@ -74,10 +74,11 @@
   function drawHand(v, req) {
     const legal = new Set(req ? req.choices.map((c) => c.key) : []);
     const cards = v ? v.hand : [];
+    const playing = req && (req.kind === "play" || req.kind === "domino");
     $("t-hand").innerHTML = cards.map((c) => {
       const key = "c" + c.id;
       const ok = legal.has(key);
-      return '<button type="button" class="card ' + (RED[c.suit] ? "red" : "black") + (ok ? " legal" : req ? " dim" : "") + '" data-key="' + key +
+      return '<button type="button" class="card ' + (RED[c.suit] ? "red" : "black") + (ok ? " legal" : playing ? " dim" : "") + '" data-key="' + key +
         '"' + (ok ? "" : " disabled") + ' aria-label="' + esc(c.label) + (ok ? "" : " (not playable now)") + '">' + cardInner(c) + "</button>";
     }).join("");
   }
@@ -88,7 +89,8 @@
       '<div class="contract">' + (v.contract ? suitify(v.contract) : "not declared yet") + "</div>" +
       "<div>" + esc(name(v.declarer)) + (v.declarer === S.seat ? " declare" : " declares") + "</div>";
     if (v.doubles.length) {
-      html += "<div>Doubling: " + v.doubles.map((d) => esc(name(d.seat)) + ": " + esc(d.text)).join("; ") + "</div>";
+      const said = (d) => d.targets.length ? "doubles " + d.targets.map((t) => esc(t === S.seat ? "you" : S.names[t])).join(", ") : "no double";
+      html += '<div class="t-doubles">Doubling: ' + v.doubles.map((d) => esc(name(d.seat)) + " " + said(d)).join("; ") + "</div>";
     }
     $("t-deal").innerHTML = html;
   }
@@ -102,7 +104,7 @@
         last.scores.map((x, s) => esc(name(s)) + " " + signed(x)).join(", ") + "</div>";
     }
     const order = [0, 1, 2, 3];
-    html += "<h2>Scores</h2><table class=\"t-scores\"><tr><th>Deal</th>" + order.map((s) => '<th class="' + (s === S.seat ? "me" : "") + '">' + esc(name(s)) + "</th>").join("") + "</tr>";
+    html += "<h2>Scores</h2><table class=\"t-scores\"><tr><th>Deal</th>" + order.map((s) => '<th class="' + (s === S.seat ? "me" : "") + '" title="' + esc(name(s)) + '">' + (s === S.seat ? "You" : "S" + s) + "</th>").join("") + "</tr>";
     for (const r of v.results) {
       html += "<tr><td>" + r.deal + " " + suitify(r.contract) + "</td>" + r.scores.map((x, s) => '<td class="' + (s === S.seat ? "me" : "") + '">' + signed(x) + "</td>").join("") + "</tr>";
     }
