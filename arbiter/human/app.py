@@ -3,7 +3,7 @@
 Everything is under the table's secret path (``/<key>/``), so that only the person given the
 address plays the seat:
 
-- ``GET /<key>/``: the page (its CSS and script inline, no outside request);
+- ``GET /<key>/``: the page (its CSS inline, its script ``/<key>/table.js``; no outside request);
 - ``GET /<key>/api/state?after=N``: the table as JSON, once its version is past ``N`` (a long
   poll of at most ``POLL_SECONDS``: the page learns of a change as it happens);
 - ``POST /<key>/api/choose`` with ``{"request": ID, "key": KEY}``: the person's choice for
@@ -29,6 +29,12 @@ __all__ = ["POLL_SECONDS", "new_key", "table_app"]
 
 POLL_SECONDS = 20.0
 NO_STORE = {"Cache-Control": "no-store"}
+# The replay viewer is one self-contained page, its script inline: its own policy, set here so that
+# a server that adds one to every response (the arena's) does not forbid that script.
+REPLAY_CSP = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'none'; "
+    "base-uri 'none'; frame-ancestors 'none'"
+)
 
 
 def new_key() -> str:
@@ -36,9 +42,9 @@ def new_key() -> str:
     return secrets.token_urlsafe(12)
 
 
-def table_page(key: str) -> str:
+def table_page() -> str:
     styles = Markup(static("viewer.css") + static("table.css"))
-    return render("table.html", title="Barbu table", styles=styles, script=static("table.js"), key=key)
+    return render("table.html", title="Barbu table", styles=styles)
 
 
 def table_app(table: HumanTable, key: str) -> FastAPI:
@@ -52,7 +58,11 @@ def table_app(table: HumanTable, key: str) -> FastAPI:
 
     @app.get(base + "/")
     async def page() -> HTMLResponse:
-        return HTMLResponse(table_page(key), headers=NO_STORE)
+        return HTMLResponse(table_page(), headers=NO_STORE)
+
+    @app.get(base + "/table.js")
+    async def script() -> Response:
+        return Response(static("table.js"), media_type="text/javascript; charset=utf-8", headers=NO_STORE)
 
     @app.get(base + "/api/state")
     async def state(after: int = Query(-1, ge=-1), wait: float = Query(POLL_SECONDS, ge=0, le=POLL_SECONDS)) -> Any:
@@ -87,6 +97,6 @@ def table_app(table: HumanTable, key: str) -> FastAPI:
         from arbiter.web.viewer import render_html
 
         page, _ = render_html(load_replay(read_log_lines(played.log_path)), seat=table.spec.seat)
-        return HTMLResponse(page, headers=NO_STORE)
+        return HTMLResponse(page, headers={**NO_STORE, "Content-Security-Policy": REPLAY_CSP})
 
     return app

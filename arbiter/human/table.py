@@ -20,6 +20,7 @@ from typing import Any
 from arbiter.human.seat import HumanInvitee, TableBoard, seat_names, time_control_json
 from arbiter.match.blocking import LoopThread
 from arbiter.match.play import BotMatch, BotSpec, MatchHost, MatchOptions
+from arbiter.model import Limits
 from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.loop import MatchSetup
 from arbiter.referee.timecontrol import TimeControl
@@ -45,6 +46,7 @@ class TableSpec:
     time_control: TimeControl = HUMAN_TIME
     max_strikes: int = 3
     isolation: str = "none"
+    limits: Limits = Limits()
     replace: bool = False
 
 
@@ -88,6 +90,7 @@ class HumanTable:
             time_control=spec.time_control,
             fault_policy=FaultPolicy(spec.max_strikes),
             isolation=spec.isolation,
+            limits=spec.limits,
             replace=spec.replace,
         )
         self._thread = LoopThread("barbu-table")

@@ -23,19 +23,12 @@ HEURISTIC_BOT = f"{sys.executable} {ROOT / 'sample_bots' / 'heuristic_bot.py'}"
 SHORT = ["--set", "contracts=barbu"]  # 4 deals, each over once the K♥ is taken
 
 
-class Table:
-    """One `arbiter play` run: its page's address, its JSON API, its end."""
+class TableClient:
+    """The table's JSON API at ``url`` (its secret path)."""
 
-    def __init__(self, folder: Path, *options: str):
-        self.log = folder / "played.jsonl"
-        command = [ARBITER, "play", "--bot", RANDOM_BOT, "--bot", HEURISTIC_BOT, "--bot", RANDOM_BOT]
-        command += [*SHORT, "--log", str(self.log), "--isolation", "none", "--json", *options]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=folder)
-        assert self.process.stdout is not None
-        first = self.process.stdout.readline()
-        assert first, self.process.communicate()[1]
-        self.url: str = json.loads(first)["url"]
-        self.origin = self.url.split("/", 3)[:3]
+    def __init__(self, url: str):
+        self.url = url
+        self.origin = url.split("/", 3)[:3]
 
     def state(self, after: int = -1, wait: float = 20) -> dict[str, Any]:
         with urllib.request.urlopen(f"{self.url}api/state?after={after}&wait={wait}", timeout=30) as r:
@@ -57,6 +50,30 @@ class Table:
             if s["request"] or s["status"] in ("over", "failed"):
                 return s
             after = s["version"]
+
+    def play_out(self) -> dict[str, Any]:
+        """Make the last legal choice of every request until the match is over; its last state."""
+        s = self.next_request()
+        while s["status"] not in ("over", "failed"):
+            request = s["request"]
+            code, body = self.choose(request["id"], request["choices"][-1]["key"])
+            assert code in (200, 409), body  # 409: the request timed out meanwhile
+            s = self.next_request(s["version"])
+        return s
+
+
+class Table(TableClient):
+    """One `arbiter play` run: its page's address, its JSON API, its end."""
+
+    def __init__(self, folder: Path, *options: str):
+        self.log = folder / "played.jsonl"
+        command = [ARBITER, "play", "--bot", RANDOM_BOT, "--bot", HEURISTIC_BOT, "--bot", RANDOM_BOT]
+        command += [*SHORT, "--log", str(self.log), "--isolation", "none", "--json", *options]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=folder)
+        assert self.process.stdout is not None
+        first = self.process.stdout.readline()
+        assert first, self.process.communicate()[1]
+        super().__init__(json.loads(first)["url"])
 
     def result(self, timeout: float = 120) -> dict[str, Any]:
         """The command's JSON result line, once it has ended."""

@@ -56,4 +56,26 @@ def test_the_table_needs_its_secret_path(start_table):
         except urllib.error.HTTPError as e:
             assert e.code == 404
     page = urllib.request.urlopen(table.url, timeout=10).read().decode()
-    assert "<h1>Barbu table</h1>" in page and "connect-src 'self'" in page and "http" not in page.split("<body")[1]
+    assert (
+        "<h1>Barbu table</h1>" in page
+        and "connect-src 'self'" in page
+        and "script-src 'self'" in page
+        and "http" not in page.split("<body")[1]
+    )
+
+
+def test_mistakes_are_one_error_line():
+    import subprocess
+
+    from .conftest import ARBITER, RANDOM_BOT
+
+    for args, words in (
+        (["--bot", RANDOM_BOT], "exactly 3 --bot options, got 1"),
+        (["--bot", RANDOM_BOT] * 3 + ["--reserve", "-1"], "reserve"),
+        (["--bot", RANDOM_BOT] * 3 + ["--listen", "nowhere"], "web: 'nowhere' is not HOST:PORT"),
+    ):
+        run = subprocess.run(
+            [ARBITER, "play", *args, "--isolation", "none"], capture_output=True, text=True, timeout=60
+        )
+        assert run.returncode != 0 and run.stderr.startswith("error: ") and words in run.stderr, run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1, run.stderr

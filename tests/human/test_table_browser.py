@@ -25,8 +25,8 @@ class Page:
     def wait_turn(self, after: str) -> str:
         """The id of the next decision asked of the person ('' once the match is over)."""
         self.page.wait_for_function(
-            f"() => (document.body.dataset.request || '') !== '{after}' && document.body.dataset.request !== undefined "
-            "&& (document.body.dataset.request !== '' || document.body.dataset.status === 'over')",
+            "() => document.body.dataset.status === 'over' || "
+            f"((document.body.dataset.request || '') !== '' && document.body.dataset.request !== '{after}')",
             timeout=WAIT,
         )
         return self.page.evaluate("document.body.dataset.request")
@@ -90,7 +90,7 @@ def test_a_person_plays_a_whole_match_in_the_browser_at_phone_width(start_table,
 
 
 def test_a_closed_tab_forfeits_the_seat_after_its_time_control(start_table, browser):
-    table = start_table("--linger", "5", "--time-per-decision", "0.5", "--reserve", "0", "--max-strikes", "2")
+    table = start_table("--linger", "5", "--time-per-decision", "2", "--reserve", "0", "--max-strikes", "2")
     p = Page(browser, table.url, {"width": 1200, "height": 900})
     p.wait_turn("")
     p.shoot("desktop-first-decision")
