@@ -74,6 +74,7 @@ class HumanTables:
         self.folder = Path(tournament.log_folder) / "human"
         self._tables: dict[str, _Open] = {}
         self._lock = threading.Lock()
+        self._opening = threading.Lock()
         self._opened = 0
 
     def champions(self) -> list[str]:
@@ -91,6 +92,10 @@ class HumanTables:
 
     def open(self, held: str | None) -> str:
         """A new table for a browser holding table ``held`` (its cookie); Busy if it may not."""
+        with self._opening:  # two at once would both see a free table
+            return self._open(held)
+
+    def _open(self, held: str | None) -> str:
         self._forget_old()
         if self.capacity == 0:
             raise Busy("this arena has no tables for people (human_tables: 0)")

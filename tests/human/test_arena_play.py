@@ -32,7 +32,7 @@ def _sit(opener, url: str) -> tuple[int, str]:
         return e.code, e.headers.get("Location") or e.read().decode()
 
 
-def test_a_visitor_plays_the_champions_and_the_match_is_kept_apart_unrated(tmp_path):
+def test_a_visitor_plays_the_champions_and_the_match_is_kept_apart_unrated(tmp_path, browser):
     path = write_arena(tmp_path)
     path.write_text(path.read_text() + "human_tables: 1\n")
     server = Server(tmp_path)
@@ -47,6 +47,7 @@ def test_a_visitor_plays_the_champions_and_the_match_is_kept_apart_unrated(tmp_p
         assert code == 409 and "all 1 tables for people are taken" in text
         table = TableClient(server.url + where)
         first = table.next_request()
+        _page_shows_the_decision(browser, server.url + where)
         assert first["names"][0] == "visitor" and first["time_control"] == {"per_decision": 60.0, "reserve": 600.0}
         assert [n.split("#")[1] for n in first["names"][1:]] == ["1", "2", "3"]
         assert {n.split("#")[0] for n in first["names"][1:]} <= {"heuristic@1", "random@1"}
@@ -65,3 +66,17 @@ def test_a_visitor_plays_the_champions_and_the_match_is_kept_apart_unrated(tmp_p
     finally:
         code, err = server.stop()
     assert code == 0, err[-3000:]
+
+
+def _page_shows_the_decision(browser, url: str) -> None:
+    """The table page under the arena's own policy: its script runs, the decision is offered."""
+    errors: list[str] = []
+    page = browser.new_page()
+    page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(url)
+        page.wait_for_selector(".t-choices button, .t-hand button.legal", timeout=60_000)
+        assert errors == []
+    finally:
+        page.close()
