@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -21,6 +22,8 @@ from arbiter.cli.play import (
 from arbiter.text import printable
 
 if TYPE_CHECKING:
+    from barbu.rules import Ruleset
+
     from arbiter.human.table import TableSpec
 
 
@@ -51,6 +54,14 @@ def play_command(
     max_strikes: Annotated[
         int, typer.Option("--max-strikes", metavar="N", min=1, max=1000, help="Timeouts before a seat forfeits.")
     ] = 3,
+    abandon: Annotated[
+        float,
+        typer.Option(
+            metavar="SECONDS",
+            min=0,
+            help="With no page open that long while a decision waits (a closed tab), your seat forfeits; 0: never.",
+        ),
+    ] = 90.0,
     linger: Annotated[
         float,
         typer.Option(metavar="SECONDS", min=0, help="How long the page stays served after the match, for its replay."),
@@ -65,12 +76,8 @@ def play_command(
 ) -> None:
     """Play a match yourself in the browser against three bot processes: the table page is
     served on this machine (its address is printed), the match is refereed and logged as any."""
-    from arbiter.files import output_path
     from arbiter.human.table import HUMAN_TIME
-    from arbiter.match.play import BotSpec
-    from arbiter.referee.loop import MatchSetup
     from arbiter.referee.timecontrol import TimeControl
-    from arbiter.tournament.config import bot_command
 
     if len(bots) != 3:
         fail(f"you play against exactly 3 --bot options, got {len(bots)}")
@@ -78,31 +85,35 @@ def play_command(
         control = TimeControl(per_decision=time_per_decision, reserve=reserve, match_limit=HUMAN_TIME.match_limit)
     except ValueError as e:
         fail(str(e))
+    spec = _table_spec(bots, seat, rules_of(rules, settings), seed, log_file, force)
+    spec = replace(spec, person=name, time_control=control, max_strikes=max_strikes)
+    spec = replace(spec, abandon=abandon or None, isolation=_isolation(isolation))
+    _serve_table(spec, listen, linger, as_json)
+
+
+def _table_spec(bots: list[str], seat: int, rules: Ruleset, seed: int, log_file: str | None, force: bool) -> TableSpec:
+    """The match of ``arbiter play`` (who sits where, its rules and log), its files checked."""
+    from arbiter.files import output_path
+    from arbiter.human.table import TableSpec
+    from arbiter.match.play import BotSpec
+    from arbiter.referee.loop import MatchSetup
+    from arbiter.tournament.config import bot_command
+
     for cmd in bots:
         bot_command(cmd)
-    sandbox = _isolation(isolation)
     default_log = Path("logs") / f"play-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     log_path = output_path(log_file if log_file is not None else default_log, "--log")
     stem = log_path.name.removesuffix(".jsonl")
-    check_new_files(
-        "--log", log_path, [log_path, *(log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4))], force
-    )
-    setup = MatchSetup(rules_of(rules, settings), seed=seed, match_id=stem)
+    outputs = [log_path.with_name(f"{stem}.seat{s}.stderr") for s in range(4)]
+    check_new_files("--log", log_path, [log_path, *outputs], force)
     opponents = [BotSpec(name=f"{short_name(cmd)}-s{(seat + 1 + i) % 4}", command=cmd) for i, cmd in enumerate(bots)]
-    from arbiter.human.table import TableSpec
-
-    spec = TableSpec(
+    return TableSpec(
         bots=(opponents[0], opponents[1], opponents[2]),
-        setup=setup,
+        setup=MatchSetup(rules, seed=seed, match_id=stem),
         log_path=log_path,
-        person=name,
         seat=seat,
-        time_control=control,
-        max_strikes=max_strikes,
-        isolation=sandbox,
         replace=force,
     )
-    _serve_table(spec, listen, linger, as_json)
 
 
 def _serve_table(spec: TableSpec, listen: str, linger: float, as_json: bool) -> None:

@@ -41,6 +41,9 @@ CHANNEL_OPTIONS = (("grpc.enable_retries", 0),)
 CLOSE_SECONDS = 5.0  # after MatchEnd, for the host to end the stream
 
 
+_LEFT = object()  # what waiting for a choice gives when the person has left
+
+
 class Refused(Exception):
     """A choice the table does not take; the message says why."""
 
@@ -52,6 +55,7 @@ class TableBoard:
     def __init__(self, base: dict[str, Any]) -> None:
         self._lock = threading.Lock()
         self._state: dict[str, Any] = {"version": 0, **base}
+        self.seen: float | None = None  # when a page last asked for the table (time.monotonic)
 
     def update(self, **changes: Any) -> None:
         with self._lock:
@@ -75,8 +79,16 @@ class TableBoard:
         """The snapshot once its version is past ``after``, or after ``wait`` seconds."""
         deadline = time.monotonic() + wait
         while self.version <= after and time.monotonic() < deadline:
+            self.seen = time.monotonic()
             await asyncio.sleep(0.05)
+        self.seen = time.monotonic()
         return self.snapshot()
+
+    def gone_for(self) -> float:
+        """Seconds since a page last asked for the table; 0 if none ever did (the person
+        may not have opened it yet)."""
+        seen = self.seen
+        return 0.0 if seen is None else time.monotonic() - seen
 
 
 class _Pending:
@@ -91,8 +103,10 @@ class _Pending:
 class HumanSeat:
     """The seat's protocol client (see the module's docstring)."""
 
-    def __init__(self, board: TableBoard, invitation: Invitation, address: str):
+    def __init__(self, board: TableBoard, invitation: Invitation, address: str, abandon: float | None = None):
         self.board = board
+        self.abandon = abandon  # seconds without a page, a decision pending, that end the session
+        self.abandoned = False
         self.invitation = invitation
         self.address = address
         self.names = list(invitation.entrants)
@@ -126,6 +140,10 @@ class HumanSeat:
         try:
             async with grpc.aio.insecure_channel(self.address, options=CHANNEL_OPTIONS) as channel:
                 await self._play(pb_grpc.ArbiterStub(channel).Play())
+        except asyncio.CancelledError:
+            if not self.abandoned:
+                raise
+            self._end(False, f"you left the table (no page open for {self.abandon:g} s): the seat forfeited")
         except grpc.aio.AioRpcError as e:
             self._end(False, f"the arbiter ended the seat's session: {e.code().name} {e.details() or ''}".strip())
         except Exception as e:  # the seat's session is over; the referee records what it missed
@@ -204,13 +222,29 @@ class HumanSeat:
         }
         self._show(view, request)
         try:
-            action = await future
+            action = await self._wait(future)
         except asyncio.CancelledError:
+            return
+        if action is _LEFT:
+            self.abandoned = True
+            call.cancel()  # the stream ends: the referee's fault policy forfeits the seat
             return
         if self.pending is not None and self.pending.future is future:
             self.pending = None
             self.board.update(request=None)
         await call.write(pb.BotMessage(reply=pb.Reply(request_id=req.request_id, action=action_to_proto(action))))
+
+    async def _wait(self, future: asyncio.Future[Action]) -> Action | object:
+        """The person's choice, or :data:`_LEFT` once no page has asked for the table for
+        ``abandon`` seconds (a closed tab; a table never opened is not left)."""
+        if self.abandon is None:
+            return await future
+        while True:
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), 1.0)
+            except TimeoutError:
+                if self.board.gone_for() > self.abandon:
+                    return _LEFT
 
     def _drop_pending(self) -> None:
         pending, self.pending = self.pending, None
@@ -255,8 +289,9 @@ class HumanInvitee:
     it starts the seat's client in the host's loop, connecting to ``address()`` (the host's
     server address, known once it listens)."""
 
-    def __init__(self, name: str, board: TableBoard, address: Callable[[], str]):
+    def __init__(self, name: str, board: TableBoard, address: Callable[[], str], abandon: float | None = None):
         self._name = name
+        self.abandon = abandon
         self.board = board
         self.address = address
         self.seat: HumanSeat | None = None
@@ -267,7 +302,7 @@ class HumanInvitee:
         return self._name
 
     def invite(self, invitation: Invitation) -> _SeatLiveness:
-        self.seat = HumanSeat(self.board, invitation, self.address())
+        self.seat = HumanSeat(self.board, invitation, self.address(), self.abandon)
         self.board.update(time_control=time_control_json(invitation.time_control), seat=invitation.seat)
         self.task = asyncio.get_running_loop().create_task(self.seat.run())
         return _SeatLiveness(self.task, self.seat)

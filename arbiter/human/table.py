@@ -25,13 +25,16 @@ from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.loop import MatchSetup
 from arbiter.referee.timecontrol import TimeControl
 
-__all__ = ["HUMAN_TIME", "HumanTable", "TableSpec"]
+__all__ = ["ABANDON_SECONDS", "HUMAN_TIME", "HumanTable", "TableSpec"]
 
 log = logging.getLogger(__name__)
 
 # A person's time control: a minute a decision, ten minutes of reserve; a whole match of 28 deals
 # may take hours (the watchdog is a day).
 HUMAN_TIME = TimeControl(per_decision=60.0, reserve=600.0, connect=10.0, match_limit=86400.0)
+# A closed tab: once no page has asked for the table this long while a decision waits, the seat
+# leaves (its stream ends) and forfeits at once, instead of timing out decision after decision.
+ABANDON_SECONDS = 90.0
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class TableSpec:
     seat: int = 0
     time_control: TimeControl = HUMAN_TIME
     max_strikes: int = 3
+    abandon: float | None = ABANDON_SECONDS  # no page open that long, a decision pending: the seat forfeits
     isolation: str = "none"
     limits: Limits = Limits()
     replace: bool = False
@@ -64,6 +68,7 @@ class HumanTable:
                 "names": names,
                 "time_control": time_control_json(spec.time_control),
                 "max_strikes": spec.max_strikes,
+                "abandon": spec.abandon,
                 "view": None,
                 "request": None,
                 "notes": [],
@@ -71,7 +76,7 @@ class HumanTable:
             }
         )
         self.host = MatchHost()
-        self.invitee = HumanInvitee(spec.person, self.board, self._address)
+        self.invitee = HumanInvitee(spec.person, self.board, self._address, spec.abandon)
         self._thread: LoopThread | None = None
         self._future: Future[BotMatch] | None = None
         self.played: BotMatch | None = None

@@ -1,7 +1,7 @@
 """The table's JSON API against a real `arbiter play` (real bot processes, the real match host and
 web server): a match played through it to its end with a log that verifies; a choice that is not
 legal, or not asked for any more, refused by the server; the page refused without its secret path;
-(A seat left idle, its tab closed: test_table_browser.py.)"""
+a seat left idle (its page open, never answering) forfeits after its time control."""
 
 from __future__ import annotations
 
@@ -79,3 +79,17 @@ def test_mistakes_are_one_error_line():
         )
         assert run.returncode != 0 and run.stderr.startswith("error: ") and words in run.stderr, run.stderr
         assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
+def test_a_seat_left_idle_forfeits_after_its_time_control(start_table):
+    table = start_table("--linger", "5", "--time-per-decision", "0.5", "--reserve", "0", "--max-strikes", "2")
+    s = table.next_request()
+    assert s["request"] is not None  # asked, and never answered (this test keeps asking: the page is open)
+    while s["status"] != "over":
+        s = table.state(s["version"])
+    assert s["ended"]["forfeits"] == [0] and s["request"] is None
+    assert [f["kind"] for f in s["ended"]["faults"] if f["seat"] == 0] == ["timeout", "timeout"]
+    assert any("forfeit" in n for n in s["notes"]), s["notes"]
+    result = table.result()
+    assert result["status"] == "complete" and result["forfeits"] == [0]
+    assert verify(table.log)["complete"]

@@ -137,7 +137,8 @@
     const tc = S.time_control;
     $("t-who").textContent = "You (seat " + S.seat + ") against " + [1, 2, 3].map((k) => S.names[(S.seat + k) % 4]).join(", ");
     $("t-rules").textContent = "Your time: " + tc.per_decision + " s a decision, then a reserve of " + tc.reserve + " s for the whole match; " +
-      S.max_strikes + " timeouts and the seat forfeits (a substitute plays it out).";
+      S.max_strikes + " timeouts and the seat forfeits (a substitute plays it out)" +
+      (S.abandon ? "; so does closing this page for " + S.abandon + " s while it is your turn." : ".");
   }
 
   function tick() {
