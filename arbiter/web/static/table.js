@@ -90,7 +90,7 @@
       "<div>" + esc(name(v.declarer)) + (v.declarer === S.seat ? " declare" : " declares") + "</div>";
     if (v.doubles.length) {
       const said = (d) => d.targets.length ? "doubles " + d.targets.map((t) => esc(t === S.seat ? "you" : S.names[t])).join(", ") : "no double";
-      html += '<div class="t-doubles">Doubling: ' + v.doubles.map((d) => esc(name(d.seat)) + " " + said(d)).join("; ") + "</div>";
+      html += '<div class="t-doubles">Doubling: ' + v.doubles.map((d) => esc(name(d.seat)) + ": " + said(d)).join("; ") + "</div>";
     }
     $("t-deal").innerHTML = html;
   }
