@@ -4,7 +4,7 @@ An arena file shares a tournament file's keys (``name``, ``entrants``, ``rules``
 ``time_control``, ``limits``, ``isolation``, ``faults``, ``lobby``, ...: the tournament schema's
 :class:`~arbiter.tournament.config.schema.SharedFile`), so entrants and rules paste from one into
 the other unchanged, and adds the arena's own: ``matchmaking``, ``web``, ``proxies``, ``store``,
-``uploads``, ``quotas``, ``free_space``, ``check`` and ``drain_seconds``. Its house entrants may be
+``uploads``, ``quotas``, ``free_space``, ``check``, ``drain_seconds`` and ``human_tables``. Its house entrants may be
 none: submissions fill the ladder.
 A tournament's keys that mean nothing to a ladder (``format``, ``rounds``, ...) are refused with
 the reason. Every mistake is one :class:`~arbiter.errors.ConfigError` naming the file, the line
@@ -60,6 +60,8 @@ MAX_UPLOADS_PER_HOUR = 1_000_000
 MAX_QUEUED = 1000
 MAX_KEEP_SECONDS = 7 * 86400.0
 DEFAULT_FREE_SPACE = 1 << 30
+DEFAULT_HUMAN_TABLES = 2
+MAX_HUMAN_TABLES = 100
 _MATCHMAKING = Matchmaking()
 
 
@@ -100,6 +102,7 @@ class ArenaConfig:
     check_time_limit: float = DEFAULT_CHECK_TIME_LIMIT  # check-bot's per-decision limit, seconds
     drain_seconds: float = DEFAULT_DRAIN_SECONDS  # how long matches in flight may finish on a stop
     seed: int = 0  # every set's deals derive from it (arbiter.arena.matchmaking.set_seed)
+    human_tables: int = DEFAULT_HUMAN_TABLES  # people's tables at once (/play, arbiter.arena.play); 0: none
     path: Path | None = None
     source: str = ""  # the file's text (a database password hidden), as the database keeps it
 
@@ -193,6 +196,7 @@ class ArenaFile(SharedFile):
     free_space: Annotated[int, _bytes(0, MAX_STORE_BYTES)] = DEFAULT_FREE_SPACE
     check: CheckFile = CheckFile()
     drain_seconds: Annotated[float, BeforeValidator(checks.number(0.0, MAX_DRAIN_SECONDS))] = DEFAULT_DRAIN_SECONDS
+    human_tables: Annotated[int, BeforeValidator(checks.whole(0, MAX_HUMAN_TABLES))] = DEFAULT_HUMAN_TABLES
 
     @model_validator(mode="after")
     def _web_apart_from_lobby(self) -> ArenaFile:
@@ -239,6 +243,7 @@ def parse_arena(
         check_time_limit=file.check.time_limit,
         drain_seconds=file.drain_seconds,
         seed=file.seed,
+        human_tables=file.human_tables,
         source=tournament.source,
     )
     return check_environment(config) if check_commands else config

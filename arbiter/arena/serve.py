@@ -41,6 +41,7 @@ from arbiter.tournament.config.environment import launch_command
 from arbiter.tournament.loop import Run, RunSummary, run_tournament
 
 if TYPE_CHECKING:
+    from arbiter.arena.play import HumanTables
     from arbiter.arena.quotas import Uploads
     from arbiter.arena.webserver import WebServer
     from arbiter.storage.arena import ArenaStore, SubmissionRow
@@ -200,6 +201,7 @@ class ArenaHost:
         self.run: Run | None = None
         self.web: WebServer | None = None
         self.checker: Checker | None = None
+        self.tables: HumanTables | None = None
         self.engine: Any = None
         self._sweeper: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -221,6 +223,7 @@ class ArenaHost:
     def started(self, run: Run) -> None:
         from arbiter.arena.api import create_app
         from arbiter.arena.corner import session_secret
+        from arbiter.arena.play import add_people
         from arbiter.arena.quotas import Uploads, sweep_seconds
         from arbiter.arena.service import ArenaService
         from arbiter.arena.webserver import WebServer
@@ -258,6 +261,7 @@ class ArenaHost:
             paused=disk.paused if disk is not None else lambda: None,
         )
         app = create_app(service, hub=self.events, secret=session_secret(self.arena.store))
+        self.tables = add_people(app, self.arena, service, self.schedule.lookup)
         self.web = WebServer(app, self.listen, proxies=self.arena.proxies)
         self.web.start()
         self.checker.start()
@@ -287,6 +291,8 @@ class ArenaHost:
 
     def stopped(self, run: Run) -> None:
         self.events.close()  # open event streams end, so the web server can stop
+        if self.tables is not None:
+            self.tables.close()  # people's tables stop: their bots are killed
         self._stopping.set()
         if self._sweeper is not None and self._sweeper.is_alive():
             self._sweeper.join(CHECK_STOP_SECONDS)

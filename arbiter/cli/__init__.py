@@ -24,6 +24,7 @@ from arbiter.cli.replay import replay_command
 from arbiter.cli.report import report_command
 from arbiter.cli.serve import serve_command
 from arbiter.cli.submit import submit_command
+from arbiter.cli.table import play_command
 from arbiter.cli.tournament import run_command, standings_command
 from arbiter.errors import INTERRUPTED
 
@@ -39,6 +40,7 @@ app = typer.Typer(
 
 app.command("selfplay")(selfplay)
 app.command("match")(match)
+app.command("play")(play_command)
 app.command("replay")(replay_command)
 app.command("check-bot")(check_bot_command)
 app.command("new-bot")(new_bot_command)
