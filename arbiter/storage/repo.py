@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from sqlalchemy import func, insert, inspect
+from sqlalchemy import func, insert, inspect, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, select
@@ -122,11 +122,17 @@ class Repo:
             return checked(s, select(Tournament).order_by(col(Tournament.id)))
 
     def start(
-        self, config: TournamentSpec, schedule: Sequence[ScheduledMatch], *, check_stored: bool = True
+        self,
+        config: TournamentSpec,
+        schedule: Sequence[ScheduledMatch],
+        *,
+        check_stored: bool = True,
+        stored_rows: Sequence[Match] | None = None,
     ) -> tuple[Tournament, dict[str, int]]:
         """Create the tournament, or check that a stored one is the same and may be resumed.
-        ``check_stored``: check the stored matches against ``schedule`` (a schedule that grows
-        during the run was checked when the run began: its new matches are not stored yet)."""
+        ``check_stored``: check the stored matches (``stored_rows``, when the caller read them
+        already) against ``schedule`` (a schedule that grows during the run was checked when the
+        run began: its new matches are not stored yet)."""
         with self.session() as s:
             t = next(iter(checked(s, select(Tournament).where(Tournament.name == config.name))), None)
             if t is None:
@@ -171,8 +177,13 @@ class Repo:
                         "isolation); "
                         "give the tournament a new 'name' or use another database"
                     )
-                stored = checked(s, select(Match).where(Match.tournament_id == t.id)) if check_stored else []
-                by_number = {m.number: m for m in schedule}
+                if not check_stored:
+                    stored: Sequence[Match] = []
+                elif stored_rows is not None:
+                    stored = stored_rows
+                else:
+                    stored = checked(s, select(Match).where(Match.tournament_id == t.id))
+                by_number = {m.number: m for m in schedule} if stored else {}
                 for row in stored:
                     number, key, seats = row.number, row.key, row.seats
                     want = by_number.get(number)
@@ -198,6 +209,28 @@ class Repo:
                 s.commit()
             ids = {e.name: row_id(e) for e in s.exec(select(Entrant).where(Entrant.tournament_id == t.id))}
             return t, ids
+
+    def grow(
+        self, tournament_id: int, config: TournamentSpec, total: int, entrant_ids: dict[str, int]
+    ) -> dict[str, int]:
+        """A running tournament's schedule grew to ``total`` matches (its start checked what was
+        stored): its row says so and the entrants not in ``entrant_ids`` join (an arena's field);
+        every entrant's id. A few statements, whatever the history's size."""
+        tournaments = table_of(Tournament)
+        with self.session() as s:
+            s.execute(
+                update(tournaments)
+                .where(tournaments.c.id == tournament_id)
+                .values(rounds=config.rounds, total_matches=total, finished_at=None, config_text=config.source)
+            )
+            ids = dict(entrant_ids)
+            for e in config.entrants:
+                if e.name not in ids:
+                    values = {"tournament_id": tournament_id, "name": e.name, "command": e.command, "remote": e.remote}
+                    entrants = table_of(Entrant)
+                    ids[e.name] = s.execute(insert(entrants).returning(entrants.c.id), values).scalar_one()
+            s.commit()
+        return ids
 
     def finish(self, tournament_id: int) -> None:
         """Mark the tournament complete: finished when its last match was recorded."""
@@ -305,12 +338,13 @@ class Repo:
             "sigma": r.sigma,
         }
 
-    def matches(self, tournament_id: int) -> list[MatchRecord]:
-        """Every recorded match as a plain record, in schedule order."""
+    def matches(self, tournament_id: int, rows: Sequence[Match] | None = None) -> list[MatchRecord]:
+        """Every recorded match as a plain record, in schedule order (``rows``: its match rows,
+        when the caller read them already)."""
         names = self.entrants_by_id(tournament_id)
         seats = self.seat_results(tournament_id)
         out = []
-        for m in self.match_rows(tournament_id):
+        for m in self.match_rows(tournament_id) if rows is None else rows:
             records = []
             for sr in seats.get(row_id(m), []):
                 if sr.entrant_id not in names:

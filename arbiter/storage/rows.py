@@ -9,6 +9,7 @@ is used next.
 from __future__ import annotations
 
 from datetime import datetime
+from functools import cache
 from typing import Any, TypeVar
 
 from sqlalchemy import Table, text
@@ -45,22 +46,35 @@ def checked(session: Session, query: SelectOfScalar[Row]) -> list[Row]:
     return rows
 
 
+@cache
+def _columns(model: type[SQLModel]) -> tuple[str, tuple[tuple[str, type, bool], ...]]:
+    """A table's name and, for each column but the JSON lists, its name, Python type and whether
+    it may be empty (worked out once per table: every row read is checked)."""
+    table = table_of(model)
+    columns = tuple(
+        (c.name, _python_type(c.type), bool(c.nullable or c.primary_key))
+        for c in table.columns
+        if not isinstance(c.type, JsonList)  # checked below, as lists
+    )
+    return table.name, columns
+
+
 def check_row(row: SQLModel) -> None:
-    table = table_of(type(row))
-    for column in table.columns:
-        value = getattr(row, column.name)
-        if isinstance(column.type, JsonList):
-            continue  # checked below, as lists
+    name, columns = _columns(type(row))
+    for column, want, may_be_empty in columns:
+        value = getattr(row, column)
         if value is None:
-            if not column.nullable and not column.primary_key:
-                raise bad_row(table.name, row, column.name, "is empty")
+            if not may_be_empty:
+                raise bad_row(name, row, column, "is empty")
             continue
-        want = _python_type(column.type)
+        kind = type(value)
+        if kind is want or (kind is int and want is float):
+            continue  # the common case, at once
         fits = isinstance(value, want) and not (want is int and isinstance(value, bool))
         if want is float and isinstance(value, int) and not isinstance(value, bool):
             fits = True
         if not fits:
-            raise bad_row(table.name, row, column.name, f"{printable(repr(value)[:40])} is not a {_WORDS[want]}")
+            raise bad_row(name, row, column, f"{printable(repr(value)[:40])} is not a {_WORDS[want]}")
     if isinstance(row, Match):
         for name, (kind, words) in _LISTS.items():
             _check_list(row, name, kind, words)

@@ -163,6 +163,7 @@ class Recorder:
         self.repo, self.lease, self.folder = repo, lease, folder
         self.keeper: Keeper | None = None
         self.entrant_ids: dict[str, int] = {}
+        self.tournament_id: int | None = None
 
     def open(self, config: TournamentConfig, schedule: list[ScheduledMatch], records: dict[int, MatchRecord]) -> int:
         """Claim the folder (first: a run that may not write there changes nothing in the
@@ -173,8 +174,8 @@ class Recorder:
         known = self.repo.tournament(config.name)
         known_rows = self.repo.match_rows(row_id(known)) if known else []
         self.folder.claim({Path(r.log_path).name: r.log_sha256 for r in known_rows}, file_sha256)
-        tournament_id = self.extend(config, schedule)
-        records.update({r.number: r for r in self.repo.matches(tournament_id)})
+        tournament_id = self.extend(config, schedule, stored_rows=known_rows)
+        records.update({r.number: r for r in self.repo.matches(tournament_id, known_rows if known else None)})
         self.take_up(tournament_id, config, known_rows, records)
         return tournament_id
 
@@ -218,17 +219,29 @@ class Recorder:
     def ratings(self) -> RatingBook | None:
         return self.keeper.book if self.keeper is not None else None
 
-    def extend(self, config: TournamentConfig, schedule: list[ScheduledMatch], *, growing: bool = False) -> int:
-        """Start the tournament in the database, or grow it to ``schedule`` (``growing``: during
-        the run, whose start checked what was stored; the schedule only grows at its end)."""
+    def extend(
+        self,
+        config: TournamentConfig,
+        schedule: list[ScheduledMatch],
+        *,
+        growing: bool = False,
+        stored_rows: Sequence[Match] | None = None,
+    ) -> int:
+        """Start the tournament in the database (``stored_rows``: its match rows, read once), or
+        grow it to ``schedule`` (``growing``: during the run, whose start checked what was
+        stored; the schedule only grows at its end)."""
         from arbiter.storage import row_id
 
-        tournament, self.entrant_ids = self.repo.start(config, schedule, check_stored=not growing)
+        if growing and self.tournament_id is not None:
+            self.entrant_ids = self.repo.grow(self.tournament_id, config, len(schedule), self.entrant_ids)
+        else:
+            tournament, self.entrant_ids = self.repo.start(config, schedule, stored_rows=stored_rows)
+            self.tournament_id = row_id(tournament)
         if self.keeper is None:
             duplicate = plays_duplicate_sets(config.format)
             self.keeper = Keeper(config.entrant_names, duplicate=duplicate, double_scoring=config.rules.double_scoring)
         self.keeper.schedule(schedule, config.entrant_names)
-        return row_id(tournament)
+        return self.tournament_id
 
     def started(self, run: Run) -> None:
         run.ratings = self.ratings
