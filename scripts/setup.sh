@@ -28,6 +28,26 @@ awk '
 ' "$log" || true
 rm -f "$log"
 .venv/bin/python -c "import arbiter, barbu, grpc, sqlmodel, trueskill, typer" # fails loudly if the install did
+# The hot modules compiled with mypyc (docs/speed.md) where a C compiler and Python's headers are
+# found; the pure Python source otherwise, and wherever the build fails. One line says which runs.
+log=$(mktemp)
+headers=$(.venv/bin/python -c 'import os, sysconfig; print(os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))')
+if ! command -v cc >/dev/null 2>&1; then
+  echo "setup.sh: build: pure Python (no C compiler; install gcc and python3-dev for the compiled build)"
+elif [ "$headers" != True ]; then
+  echo "setup.sh: build: pure Python (no Python headers; install python3-dev for the compiled build)"
+elif ! .venv/bin/python -c "import mypyc" 2>/dev/null && ! .venv/bin/python -m pip install --quiet -e ".[compile]" >"$log" 2>&1; then
+  echo "setup.sh: build: pure Python (could not install mypyc: $(tail -n 1 "$log"))"
+else
+  if .venv/bin/python scripts/build_compiled.py >"$log" 2>&1; then
+    echo "setup.sh: build: $(.venv/bin/python -c 'import barbu.build; print(barbu.build.describe())')"
+  else
+    tail -n 20 "$log" >&2
+    .venv/bin/python scripts/build_compiled.py --clean >/dev/null
+    echo "setup.sh: build: pure Python (the compiled build failed; its output above)"
+  fi
+fi
+rm -f "$log"
 # Bots and commands start a fresh interpreter per process, often where bytecode cannot be written
 # (read-only sandboxes, PYTHONDONTWRITEBYTECODE): compile the SDK and the arbiter once so each
 # start only loads them.

@@ -27,7 +27,7 @@ LAST_LINES = {
     "arena.py": rf"arena: recorder {N}/s SQLite, {N}/s PostgreSQL; leaderboard p50 {N} ms p99 {N} ms at \d+ clients "
     rf"\({N} req/s\); its page p50 {N} ms p99 {N} ms \({N} req/s\)",
     "cluster.py": rf"cluster: overhead {N} ms per match, {N} matches/min local vs {N} on the cluster",
-    "engine.py": rf"engine: {N} random matches/s, {N} decisions/s",
+    "engine.py": rf"engine: {N} playouts/s compiled = {N} x pure; {N} random matches/s compiled",
     "heuristic_vs_random.py": rf"heuristic_vs_random: margin {N} per match \(95% CI {N}\.\.{N}\), win rate {N}%, "
     rf"{N} ms per decision",
     "ladder.py": rf"ladder: sets to tau 0\.8 at N=16: arena >?{N} vs best other >?{N} \(ratio (?:{N}|n/a)\); "

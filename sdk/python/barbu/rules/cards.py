@@ -18,8 +18,8 @@ operations, which is what makes random playouts fast enough for Monte-Carlo bots
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Sequence
-from typing import cast
+from collections.abc import Iterable
+from typing import Protocol
 
 from .errors import NotationError
 
@@ -181,7 +181,7 @@ class _LazyTable:
     def __init__(self, suit: int) -> None:
         self._suit = suit
 
-    def _real(self) -> Sequence[tuple[int, ...]]:
+    def _real(self) -> _Table:
         tables = _TABLES if isinstance(_TABLES, tuple) else _build_tables()
         return tables[self._suit]
 
@@ -195,19 +195,30 @@ class _LazyTable:
 class _LazyTables:
     """``_TABLES`` until the real ones exist."""
 
-    def __getitem__(self, suit: int) -> Sequence[tuple[int, ...]]:
+    def __getitem__(self, suit: int) -> _Table:
         return _build_tables()[suit]
 
     def __len__(self) -> int:
         return 4
 
 
-# Typed as what they stand in for: they answer indexing and len() the same way.
-_TABLES = cast("tuple[tuple[tuple[int, ...], ...], ...]", _LazyTables())
-_T0 = cast("tuple[tuple[int, ...], ...]", _LazyTable(0))
-_T1 = cast("tuple[tuple[int, ...], ...]", _LazyTable(1))
-_T2 = cast("tuple[tuple[int, ...], ...]", _LazyTable(2))
-_T3 = cast("tuple[tuple[int, ...], ...]", _LazyTable(3))
+class _Table(Protocol):
+    """What a suit table answers: the cards of a pattern (a tuple, or a lazy one until built)."""
+
+    def __getitem__(self, pattern: int, /) -> tuple[int, ...]: ...
+
+
+class _Tables(Protocol):
+    def __getitem__(self, suit: int, /) -> _Table: ...
+
+
+# Typed as what both the lazy stand-ins and the real tables answer (so that a compiled build,
+# which checks the types it is told, accepts either).
+_TABLES: _Tables = _LazyTables()
+_T0: _Table = _LazyTable(0)
+_T1: _Table = _LazyTable(1)
+_T2: _Table = _LazyTable(2)
+_T3: _Table = _LazyTable(3)
 
 
 def cards_of(mask: int) -> tuple[int, ...]:

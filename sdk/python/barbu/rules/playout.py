@@ -15,6 +15,7 @@ from .actions import PASS, Phase
 
 if TYPE_CHECKING:
     import random
+    from collections.abc import Callable
 
     from .state import MatchState
 
@@ -39,6 +40,15 @@ def shuffle_hands(rng: random.Random) -> list[int]:
     return [sum(deck[0:13]), sum(deck[13:26]), sum(deck[26:39]), sum(deck[39:52])]
 
 
+def _below(getrandbits: Callable[[int], int], n: int) -> int:
+    """Uniform in range(n), exactly as ``Random._randbelow`` draws it."""
+    k = n.bit_length()
+    r = getrandbits(k)
+    while r >= n:
+        r = getrandbits(k)
+    return r
+
+
 def random_playout(state: MatchState, rng: random.Random, *, to_deal_end: bool = False) -> int:
     """Play uniformly random legal actions until the match ends (or, with ``to_deal_end``,
     until the current deal is scored); new deals are shuffled from ``rng``. Returns the number
@@ -53,26 +63,20 @@ def random_playout(state: MatchState, rng: random.Random, *, to_deal_end: bool =
     decisions = 0
     deals = len(state.results)
     getrandbits = rng.getrandbits
-
-    def below(n: int) -> int:  # uniform in range(n), exactly as Random._randbelow draws it
-        k = n.bit_length()
-        r = getrandbits(k)
-        while r >= n:
-            r = getrandbits(k)
-        return r
-
     while True:
         phase = state.phase
         if phase is _PLAY or phase is _DOMINO:
             legal = state._legal
             if legal < 0:
                 legal = state._trick_legal() if phase is _PLAY else state.legal_mask()
-            if not legal or (phase is _DOMINO and not state._domino_must_play() and not below(legal.bit_count() + 1)):
+            if not legal or (
+                phase is _DOMINO and not state._domino_must_play() and not _below(getrandbits, legal.bit_count() + 1)
+            ):
                 state._domino_turn(PASS)
             else:
                 n = legal.bit_count()
                 if n > 1:
-                    for _ in range(below(n)):
+                    for _ in range(_below(getrandbits, n)):
                         legal &= legal - 1  # drop the lowest card: pick the k-th legal card
                 card = (legal & -legal).bit_length() - 1
                 if phase is _PLAY:
@@ -88,7 +92,7 @@ def random_playout(state: MatchState, rng: random.Random, *, to_deal_end: bool =
             continue
         else:
             actions = state.legal_actions()
-            state.apply(actions[below(len(actions))])
+            state.apply(actions[_below(getrandbits, len(actions))])
         decisions += 1
         if to_deal_end and len(state.results) > deals:
             return decisions

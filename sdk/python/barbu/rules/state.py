@@ -126,9 +126,17 @@ class MatchState:
 
     def clone(self) -> MatchState:
         """An independent copy, cheap enough to make one per simulation."""
-        other = MatchState.__new__(MatchState)
-        for name in MatchState.__slots__:
-            setattr(other, name, getattr(self, name))
+        other = MatchState(self.rules, self.first_declarer)  # (a compiled class has no bare __new__)
+        # immutable values (ints, tuples, enums, frozen values) are shared
+        other.rules, other.first_declarer, other.deal_index = self.rules, self.first_declarer, self.deal_index
+        other.phase, other.turn, other.declarer, other.dealt = self.phase, self.turn, self.declarer, self.dealt
+        other.declaration, other.contract, other.trump = self.declaration, self.contract, self.trump
+        other.startable, other.double_step, other.double_round = self.startable, self.double_step, self.double_round
+        other.leader, other.trick_mask, other.best = self.leader, self.trick_mask, self.best
+        other.captured, other.hearts_broken, other.frontier = self.captured, self.hearts_broken, self.frontier
+        other.domino_steps, other.layout, other.domino_passes = self.domino_steps, self.layout, self.domino_passes
+        other._legal, other._plain_follow = self._legal, self._plain_follow
+        # lists are copied
         other.hands = list(self.hands)
         other.declared = list(self.declared)
         other.quota_doubles = [list(r) for r in self.quota_doubles]
