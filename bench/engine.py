@@ -6,9 +6,9 @@ Three figures per build, each a median over rounds:
    ``apply(state, choice(legal_actions(state)))`` for every decision of random matches;
 2. ``random_playout``, the engine's own Monte-Carlo inner loop (cards drawn straight from the
    legal mask), over whole random matches;
-3. deal playouts: a copy (``clone()``) of a state just dealt, played to the end of its deal by
-   ``random_playout(..., to_deal_end=True)`` (declaration, doubles, then the tricks or the
-   Domino): what a Monte-Carlo bot does per sample.
+3. deal playouts: a copy (``clone()``) of a deal at its first card (each of the seven
+   contracts in turn), played to the deal's end by ``random_playout(..., to_deal_end=True)``:
+   what a Monte-Carlo bot does per sample, from a card decision.
 
 Each round runs the pure build (``BARBU_PURE=1``) and the compiled one in turn, each in a fresh
 process, so both meet the same load. Without a compiled build (scripts/build_compiled.py) both
@@ -54,19 +54,34 @@ def playout_match(rules, seed: int) -> int:
     return random_playout(new_match(rules, first_declarer=seed % 4), random.Random(seed))
 
 
-def deal_playouts(rules, playouts: int, seed: int) -> float:
-    """Deal playouts per second, from 16 freshly dealt states (copied for each playout)."""
-    from barbu.rules import new_match, random_playout, shuffle_hands
+def first_card_states(rules, rng: random.Random) -> list:
+    """Deals at their first card: each of the seven contracts (trump suits and Domino start
+    ranks in turn), every seat passing its double."""
+    from barbu.rules import STANDARD_CONTRACTS, Contract, Declaration, Phase, apply, new_match, shuffle_hands
 
-    rng = random.Random(seed)
-    starts = []
-    for i in range(16):
+    states = []
+    for i in range(4 * len(STANDARD_CONTRACTS)):
+        contract = STANDARD_CONTRACTS[i % len(STANDARD_CONTRACTS)]
         state = new_match(rules, first_declarer=i % 4)
         state.deal(shuffle_hands(rng))
-        starts.append(state)
+        trump = i % 4 if contract is Contract.TRUMPS else None
+        start = rng.randrange(13) if contract is Contract.DOMINO else None
+        apply(state, Declaration(contract, trump=trump, start_rank=start))
+        while state.phase is Phase.DOUBLE:
+            apply(state, ())
+        states.append(state)
+    return states
+
+
+def deal_playouts(rules, playouts: int, seed: int) -> float:
+    """Deal playouts per second: a copy of a deal at its first card played to its end."""
+    from barbu.rules import random_playout
+
+    rng = random.Random(seed)
+    starts = first_card_states(rules, rng)
     start = time.perf_counter()
     for i in range(playouts):
-        random_playout(starts[i % 16].clone(), rng, to_deal_end=True)
+        random_playout(starts[i % len(starts)].clone(), rng, to_deal_end=True)
     return playouts / (time.perf_counter() - start)
 
 

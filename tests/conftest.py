@@ -12,6 +12,14 @@ from pathlib import Path
 
 import pytest
 
+
+def pytest_report_header(config) -> str:
+    """Which build the tests import: compiled (mypyc) or pure Python (docs/speed.md)."""
+    from barbu.build import describe
+
+    return f"barbu build: {describe()}"
+
+
 # ---- the summary says how many slow tests the default run (-m 'not slow') left out
 SLOW_LEFT_OUT = pytest.StashKey[int]()
 

@@ -46,6 +46,7 @@ _ROOTS = {"barbu": _HERE, "arbiter": os.path.join(os.path.dirname(os.path.dirnam
 
 
 def pure_requested() -> bool:
+    """True when the environment asks for the pure build (``BARBU_PURE`` set, and not ``0``)."""
     return os.environ.get(PURE_ENV, "") not in ("", "0")
 
 
@@ -54,32 +55,47 @@ def _path(module: str, suffix: str) -> str:
     return os.path.join(_ROOTS[top], *rest) + suffix
 
 
+def _group_files(modules: Sequence[str], shared: str) -> list[tuple[str, str | None]]:
+    """(extension, its source) of each module of a group, then (the group's library, None)."""
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    return [(_path(m, suffix), _path(m, ".py")) for m in modules] + [(_path(shared, suffix), None)]
+
+
+_GROUPS = {"barbu": (COMPILED_SDK, SHARED_LIBRARIES[0]), "arbiter": (COMPILED_ARBITER, SHARED_LIBRARIES[1])}
+
+
 def compiled_files() -> list[str]:
     """Every file a compiled build consists of: each module's extension, each group's library."""
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    return [_path(m, suffix) for m in (*COMPILED_SDK, *COMPILED_ARBITER, *SHARED_LIBRARIES)]
+    return [path for modules, shared in _GROUPS.values() for path, _ in _group_files(modules, shared)]
 
 
-def build_state() -> str:
-    """``built``, ``none`` (nothing compiled), ``stale`` (a source newer than its extension) or
-    ``incomplete`` (some files of the build missing)."""
-    stamps: list[float | None] = []
-    for path in compiled_files():
+def group_state(group: str) -> str:
+    """The state of a package's compiled modules (``barbu`` or ``arbiter``): ``built``, ``none``
+    (nothing compiled, or not visible here, as the arbiter's are not in a bot's sandbox),
+    ``stale`` (a source newer than its extension) or ``incomplete`` (some files missing)."""
+    stamps: list[tuple[float | None, str | None]] = []
+    for path, source in _group_files(*_GROUPS[group]):
         try:
-            stamps.append(os.stat(path).st_mtime)
+            stamps.append((os.stat(path).st_mtime, source))
         except OSError:
-            stamps.append(None)
-    if all(s is None for s in stamps):
+            stamps.append((None, source))
+    if all(stamp is None for stamp, _ in stamps):
         return "none"
-    if any(s is None for s in stamps):
+    if any(stamp is None for stamp, _ in stamps):
         return "incomplete"
-    for module, stamp in zip((*COMPILED_SDK, *COMPILED_ARBITER), stamps, strict=False):
+    library = stamps[-1][0]  # the group's code: a module's own extension is only a shim, kept as is
+    for _, source in stamps:
         try:
-            if stamp is not None and os.stat(_path(module, ".py")).st_mtime > stamp + 1:
+            if library is not None and source is not None and os.stat(source).st_mtime > library + 1:
                 return "stale"
         except OSError:
             pass
     return "built"
+
+
+def build_state() -> str:
+    """The engine's (the SDK's) compiled build: see :func:`group_state`."""
+    return group_state("barbu")
 
 
 def loaded(module: ModuleType) -> str:
@@ -106,10 +122,13 @@ def describe() -> str:
 class _SourceFirst(MetaPathFinder):
     """Finds the ``.py`` source of a compiled module, so that its extension is not imported."""
 
+    def __init__(self, modules: frozenset[str]) -> None:
+        self.modules = modules
+
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> ModuleSpec | None:
-        if fullname not in _COMPILED or not path:
+        if fullname not in self.modules or not path:
             return None
         name = fullname.rpartition(".")[2]
         for folder in path:
@@ -119,13 +138,17 @@ class _SourceFirst(MetaPathFinder):
         return None
 
 
-_COMPILED = frozenset((*COMPILED_SDK, *COMPILED_ARBITER))
-
-
 def install() -> None:
-    """Import compiled modules from their source under ``BARBU_PURE=1`` or when the compiled build
-    is stale or incomplete (idempotent)."""
+    """Import compiled modules from their source under ``BARBU_PURE=1``, and those of a package
+    whose compiled build is stale or incomplete (idempotent)."""
     if any(isinstance(f, _SourceFirst) for f in sys.meta_path):
         return
-    if pure_requested() or build_state() in ("stale", "incomplete"):
-        sys.meta_path.insert(0, _SourceFirst())
+    pure = pure_requested()
+    modules = frozenset(
+        module
+        for group, (members, _) in _GROUPS.items()
+        if pure or group_state(group) in ("stale", "incomplete")
+        for module in members
+    )
+    if modules:
+        sys.meta_path.insert(0, _SourceFirst(modules))

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from .actions import PASS, Phase
 
@@ -19,8 +19,12 @@ if TYPE_CHECKING:
 
     from .state import MatchState
 
-_PLAY, _DOMINO = Phase.PLAY, Phase.DOMINO
-_CARD_BITS = tuple(1 << c for c in range(52))
+# Constants a compiled build reads as C statics (Final), not as module globals and enum lookups.
+_PLAY: Final = Phase.PLAY
+_DOMINO: Final = Phase.DOMINO
+_DEAL: Final = Phase.DEAL
+_OVER: Final = Phase.OVER
+_CARD_BITS: Final = tuple(1 << c for c in range(52))
 
 
 def shuffle_hands(rng: random.Random) -> list[int]:
@@ -83,9 +87,9 @@ def random_playout(state: MatchState, rng: random.Random, *, to_deal_end: bool =
                     state._play_card(card)
                 else:
                     state._domino_turn(card)
-        elif phase is Phase.OVER:
+        elif phase is _OVER:
             return decisions
-        elif phase is Phase.DEAL:
+        elif phase is _DEAL:
             if to_deal_end and len(state.results) > deals:
                 return decisions
             state.deal(shuffle_hands(rng))
