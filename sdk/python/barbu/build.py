@@ -32,7 +32,9 @@ COMPILED_SDK = (
     "barbu.rules.view",
     "barbu.sampler",
 )
-"""The SDK's compiled modules: the engine a Monte-Carlo bot runs millions of times, the sampler."""
+"""The SDK's compiled modules: the engine a Monte-Carlo bot runs millions of times, the sampler.
+(Not ``barbu.wire``: compiled, a bot's view from a request cost the same; protobuf's field reads
+are its time.)"""
 COMPILED_ARBITER = ("arbiter.transport.encode",)
 """The arbiter's compiled modules: the referee's per-decision work."""
 SHARED_LIBRARIES = ("barbu._compiled__mypyc", "arbiter._compiled__mypyc")
