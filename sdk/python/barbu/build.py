@@ -111,13 +111,17 @@ def describe() -> str:
     import barbu.rules.state
 
     if loaded(barbu.rules.state) == "compiled":
-        return f"compiled (mypyc, {len(COMPILED_SDK) + len(COMPILED_ARBITER)} modules)"
-    state = build_state()
-    why = {
-        "none": f"no compiled modules: {REBUILD} builds them",
-        "stale": f"the compiled modules are older than their source: rebuild with {REBUILD}",
-        "incomplete": f"the compiled build is incomplete: rebuild with {REBUILD}",
-    }.get(state, f"{PURE_ENV}=1")
+        count = len(COMPILED_SDK) + (len(COMPILED_ARBITER) if group_state("arbiter") == "built" else 0)
+        return f"compiled (mypyc, {count} modules)"
+    if pure_requested():
+        return f"pure Python ({PURE_ENV}=1)"
+    states = {group_state(group) for group in _GROUPS}
+    if "stale" in states:
+        why = f"the compiled modules are older than their source: rebuild with {REBUILD}"
+    elif "incomplete" in states:
+        why = f"the compiled build is incomplete: rebuild with {REBUILD}"
+    else:
+        why = f"no compiled modules: {REBUILD} builds them"
     return f"pure Python ({why})"
 
 
@@ -140,17 +144,20 @@ class _SourceFirst(MetaPathFinder):
         return None
 
 
+def runs_compiled() -> bool:
+    """Whether this process may load the compiled build. It is one unit: the arbiter's modules
+    call the engine's compiled code directly, built against that very engine, so a stale or
+    incomplete part (or none of the engine) means the pure source for all. The arbiter's part
+    alone may be absent (a bot's sandbox does not show it; a bot never imports it)."""
+    if pure_requested():
+        return False
+    sdk, arbiter = group_state("barbu"), group_state("arbiter")
+    return sdk == "built" and arbiter in ("built", "none")
+
+
 def install() -> None:
-    """Import compiled modules from their source under ``BARBU_PURE=1``, and those of a package
-    whose compiled build is stale or incomplete (idempotent)."""
+    """Import every compiled module from its source unless :func:`runs_compiled` (idempotent)."""
     if any(isinstance(f, _SourceFirst) for f in sys.meta_path):
         return
-    pure = pure_requested()
-    modules = frozenset(
-        module
-        for group, (members, _) in _GROUPS.items()
-        if pure or group_state(group) in ("stale", "incomplete")
-        for module in members
-    )
-    if modules:
-        sys.meta_path.insert(0, _SourceFirst(modules))
+    if not runs_compiled():
+        sys.meta_path.insert(0, _SourceFirst(frozenset((*COMPILED_SDK, *COMPILED_ARBITER))))
