@@ -45,25 +45,24 @@ def build(opt_level: str) -> int:
         ([str(source_of(m)) for m in COMPILED_ARBITER], "arbiter._compiled"),
     ]
     groups = [(paths, name) for paths, name in groups if paths]
-    tmp = ROOT / "build" / "mypyc"  # the generated C, kept to read (git ignores build/)
-    if True:
-        os.chdir(ROOT)  # mypyc names modules from the paths, relative to the working folder
-        extensions = mypycify(
-            [
-                f"--config-file={ROOT / 'pyproject.toml'}",
-                "--no-warn-unused-configs",
-                *(path for paths, _ in groups for path in paths),
-            ],
-            opt_level=opt_level,
-            separate=groups,
-            target_dir=str(Path(tmp) / "c"),
-        )
-        setup(
-            name="barbu-arena-compiled",
-            ext_modules=extensions,
-            package_dir={"barbu": "sdk/python/barbu", "arbiter": "arbiter"},
-            script_args=["--quiet", "build_ext", "--inplace", "--build-temp", str(Path(tmp) / "o")],
-        )
+    work = ROOT / "build" / "mypyc"  # the generated C and the objects, kept (git ignores build/): a rebuild reuses them
+    os.chdir(ROOT)  # mypyc names modules from the paths, relative to the working folder
+    extensions = mypycify(
+        [
+            f"--config-file={ROOT / 'pyproject.toml'}",
+            "--no-warn-unused-configs",
+            *(path for paths, _ in groups for path in paths),
+        ],
+        opt_level=opt_level,
+        separate=groups,
+        target_dir=str(work / "c"),
+    )
+    setup(
+        name="barbu-arena-compiled",
+        ext_modules=extensions,
+        package_dir={"barbu": "sdk/python/barbu", "arbiter": "arbiter"},
+        script_args=["--quiet", "build_ext", "--inplace", "--build-temp", str(work / "o")],
+    )
     print(f"build_compiled: {len(COMPILED_SDK) + len(COMPILED_ARBITER)} modules compiled with mypyc")
     return 0
 
