@@ -23,8 +23,14 @@ started afresh for each). Experiments only: the arbiter needs both (the log is t
 without the reader task a read abandoned at a deadline would leave gRPC's one receive of the call
 pending, and nothing would watch the stream between two requests).
 
-Last line: ``match: X ms/match, Y decisions/s, overhead Z x bare stream`` (Z: loop time per
-decision asked over the floor measured just before it, median over the rounds).
+Both builds, side by side: the bench runs itself twice, once on the pure source
+(``BARBU_PURE=1``, which the bots it starts inherit) and once on the compiled build
+(docs/speed.md), prints each run's lines under its name, then the figures of both.
+
+Last line: ``match: X ms/match, Y decisions/s, overhead Z x bare stream (pure P x); league CPU
+C x bound (pure Q x)`` (Z: the compiled build's loop time per decision asked over the floor
+measured just before it, median over the rounds; C: its CPU per league match over the printed
+lower bound with the bots kept).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import random
 import resource
@@ -48,6 +55,7 @@ from unittest import mock
 
 import grpc
 from barbu import wire
+from barbu.build import describe
 from barbu.matchlog import MatchLogWriter
 from barbu.rules import Phase, deal, make_ruleset, new_match, observe, shuffle_hands
 from barbu.v1 import arbiter_pb2 as pb
@@ -267,11 +275,15 @@ def main() -> None:
     parser.add_argument("--league-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}")
+    parser.add_argument("--one-build", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
         args = parser.parse_args([*QUICK, *sys.argv[1:]])
     if args.league_child:
         return league_child(args.league_child, args.folder)
+    if not args.one_build:
+        return both_builds()
+    print(f"build: {describe()}")
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="barbu-bench-") as tmp:
         workdir = Path(tmp)
@@ -307,8 +319,9 @@ def main() -> None:
             f"selfplay; with the bots kept {(exchanges + game) / s:.2f} x"
         )
         league = cpu_of([PY, __file__, "--league-child", str(args.league), "--folder", str(workdir)]) / args.league
+        kept_bound = exchanges + game
         print(f"CPU per match in a league of {args.league} with the bots kept (multi_match): {league:.2f} s, "
-              f"{league / s:.2f} x selfplay")  # fmt: skip
+              f"{league / s:.2f} x selfplay, {league / kept_bound:.2f} x the bound with the bots kept")  # fmt: skip
     bare = statistics.median(measured.floors)
     # Each round's match against the floor measured just before it (the load changes from one
     # minute to the next): the median of those ratios.
@@ -321,6 +334,56 @@ def main() -> None:
     print(
         f"match: {statistics.median(measured.loop_ms):.0f} ms/match, {statistics.median(measured.rates):.0f} "
         f"decisions/s, overhead {z:.2f} x bare stream"
+    )
+    figures = {
+        "loop_ms": statistics.median(measured.loop_ms),
+        "rate": statistics.median(measured.rates),
+        "overhead": z,
+        "per_decision_ms": statistics.median(measured.per_decision) * 1000,
+        "floor_ms": bare * 1000,
+        "match_cpu": m,
+        "selfplay_cpu": s,
+        "league_cpu": league,
+        "kept_bound": kept_bound,
+    }
+    print("figures: " + json.dumps(figures))
+
+
+def both_builds() -> None:
+    """Run this bench once per build (``BARBU_PURE``), show each run, then both side by side."""
+    figures = {}
+    for build, pure in (("pure", "1"), ("compiled", "0")):
+        run = subprocess.run(
+            [PY, __file__, *sys.argv[1:], "--one-build"],
+            env={**os.environ, "BARBU_PURE": pure},
+            capture_output=True,
+            text=True,
+        )
+        lines = run.stdout.splitlines()
+        for line in lines:
+            if not line.startswith("figures: "):
+                print(f"[{build}] {line}")
+        if run.returncode != 0:
+            sys.exit(f"bench/match.py: the {build} run failed:\n{run.stderr[-3000:]}")
+        figures[build] = json.loads(lines[-1].removeprefix("figures: "))
+    p, c = figures["pure"], figures["compiled"]
+    rows = [
+        ("loop per decision asked, ms", "per_decision_ms"),
+        ("gRPC floor per exchange, ms", "floor_ms"),
+        ("loop / floor (goal <= 1.3)", "overhead"),
+        ("CPU of arbiter match, s", "match_cpu"),
+        ("CPU of selfplay, s", "selfplay_cpu"),
+        ("league CPU per match (bots kept), s", "league_cpu"),
+        ("lower bound with the bots kept, s", "kept_bound"),
+    ]
+    print(f"{'':38}{'pure':>10}{'compiled':>10}")
+    for label, key in rows:
+        print(f"{label:38}{p[key]:10.3f}{c[key]:10.3f}")
+    pl, cl = p["league_cpu"] / p["kept_bound"], c["league_cpu"] / c["kept_bound"]
+    print(f"{'league CPU / bound (goal <= 1.5)':38}{pl:10.2f}{cl:10.2f}")
+    print(
+        f"match: {c['loop_ms']:.0f} ms/match, {c['rate']:.0f} decisions/s, overhead {c['overhead']:.2f} x bare stream "
+        f"(pure {p['overhead']:.2f} x); league CPU {cl:.2f} x bound (pure {pl:.2f} x)"
     )
 
 

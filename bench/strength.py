@@ -15,7 +15,12 @@ from the match logs). The time per decision is the arbiter's measured wall time 
 
     .venv/bin/python bench/strength.py --rounds 8 --budget 100 --jobs 2
 
-The last line is ``strength: mc vs heuristic +M per match (95% CI LO..HI), T ms per decision``.
+Both builds in one run: the tournament is played once with the arbiter and every bot on the pure
+source (``BARBU_PURE=1``) and once on the compiled build (docs/speed.md), on the same seeds, so
+the same deals: the difference between the two margins is paired set by set.
+
+The last line is ``strength: mc vs heuristic +M per match (95% CI LO..HI), T ms per decision;
+pure SDK +M (95% CI LO..HI), T ms`` (the compiled build's figures first).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shutil
 import statistics
 import subprocess
@@ -36,6 +42,7 @@ from arbiter.stats import mean_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 HEURISTICS = ("heuristic-a", "heuristic-b", "heuristic-c")
+BUILDS = {"pure": "1", "compiled": "0"}  # each build's BARBU_PURE (docs/speed.md)
 QUICK = ["--rounds", "1", "--budget", "1"]  # --quick: a run of seconds that tests/test_benches.py makes
 
 
@@ -114,15 +121,36 @@ def main() -> None:
     if args.quick:
         args = parser.parse_args([*QUICK, *sys.argv[1:]])
 
-    folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="barbu-strength-"))
+    results = {build: one_build(args, build, pure) for build, pure in BUILDS.items()}
+    (p_mean, p_low, p_high, p_ms, p_sets), (c_mean, c_low, c_high, c_ms, c_sets) = results["pure"], results["compiled"]
+    # The same seeds give both builds the same deals: the difference is paired set by set.
+    paired = [statistics.mean(c_sets[k]) - statistics.mean(p_sets[k]) for k in sorted(c_sets) if k in p_sets]
+    if len(paired) > 1:
+        d = statistics.mean(paired)
+        lo, hi = mean_ci(len(paired), d, statistics.stdev(paired))
+        print(f"compiled - pure, paired over {len(paired)} sets: {d:+.1f} per match (95% CI {lo:+.1f}..{hi:+.1f})")
+    print(f"strength: mc vs heuristic {c_mean:+.1f} per match (95% CI {c_low:+.1f}..{c_high:+.1f}), "
+          f"{c_ms:.0f} ms per decision; pure SDK {p_mean:+.1f} (95% CI {p_low:+.1f}..{p_high:+.1f}), "
+          f"{p_ms:.0f} ms")  # fmt: skip
+
+
+def one_build(
+    args: argparse.Namespace, build: str, pure: str
+) -> tuple[float, float, float, float, dict[int, list[float]]]:
+    """The tournament with the arbiter and every bot on one build (``BARBU_PURE``, which the bots
+    inherit): mc's margin, its interval, its ms per decision, and its differences per set."""
+    folder = Path(args.keep) / build if args.keep else Path(tempfile.mkdtemp(prefix="barbu-strength-"))
     folder.mkdir(parents=True, exist_ok=True)
-    name = f"strength-s{args.seed}-b{args.budget:g}-{int(time.time())}"
+    name = f"strength-{build}-s{args.seed}-b{args.budget:g}-{int(time.time())}"
     config = folder / f"{name}.yaml"
     config.write_text(tournament_yaml(name, args.rounds, args.seed, args.budget, args.jobs, args.per_decision, folder))
-    print(f"tournament {config}: {args.rounds} duplicate sets of 4 matches, mc at --budget {args.budget:g} ms, "
-          f"jobs {args.jobs}", flush=True)  # fmt: skip
+    print(f"[{build}] tournament {config}: {args.rounds} duplicate sets of 4 matches, mc at --budget "
+          f"{args.budget:g} ms, jobs {args.jobs}", flush=True)  # fmt: skip
     start = time.perf_counter()
-    run = subprocess.run([*arbiter_command(), "run", str(config), "--json"], capture_output=True, text=True, cwd=folder)
+    run = subprocess.run(
+        [*arbiter_command(), "run", str(config), "--json"], capture_output=True, text=True, cwd=folder,
+        env={**os.environ, "BARBU_PURE": pure},
+    )  # fmt: skip
     wall = time.perf_counter() - start
     if run.returncode != 0:
         sys.stderr.write(run.stdout[-2000:] + run.stderr[-4000:])
@@ -136,18 +164,18 @@ def main() -> None:
     slowest = max(times) if times else 0.0
     for row in summary.get("standings", []):
         if row.get("name") == "mc":
-            print(f"arbiter standings: mc vs field {row.get('duplicate_diff')} (95% CI {row.get('duplicate_ci95')}), "
-                  f"faults {row.get('faults')}, forfeits {row.get('forfeits')}")  # fmt: skip
+            print(f"[{build}] arbiter standings: mc vs field {row.get('duplicate_diff')} (95% CI "
+                  f"{row.get('duplicate_ci95')}), faults {row.get('faults')}, forfeits {row.get('forfeits')}")  # fmt: skip
     print(
-        f"{matches} matches in {len(diffs)} duplicate sets in {wall:.0f}s; per set: "
+        f"[{build}] {matches} matches in {len(diffs)} duplicate sets in {wall:.0f}s; per set: "
         + " ".join(f"{d:+.0f}" for d in diffs)
     )
-    print(f"mc: {len(times)} searched decisions, {ms:.1f} ms mean, {statistics.median(times) if times else 0:.1f} "
-          f"median, {slowest:.0f} slowest (arbiter's clock); faults {faults}")  # fmt: skip
+    print(f"[{build}] mc: {len(times)} searched decisions, {ms:.1f} ms mean, "
+          f"{statistics.median(times) if times else 0:.1f} median, {slowest:.0f} slowest (arbiter's clock); "
+          f"faults {faults}; margin {mean:+.1f} per match (95% CI {low:+.1f}..{high:+.1f})")  # fmt: skip
     if not args.keep:
         shutil.rmtree(folder, ignore_errors=True)
-    print(f"strength: mc vs heuristic {mean:+.1f} per match (95% CI {low:+.1f}..{high:+.1f}), "
-          f"{ms:.0f} ms per decision")  # fmt: skip
+    return mean, low, high, ms, sets
 
 
 if __name__ == "__main__":

@@ -35,6 +35,14 @@ def pytest_configure(config) -> None:
         os.environ[HUNG_FOLDER] = tempfile.mkdtemp(prefix="barbu-hung-")
 
 
+
+def pytest_report_header(config) -> str:
+    """Which build the tests import: compiled (mypyc) or pure Python (docs/speed.md)."""
+    from barbu.build import describe
+
+    return f"barbu build: {describe()}"
+
+
 # ---- the summary says how many slow tests the default run (-m 'not slow') left out
 SLOW_LEFT_OUT = pytest.StashKey[int]()
 

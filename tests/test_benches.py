@@ -34,18 +34,20 @@ LAST_LINES = {
     "arena_serving.py": rf"arena serving: leaderboard p99 {N} ms = {N} x a trivial endpoint at \d+ clients; "
     rf"2 API processes {N} x one",
     "cluster.py": rf"cluster: overhead {N} ms per match, {N} matches/min local vs {N} on the cluster",
-    "engine.py": rf"engine: {N} random matches/s, {N} decisions/s",
+    "engine.py": rf"engine: {N} playouts/s compiled = {N} x pure; {N} random matches/s compiled",
     "heuristic_vs_random.py": rf"heuristic_vs_random: margin {N} per match \(95% CI {N}\.\.{N}\), win rate {N}%, "
     rf"{N} ms per decision",
     "ladder.py": rf"ladder: sets to tau 0\.8 at N=16: arena >?{N} vs best other >?{N} \(ratio (?:{N}|n/a)\); "
     rf"tau at 5 sets/entrant N=32: {N} vs {N}",
-    "match.py": rf"match: {N} ms/match, {N} decisions/s, overhead {N} x bare stream",
+    "match.py": rf"match: {N} ms/match, {N} decisions/s, overhead {N} x bare stream \(pure {N} x\); "
+    rf"league CPU {N} x bound \(pure {N} x\)",
     "ranking.py": rf"ranking: duplicate needs 1/{N} the matches of plain \(95% CI {N}\.\.{N}\)",
     "remote.py": rf"remote: {N} x local per decision \({N} ms vs {N} ms\), TLS handshake {N} ms",
     "replay_page.py": rf"replay page: built in {N} s, {N} MB, step median {N} ms \(p90 {N} ms\), 200 keys {N} s",
     "sampler.py": rf"sampler: {N} samples/s at the start, {N} in the middle, {N} at the end of a deal",
     "sprt.py": rf"sprt: alpha {N} \(nominal 0\.05\), beta {N} \(nominal 0\.05\), ASN {N} vs {N} theory",
-    "strength.py": rf"strength: mc vs heuristic {N} per match \(95% CI {N}\.\.{N}\), {N} ms per decision",
+    "strength.py": rf"strength: mc vs heuristic {N} per match \(95% CI {N}\.\.{N}\), {N} ms per decision; "
+    rf"pure SDK {N} \(95% CI {N}\.\.{N}\), {N} ms",
     "tournament.py": rf"tournament: {N} matches/min at jobs=1, {N} at jobs=2, scaling {N}",
 }
 

@@ -38,6 +38,34 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as package_version
+
+        from barbu.build import describe
+
+        try:
+            number = package_version("barbu-arena")
+        except PackageNotFoundError:  # run from a source tree that was not installed
+            number = "unknown"
+        typer.echo(f"arbiter {number}; build: {describe()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        callback=_version,
+        help="The version and the build that runs (compiled or pure).",
+    ),
+) -> None:
+    """Barbu Arena: run bot matches and tournaments, verify and replay match logs."""
+
+
 app.command("selfplay")(selfplay)
 app.command("match")(match)
 app.command("play")(play_command)

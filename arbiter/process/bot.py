@@ -68,7 +68,18 @@ from arbiter.text import printable
 log = logging.getLogger(__name__)
 
 
-_ENV_KEEP = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM", "BARBU_LOG_LEVEL")
+_ENV_KEEP = (
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TZ",
+    "TERM",
+    "BARBU_LOG_LEVEL",
+    "BARBU_PURE",
+)
 _warned_prlimit = False
 
 

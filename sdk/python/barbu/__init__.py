@@ -7,5 +7,10 @@
 * :mod:`barbu.matchlog`: writing, reading and verifying match logs;
 * ``barbu.v1``: the generated protocol code (proto/barbu/v1/arbiter.proto).
 
-Importing ``barbu`` imports nothing else: a bot pays only for the modules it uses.
+Importing ``barbu`` imports nothing else: a bot pays only for the modules it uses. It does
+install :mod:`barbu.build`'s switch to the pure Python build when ``BARBU_PURE=1`` asks for it.
 """
+
+from .build import install as _install
+
+_install()

@@ -18,8 +18,8 @@ operations, which is what makes random playouts fast enough for Monte-Carlo bots
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Sequence
-from typing import cast
+from collections.abc import Iterable
+from typing import Final, Protocol
 
 from .errors import NotationError
 
@@ -31,14 +31,14 @@ CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
 SUIT_SYMBOLS = "♣♦♥♠"
 """Suit symbols by suit index, for display."""
 
-FULL_SUIT = (1 << 13) - 1
+FULL_SUIT: Final = (1 << 13) - 1
 """The 13-bit pattern of a whole suit (shift it by ``13 * suit``)."""
-SUIT_MASKS = tuple(FULL_SUIT << (13 * s) for s in range(4))
+SUIT_MASKS: Final = tuple(FULL_SUIT << (13 * s) for s in range(4))
 """The mask of every card of each suit: ``hand & SUIT_MASKS[s]`` keeps the suit-``s`` cards."""
-FULL_DECK = (1 << 52) - 1
+FULL_DECK: Final = (1 << 52) - 1
 """The mask of all 52 cards."""
 
-CARD_NAMES = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(52))
+CARD_NAMES: Final = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(52))
 """Card names by card number: ``CARD_NAMES[c]`` is ``card_name(c)``."""
 _CARD_BY_NAME = {name: c for c, name in enumerate(CARD_NAMES)}
 
@@ -181,7 +181,7 @@ class _LazyTable:
     def __init__(self, suit: int) -> None:
         self._suit = suit
 
-    def _real(self) -> Sequence[tuple[int, ...]]:
+    def _real(self) -> _Table:
         tables = _TABLES if isinstance(_TABLES, tuple) else _build_tables()
         return tables[self._suit]
 
@@ -195,19 +195,30 @@ class _LazyTable:
 class _LazyTables:
     """``_TABLES`` until the real ones exist."""
 
-    def __getitem__(self, suit: int) -> Sequence[tuple[int, ...]]:
+    def __getitem__(self, suit: int) -> _Table:
         return _build_tables()[suit]
 
     def __len__(self) -> int:
         return 4
 
 
-# Typed as what they stand in for: they answer indexing and len() the same way.
-_TABLES = cast("tuple[tuple[tuple[int, ...], ...], ...]", _LazyTables())
-_T0 = cast("tuple[tuple[int, ...], ...]", _LazyTable(0))
-_T1 = cast("tuple[tuple[int, ...], ...]", _LazyTable(1))
-_T2 = cast("tuple[tuple[int, ...], ...]", _LazyTable(2))
-_T3 = cast("tuple[tuple[int, ...], ...]", _LazyTable(3))
+class _Table(Protocol):
+    """What a suit table answers: the cards of a pattern (a tuple, or a lazy one until built)."""
+
+    def __getitem__(self, pattern: int, /) -> tuple[int, ...]: ...
+
+
+class _Tables(Protocol):
+    def __getitem__(self, suit: int, /) -> _Table: ...
+
+
+# Typed as what both the lazy stand-ins and the real tables answer (so that a compiled build,
+# which checks the types it is told, accepts either).
+_TABLES: _Tables = _LazyTables()
+_T0: _Table = _LazyTable(0)
+_T1: _Table = _LazyTable(1)
+_T2: _Table = _LazyTable(2)
+_T3: _Table = _LazyTable(3)
 
 
 def cards_of(mask: int) -> tuple[int, ...]:
@@ -229,15 +240,15 @@ def hand_names(mask: int) -> list[str]:
     return [CARD_NAMES[c] for c in cards_of(mask)]
 
 
-QUEENS = mask_of(card("Q", s) for s in SUITS)
+QUEENS: Final = mask_of(card("Q", s) for s in SUITS)
 """The mask of the four queens (scored in No Queens and the salad)."""
-HEARTS_MASK = SUIT_MASKS[HEARTS]
+HEARTS_MASK: Final = SUIT_MASKS[HEARTS]
 """The mask of the thirteen hearts."""
-KING_OF_HEARTS = 1 << card("K", "H")
+KING_OF_HEARTS: Final = 1 << card("K", "H")
 """The king of hearts as a mask (a one-bit mask, unlike ``SEVEN_OF_DIAMONDS``)."""
-ACE_OF_HEARTS = 1 << card("A", "H")
+ACE_OF_HEARTS: Final = 1 << card("A", "H")
 """The ace of hearts as a mask."""
-SEVEN_OF_DIAMONDS = card("7", "D")
+SEVEN_OF_DIAMONDS: Final = card("7", "D")
 """The seven of diamonds as a card number (it opens the Domino under ``domino_start=seven_of_diamonds``)."""
 ACES = mask_of(card("A", s) for s in SUITS)
 """The mask of the four aces."""

@@ -37,6 +37,7 @@ barbu.rules.errors.IllegalActionError: expected a card, got 99
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from . import domino, doubling, scoring, tricks
 from .actions import PASS, Action, Declaration, Phase
@@ -48,7 +49,17 @@ from .ruleset import Ruleset
 from .scoring import DealResult
 from .tricks import Trick as Trick  # re-exported: Trick lived here once
 
-_PLAY, _DOMINO, _DOUBLE, _DECLARE = Phase.PLAY, Phase.DOMINO, Phase.DOUBLE, Phase.DECLARE
+# Constants a compiled build reads as C statics (Final), not as module globals and enum lookups.
+_PLAY: Final = Phase.PLAY
+_DOMINO: Final = Phase.DOMINO
+_DOUBLE: Final = Phase.DOUBLE
+_DECLARE: Final = Phase.DECLARE
+_DEAL: Final = Phase.DEAL
+_OVER: Final = Phase.OVER
+_NO_QUEENS: Final = Contract.NO_QUEENS
+_NO_HEARTS: Final = Contract.NO_HEARTS
+_BARBU: Final = Contract.BARBU
+_DOMINO_CONTRACT: Final = Contract.DOMINO
 
 
 class MatchState:
@@ -159,9 +170,17 @@ class MatchState:
 
     def clone(self) -> MatchState:
         """An independent copy, cheap enough to make one per simulation."""
-        other = MatchState.__new__(MatchState)
-        for name in MatchState.__slots__:
-            setattr(other, name, getattr(self, name))
+        other = MatchState(self.rules, self.first_declarer)  # (a compiled class has no bare __new__)
+        # immutable values (ints, tuples, enums, frozen values) are shared
+        other.rules, other.first_declarer, other.deal_index = self.rules, self.first_declarer, self.deal_index
+        other.phase, other.turn, other.declarer, other.dealt = self.phase, self.turn, self.declarer, self.dealt
+        other.declaration, other.contract, other.trump = self.declaration, self.contract, self.trump
+        other.startable, other.double_step, other.double_round = self.startable, self.double_step, self.double_round
+        other.leader, other.trick_mask, other.best = self.leader, self.trick_mask, self.best
+        other.captured, other.hearts_broken, other.frontier = self.captured, self.hearts_broken, self.frontier
+        other.domino_steps, other.layout, other.domino_passes = self.domino_steps, self.layout, self.domino_passes
+        other._legal, other._plain_follow = self._legal, self._plain_follow
+        # lists are copied
         other.hands = list(self.hands)
         other.declared = list(self.declared)
         other.quota_doubles = [list(r) for r in self.quota_doubles]
@@ -308,14 +327,18 @@ class MatchState:
             return cards if self._domino_must_play() else cards + (PASS,)
         if phase is _DOUBLE:
             return doubling.actions_for(*self.double_targets())
-        if phase is Phase.DECLARE:
+        if phase is _DECLARE:
             return self.legal_declarations()
         return ()
 
     # ---- applying actions --------------------------------------------------------------
-    def apply(self, action: Action) -> None:
+    def apply(self, action: object) -> None:
         """Apply the action of the seat to act (``self.turn``); raises IllegalActionError saying
-        why when it is not legal (and then changes nothing). Also the function :func:`apply`."""
+        why when it is not legal (and then changes nothing). Also the function :func:`apply`.
+
+        ``action`` is typed ``object``: whatever a caller passes is checked here, and refused with
+        the reason (a compiled build would otherwise refuse a value of another type, such as a
+        list of targets, with a bare TypeError before the check)."""
         phase = self.phase
         if phase is _PLAY:
             legal = self._legal
@@ -331,7 +354,7 @@ class MatchState:
             self._double(*checked_targets(self, action))
         elif phase is _DECLARE:
             self._declare(checked_declaration(self, action))
-        elif phase is Phase.DEAL:
+        elif phase is _DEAL:
             raise IllegalActionError("the next deal's hands must be dealt first")
         else:
             raise IllegalActionError("the match is over")
@@ -349,7 +372,7 @@ class MatchState:
         self.trump = decl.trump
         self.declared[self.declarer] |= CONTRACT_BITS[decl.contract]
         self.startable = doubling.startable_targets(self.rules, decl.contract, self.declarer)
-        self.phase = Phase.DOUBLE
+        self.phase = _DOUBLE
         self.turn = (self.declarer + 1) % 4
 
     def _double(self, mask: int, targets: tuple[int, ...]) -> None:
@@ -390,8 +413,8 @@ class MatchState:
         if rules.undoubled_negative == "split" and not contract.is_positive and not doubled_any:
             self._end_deal("split", scoring.split_raw_scores(rules, contract, declarer))
             return
-        if contract is Contract.DOMINO:
-            self.phase = Phase.DOMINO
+        if contract is _DOMINO_CONTRACT:
+            self.phase = _DOMINO
             start = declaration.start_rank
             assert start is not None  # a Domino declaration has its start rank
             self.frontier = domino.start_cards(start)
@@ -401,7 +424,7 @@ class MatchState:
             else:
                 self.turn = (declarer + (rules.domino_first_player == "left_of_declarer")) % 4
         else:
-            self.phase = Phase.PLAY
+            self.phase = _PLAY
             self._plain_follow = tricks.follow_is_plain(rules, contract)
             self.turn = (declarer + (rules.first_lead == "left_of_declarer")) % 4
             self.leader = self.turn
@@ -461,11 +484,11 @@ class MatchState:
         if early == "none":
             return None
         contract, captured = self.contract, self.captured
-        if contract is Contract.NO_QUEENS and captured & QUEENS == QUEENS:
+        if contract is _NO_QUEENS and captured & QUEENS == QUEENS:
             return "all_queens"
-        if contract is Contract.BARBU and captured & KING_OF_HEARTS:
+        if contract is _BARBU and captured & KING_OF_HEARTS:
             return "king_taken"
-        if early == "extended" and contract is Contract.NO_HEARTS and captured & HEARTS_MASK == HEARTS_MASK:
+        if early == "extended" and contract is _NO_HEARTS and captured & HEARTS_MASK == HEARTS_MASK:
             return "all_hearts"
         return None
 
@@ -516,7 +539,7 @@ class MatchState:
         self.deal_index += 1
         self.turn = -1
         self._legal = -1
-        self.phase = Phase.OVER if self.deal_index == self.rules.deals_per_match else Phase.DEAL
+        self.phase = _OVER if self.deal_index == self.rules.deals_per_match else _DEAL
 
 
 # ---- the functional API ----------------------------------------------------------------

@@ -19,11 +19,17 @@ This module also defines :class:`Trick`, the record of a completed trick.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from .cards import ACE_OF_HEARTS, HEARTS, HEARTS_MASK, KING_OF_HEARTS, SUIT_MASKS
 from .contracts import Contract
 from .ruleset import Ruleset
+
+# Read as C statics by a compiled build (Final), not as enum lookups.
+_TRUMPS: Final = Contract.TRUMPS
+_BARBU: Final = Contract.BARBU
+_NO_HEARTS: Final = Contract.NO_HEARTS
+_SALAD: Final = Contract.SALAD
 
 __all__ = ["Trick", "follow_is_plain", "legal_follow", "legal_lead", "play_order"]
 
@@ -43,9 +49,9 @@ class Trick(NamedTuple):
 
 def legal_lead(rules: Ruleset, contract: Contract, hand: int, hearts_broken: bool) -> int:
     """The cards ``hand`` may lead: P4 and the hearts_lead / barbu_lead switches."""
-    if contract is Contract.NO_HEARTS or contract is Contract.SALAD:
+    if contract is _NO_HEARTS or contract is _SALAD:
         rule = rules.hearts_lead
-    elif contract is Contract.BARBU:
+    elif contract is _BARBU:
         rule = rules.barbu_lead
         if rule == "kh_only_if_last_card":
             return hand if hand == KING_OF_HEARTS else hand & ~KING_OF_HEARTS
@@ -67,10 +73,10 @@ def legal_follow(
     """
     follow = hand & SUIT_MASKS[led]
     if follow:
-        if contract is Contract.TRUMPS and led == trump and rules.trump_lead_must_head:
+        if contract is _TRUMPS and led == trump and rules.trump_lead_must_head:
             return follow & ~((2 << best) - 1) or follow
         if (
-            contract is Contract.BARBU
+            contract is _BARBU
             and rules.kh_must_discard == "when_void_or_ace_in_trick"
             and led == HEARTS
             and hand & KING_OF_HEARTS
@@ -78,7 +84,7 @@ def legal_follow(
         ):
             return KING_OF_HEARTS
         return follow
-    if contract is Contract.TRUMPS:
+    if contract is _TRUMPS:
         assert trump is not None, "a Trumps deal has a trump suit"
         trumps = hand & SUIT_MASKS[trump]
         rule = rules.trump_void_rule
@@ -90,7 +96,7 @@ def legal_follow(
         if rule == "must_ruff":
             return trumps
         return higher or trumps  # must_ruff_and_overruff
-    if contract is Contract.BARBU and rules.kh_must_discard != "never" and hand & KING_OF_HEARTS:
+    if contract is _BARBU and rules.kh_must_discard != "never" and hand & KING_OF_HEARTS:
         return KING_OF_HEARTS
     return hand
 
