@@ -35,7 +35,6 @@ def pytest_configure(config) -> None:
         os.environ[HUNG_FOLDER] = tempfile.mkdtemp(prefix="barbu-hung-")
 
 
-
 def pytest_report_header(config) -> str:
     """Which build the tests import: compiled (mypyc) or pure Python (docs/speed.md)."""
     from barbu.build import describe
