@@ -147,6 +147,14 @@ def pack_folder(folder: Path, limits: UploadLimits = DEFAULT_UPLOADS) -> bytes:
 def entrant_of(folder: Path) -> tuple[str, str]:
     """The entrant's name and command from ``folder``'s entrant.yaml, checked as a tournament
     file's entrant is (the command's words; not yet whether its program exists)."""
+    entrant = entrant_file(folder)
+    assert entrant.command is not None  # not remote: EntrantFile requires one
+    return entrant.name, entrant.command
+
+
+def entrant_file(folder: Path) -> EntrantFile:
+    """``folder``'s entrant.yaml as read and checked (:func:`entrant_of`): its name, command,
+    and the keys that say how it runs (``transport``)."""
     path = folder / ENTRANT_FILE
     if not path.is_file() or path.is_symlink():
         raise SubmissionRefused(
@@ -168,8 +176,7 @@ def entrant_of(folder: Path) -> tuple[str, str]:
         entrant = EntrantFile.model_validate(data)
     except ValidationError as e:
         raise SubmissionRefused(str(config_error(e, lines))) from None
-    assert entrant.command is not None  # not remote: EntrantFile requires one
-    return entrant.name, entrant.command
+    return entrant
 
 
 def _check_command(command: str, folder: Path) -> None:

@@ -8,6 +8,7 @@ import json
 import os
 from pathlib import Path
 
+from arbiter.arena.archive import entrant_file
 from arbiter.compliance.checkbot import check_bot
 from arbiter.process.limits import Limits
 
@@ -20,7 +21,8 @@ def check_submission(
     for its author: ``{"ok", "steps": [{"name", "ok", "detail"}], "text"}``, ``text`` being the
     report as ``arbiter check-bot`` prints it. Paths into the store are shown relative to the
     bot's folder: the author sees its files, not where the arena keeps them."""
-    report = check_bot(command, time_limit, cwd=str(folder), isolation=isolation, limits=limits)
+    transport = entrant_file(folder).transport
+    report = check_bot(command, time_limit, cwd=str(folder), isolation=isolation, limits=limits, transport=transport)
     for step in report.steps:  # the bot's output names its files: by their place in its folder only
         step.detail = without_store(step.detail, folder)
     return report.ok, json.dumps({**report.to_json(), "text": report.render()})

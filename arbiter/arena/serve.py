@@ -27,11 +27,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arbiter.arena.archive import entrant_file
 from arbiter.arena.checking import check_submission
 from arbiter.arena.config import ArenaConfig
 from arbiter.arena.disk import DiskWatch, disk_full
 from arbiter.arena.ladder import POLL_SECONDS, ArenaSchedule, LadderEntrant, versioned
-from arbiter.errors import TournamentInterrupted
+from arbiter.errors import SubmissionRefused, TournamentInterrupted
 from arbiter.execution.bundle import cached
 from arbiter.execution.processes import WorkerDied, WorkerProcess
 from arbiter.model import Isolation, MatchOutcome, ScheduledMatch
@@ -271,7 +272,13 @@ def field_of(
         if folder is None:
             log.warning("%s: its files are gone from the store %s", row.versioned_name, arena.store)
             return None
-        return EntrantConfig(row.versioned_name, row.command, launch_command(row.command), str(folder))
+        try:
+            transport = entrant_file(folder).transport
+        except SubmissionRefused:  # it was read when it was checked: a store changed since is not played
+            log.warning("%s: its entrant.yaml cannot be read any more", row.versioned_name)
+            return None
+        launch = launch_command(row.command)
+        return EntrantConfig(row.versioned_name, row.command, launch, str(folder), transport=transport)
 
     def field() -> list[LadderEntrant]:
         active = [e for row in store.active(arena.name) if (e := submitted(row)) is not None]

@@ -9,46 +9,62 @@ import typer
 
 from arbiter.cli.common import check_listen, fail, print_json, user_errors
 from arbiter.files import output_folder
+from arbiter.model import TRANSPORTS
 from arbiter.referee.timecontrol import MAX_SECONDS
 from arbiter.text import printable
 
+CommandArgument = Annotated[
+    list[str],
+    typer.Argument(
+        metavar="CMD",
+        help="The bot's command line, after `--`, e.g. `-- python sample_bots/random_bot.py`.",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help='Print {"ok": bool, "steps": [{"name", "ok", "detail"}]} on stdout.')
+]
+TimeOption = Annotated[
+    float,
+    typer.Option("--time-per-decision", metavar="SECONDS", help="Seconds allowed for each decision (no reserve)."),
+]
+ConnectOption = Annotated[
+    float,
+    typer.Option("--connect-timeout", metavar="SECONDS", help="Seconds for the bot to start, connect and say hello."),
+]
+SeedOption = Annotated[
+    int, typer.Option(metavar="N", min=0, max=2**63 - 1, help="Seed for the deals and the three random opponents.")
+]
+LogsOption = Annotated[
+    str | None,
+    typer.Option("--logs", metavar="FOLDER", help="Keep the match logs and the bot's output in this folder."),
+]
+ListenOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="HOST:PORT",
+        help="Listen on host:port (e.g. 127.0.0.1:0, any free port) instead of a private Unix socket.",
+    ),
+]
+TransportOption = Annotated[
+    str,
+    typer.Option(
+        metavar="unix|tcp",
+        help="How the bot reaches the arbiter: its Unix socket, or a loopback TCP address (tcp, for stacks "
+        "that cannot dial a Unix socket), as an entrant's 'transport' says.",
+    ),
+]
+
 
 def check_bot_command(
-    command: Annotated[
-        list[str],
-        typer.Argument(
-            metavar="CMD",
-            help="The bot's command line, after `--`, e.g. `-- python sample_bots/random_bot.py`.",
-            show_default=False,
-        ),
-    ],
-    as_json: Annotated[
-        bool, typer.Option("--json", help='Print {"ok": bool, "steps": [{"name", "ok", "detail"}]} on stdout.')
-    ] = False,
-    time_per_decision: Annotated[
-        float,
-        typer.Option("--time-per-decision", metavar="SECONDS", help="Seconds allowed for each decision (no reserve)."),
-    ] = 2.0,
-    connect_timeout: Annotated[
-        float,
-        typer.Option(
-            "--connect-timeout", metavar="SECONDS", help="Seconds for the bot to start, connect and say hello."
-        ),
-    ] = 10.0,
-    seed: Annotated[
-        int, typer.Option(metavar="N", min=0, max=2**63 - 1, help="Seed for the deals and the three random opponents.")
-    ] = 1,
-    logs: Annotated[
-        str | None,
-        typer.Option("--logs", metavar="FOLDER", help="Keep the match logs and the bot's output in this folder."),
-    ] = None,
-    listen: Annotated[
-        str | None,
-        typer.Option(
-            metavar="HOST:PORT",
-            help="Listen on host:port (e.g. 127.0.0.1:0, any free port) instead of a private Unix socket.",
-        ),
-    ] = None,
+    command: CommandArgument,
+    as_json: JsonOption = False,
+    time_per_decision: TimeOption = 2.0,
+    connect_timeout: ConnectOption = 10.0,
+    seed: SeedOption = 1,
+    logs: LogsOption = None,
+    listen: ListenOption = None,
+    transport: TransportOption = "unix",
 ) -> None:
     """Check that a bot program speaks the protocol and plays every kind of decision.
 
@@ -71,11 +87,19 @@ def check_bot_command(
     with user_errors():
         folder = output_folder(logs, "--logs") if logs is not None else None
     listen = check_listen(listen)
+    if transport not in TRANSPORTS:
+        fail(f"--transport {printable(transport)}: expected one of {', '.join(TRANSPORTS)}")
     from arbiter.compliance.checkbot import check_bot  # here: the other commands start without it
 
     try:
         report = check_bot(
-            command, time_per_decision, connect_timeout=connect_timeout, seed=seed, logs=folder, listen=listen
+            command,
+            time_per_decision,
+            connect_timeout=connect_timeout,
+            seed=seed,
+            logs=folder,
+            listen=listen,
+            transport=transport,
         )
     except (RuntimeError, OSError, ValueError) as e:  # e.g. a --listen address that cannot be bound
         fail(str(e))

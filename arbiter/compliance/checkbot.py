@@ -51,6 +51,7 @@ from arbiter.compliance.judges import JUDGES, TRICK_CONTRACTS, Decision, Evidenc
 from arbiter.errors import ConfigError
 from arbiter.match.blocking import MatchOptions, run_blocking
 from arbiter.match.play import BotSpec, MatchHost
+from arbiter.model import Transport
 from arbiter.process.bot import BotProcess
 from arbiter.process.limits import Limits
 from arbiter.referee.faults import FaultKind, FaultPolicy, PlayerFault
@@ -276,11 +277,11 @@ async def _play_session(
 
 async def _play_sessions(
     command: str, control: TimeControl, *, seed: int, exit_grace: float, folder: Path, cwd: str | None,
-    env: dict[str, str] | None, listen: str | None, isolation: str, limits: Limits,
+    env: dict[str, str] | None, listen: str | None, isolation: str, limits: Limits, transport: Transport,
 ) -> list[SessionRecord]:  # fmt: skip
     """The check's matches, on one match host: a bot that said multi_match plays the next one on
     the same process and stream, as in a tournament."""
-    bot = BotSpec("bot", command, cwd)
+    bot = BotSpec("bot", command, cwd, transport=transport)
     plans = _plans(seed)
     sessions: list[SessionRecord] = []
     async with MatchHost(listen=listen, reuse=True) as host:
@@ -325,6 +326,7 @@ def check_bot(
     env: dict[str, str] | None = None,
     isolation: str = "none",
     limits: Limits = Limits(),
+    transport: str = "unix",
 ) -> CheckReport:
     """Run the bot ``command`` through the conformance sessions; returns the report.
 
@@ -336,7 +338,8 @@ def check_bot(
     the bot's output are kept (a temporary folder, removed, otherwise); ``cwd`` and ``env`` the
     bot's working folder and extra environment; ``listen`` a ``host:port`` for the arbiter
     (port 0: any free port) instead of a private Unix socket; ``isolation`` and ``limits`` how
-    the bot is kept from the machine, as in a tournament (an arena checks uploads in bubblewrap).
+    the bot is kept from the machine, as in a tournament (an arena checks uploads in bubblewrap);
+    ``transport`` how it reaches the arbiter (``tcp``: a loopback TCP address, as an entrant's).
     """
     if not time_limit > 0:
         raise ValueError(f"the time limit must be positive, got {time_limit!r}")
@@ -356,7 +359,7 @@ def check_bot(
     try:
         play = _play_sessions(
             launch, control, seed=seed, exit_grace=exit_grace, folder=folder, cwd=cwd, env=env, listen=listen,
-            isolation=isolation, limits=limits,
+            isolation=isolation, limits=limits, transport=Transport(transport),
         )  # fmt: skip
         sessions = run_blocking(play)
         report.steps = _judge(sessions, time_limit, exit_grace)

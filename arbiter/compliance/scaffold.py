@@ -106,8 +106,8 @@ class NewBot:
             steps.append(["npm", "install", "--prefix", str(self.folder)])
         if self.language in _SAMPLE_FILES:
             steps.append(["bash", str(self.folder / "build.sh")])
-        listen = ["--listen", "127.0.0.1:0"] if self.language in _TCP_ONLY else []
-        steps.append(["arbiter", "check-bot", *listen, "--", *self.command])
+        transport = ["--transport", "tcp"] if self.language in _TCP_ONLY else []
+        steps.append(["arbiter", "check-bot", *transport, "--", *self.command])
         steps.append(["arbiter", "run", str(self.folder / "tournament.yaml")])
         steps.append(["arbiter", "standings", str(self.folder / "tournament.yaml")])
         return steps
@@ -222,6 +222,7 @@ def _context(name: str, language: str, root: Path) -> dict[str, object]:
         "package_name": _package_name(name),
         "language": language,
         "command": " ".join(_PROGRAM[language]),
+        "tcp": language in _TCP_ONLY,
         "checkout": str(root),
         "heuristic_name": heuristic,
         "heuristic_command": shlex.join(["python", str(samples / "heuristic_bot.py")]),

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.errors import ConfigError
+from arbiter.model import TRANSPORTS, Transport
 from arbiter.process.command import split_command
 from arbiter.process.limits import CPU_GRACE, Limits, human_bytes, prlimit_argv, prlimit_program, rlimit_values
 from arbiter.process.procfs import processes_of_uid, tree_cpu_seconds, tree_exiting
@@ -60,6 +61,7 @@ from arbiter.process.sandbox import (
     bot_user,
     bubblewrap_argv,
     bubblewrap_problem,
+    relay_argv,
 )
 from arbiter.process.tree import ProcessTree
 from arbiter.process.users import BotUser, UidReservation, as_user, make_reachable, path_problem
@@ -83,6 +85,7 @@ class BotProcess:
         *,
         limits: Limits | None = None,
         isolation: str = Isolation.NONE,
+        transport: str = Transport.UNIX,
     ):
         self.command = command
         self.argv = split_command(command)
@@ -93,6 +96,9 @@ class BotProcess:
         if isolation not in ISOLATIONS:
             raise ConfigError(f"isolation {isolation!r} is not one of {', '.join(ISOLATIONS)}")
         self.isolation = isolation
+        if transport not in TRANSPORTS:
+            raise ConfigError(f"transport {transport!r} is not one of {', '.join(TRANSPORTS)}")
+        self.transport = transport
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.rusage: resource.struct_rusage | None = None
         self._tail = b""  # the last bytes of output, kept or dropped (for the last line)
@@ -129,18 +135,18 @@ class BotProcess:
         self.rlimits = rlimit_values(self.limits, user)
         child_env = self._environment(env)
         kw: dict[str, Any] = {}
+        address = child_env.get("BARBU_ARBITER", "")
+        socket = address.removeprefix("unix:") if address.startswith("unix:") else None
+        relayed = socket is not None and self.transport == Transport.TCP  # a loopback port before the socket
         if self.isolation == Isolation.BUBBLEWRAP:
             child_env.update(HOME="/tmp", TMPDIR="/tmp")
             # The arbiter's socket file, alone, at the sandbox's one place for it.
-            address = child_env.get("BARBU_ARBITER", "")
-            socket = address.removeprefix("unix:") if address.startswith("unix:") else None
             if socket is not None:
                 child_env["BARBU_ARBITER"] = f"unix:{SANDBOX_SOCKET}"
             # Its /tmp is memory: as large as one file may be (and a little), not more.
             size = self.limits.file_size
-            argv = bubblewrap_argv(
-                self.argv, cwd=self.cwd, socket=socket, user=user, tmp_size=None if size is None else size + (1 << 20)
-            )
+            tmp_size = None if size is None else size + (1 << 20)
+            argv = bubblewrap_argv(self.argv, cwd=self.cwd, socket=socket, user=user, tmp_size=tmp_size, relay=relayed)
         else:
             self.scratch = tempfile.mkdtemp(prefix="barbu-seat-")
             if user.is_other:
@@ -148,7 +154,8 @@ class BotProcess:
                 make_reachable(self.scratch, user)
                 child_env["HOME"] = self.scratch
             child_env["TMPDIR"] = self.scratch
-            argv, kw = as_user(list(self.argv), user)
+            argv = relay_argv(socket, self.argv) if relayed and socket is not None else list(self.argv)
+            argv, kw = as_user(argv, user)
         prlimit = prlimit_program()
         if prlimit is not None:
             argv = [*prlimit_argv(prlimit, self.rlimits), *argv]

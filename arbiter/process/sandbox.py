@@ -44,6 +44,8 @@ _warned_weaker = False
 
 
 SANDBOX_SOCKET = "/run/barbu/arbiter.sock"  # where every sandboxed bot finds the arbiter
+SANDBOX_RELAY = "/run/barbu/tcp_relay.py"  # a transport: tcp bot's loopback port (arbiter.process.tcp_relay)
+RELAY_FILE = str(Path(__file__).with_name("tcp_relay.py"))
 SANDBOX_UID = 1000  # the bot's uid and gid inside its user namespace
 DEFAULT_UIDS = (2_000_000_000, 2_000_999_999)  # a root arbiter's sandboxed bots: a uid each, nobody's
 
@@ -253,9 +255,19 @@ def _shown_folders(argv: list[str], cwd: str, user: BotUser) -> list[str]:
     return bound
 
 
-def bubblewrap_argv(argv: list[str], *, cwd: str, socket: str | None, user: BotUser, tmp_size: int | None) -> list[str]:
+def relay_argv(socket: str, argv: list[str], relay: str = RELAY_FILE) -> list[str]:
+    """``argv`` started by the TCP relay (arbiter.process.tcp_relay), which hands it a loopback
+    port that leads to the arbiter's Unix socket ``socket``. The system's own interpreter, isolated
+    from the environment and from every site folder: the relay needs the standard library only."""
+    return [os.path.realpath(sys.executable), "-I", "-S", relay, socket, "--", *argv]
+
+
+def bubblewrap_argv(
+    argv: list[str], *, cwd: str, socket: str | None, user: BotUser, tmp_size: int | None, relay: bool = False
+) -> list[str]:
     """The command line that runs ``argv`` in the sandbox as ``user`` (:func:`sandbox_user`), with
-    the arbiter's socket file ``socket`` (a path) shown at :data:`SANDBOX_SOCKET`."""
+    the arbiter's socket file ``socket`` (a path) shown at :data:`SANDBOX_SOCKET`; with ``relay``,
+    started by the TCP relay (shown at :data:`SANDBOX_RELAY`) in the sandbox's own network."""
     system = [d for d in _SYSTEM_DIRS if os.path.isdir(d) or os.path.islink(d)]
     bound = _shown_folders(argv, cwd, user)
     etc = etc_shown()
@@ -273,4 +285,7 @@ def bubblewrap_argv(argv: list[str], *, cwd: str, socket: str | None, user: BotU
         bw += ["--ro-bind", path, path]
     if socket is not None:
         bw += ["--ro-bind", socket, SANDBOX_SOCKET]
+        if relay:
+            bw += ["--ro-bind", RELAY_FILE, SANDBOX_RELAY]
+            argv = relay_argv(SANDBOX_SOCKET, argv, SANDBOX_RELAY)
     return [*bw, "--chdir", real_cwd, "--", *_switch(user, inner=_inner_works(user)), *argv]

@@ -20,6 +20,7 @@ from .test_archive import ENTRANT, RANDOM_BOT, tar_gz
 
 ROOT = Path(__file__).resolve().parents[2]
 ILLEGAL_BOT = (ROOT / "tests" / "bots" / "illegal_bot.py").read_bytes()
+TCP_BOT = (ROOT / "tests" / "bots" / "tcp_only_bot.py").read_bytes()
 # A random bot that refuses to play where it sees a host folder's files: it passes only in a sandbox.
 PROBE_BOT = RANDOM_BOT.replace(
     b'if __name__ == "__main__":\n',
@@ -78,6 +79,21 @@ def test_the_bot_runs_with_the_isolation_and_limits_it_is_given(tmp_path):
     starved, report = check_submission(bot.folder, command, isolation="bubblewrap", limits=small, time_limit=2)
     assert not starved
     assert not {s["name"]: s["ok"] for s in json.loads(report)["steps"]}["hello"]
+
+
+def test_an_entrant_yaml_s_transport_tcp_is_what_its_check_hands_the_bot(tmp_path):
+    """A bot that dials TCP only passes in the sandbox once its entrant.yaml says ``transport: tcp``."""
+    tcp_bot = ("tcp_only_bot.py", TCP_BOT)
+    unix = upload(tmp_path / "a", b"name: tcp\ncommand: python tcp_only_bot.py\n", tcp_bot)
+    refused, report = check_submission(
+        unix.folder, unix.command, isolation=strongest_isolation(), limits=Limits(), time_limit=2
+    )
+    assert not refused and "cannot dial a Unix socket" in report
+    tcp = upload(tmp_path / "b", b"name: tcp\ncommand: python tcp_only_bot.py\ntransport: tcp\n", tcp_bot)
+    passed, report = check_submission(
+        tcp.folder, tcp.command, isolation=strongest_isolation(), limits=Limits(), time_limit=2
+    )
+    assert passed, report
 
 
 def test_the_report_never_shows_where_the_arena_keeps_the_bot(tmp_path):

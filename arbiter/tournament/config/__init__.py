@@ -112,7 +112,8 @@ def build_config(
                 str(base),
                 e.remote,
                 lines.line(("entrants", i)) or 0,
-            )  # fmt: skip
+                transport=e.transport,
+            )
             for i, e in enumerate(file.entrants)
         ),
         rules=file.rules if file.rules is not None else make_ruleset("standard"),
