@@ -9,23 +9,44 @@ import os
 from pathlib import Path
 
 from arbiter.arena.archive import entrant_file
-from arbiter.compliance.checkbot import check_bot
+from arbiter.compliance.checkbot import check_bot, check_bot_line
 from arbiter.process.limits import Limits
 
 
 def check_submission(
-    folder: Path, command: str, *, isolation: str, limits: Limits, time_limit: float
+    folder: Path, command: str, *, isolation: str, limits: Limits, time_limit: float, connect: float = 10.0
 ) -> tuple[bool, str]:
     """Whether the bot in ``folder``, started there with ``command`` (its entrant.yaml's), passes
     every step of check-bot with ``time_limit`` seconds per decision; and the report as JSON text
     for its author: ``{"ok", "steps": [{"name", "ok", "detail"}], "text"}``, ``text`` being the
     report as ``arbiter check-bot`` prints it. Paths into the store are shown relative to the
-    bot's folder: the author sees its files, not where the arena keeps them."""
+    bot's folder: the author sees its files, not where the arena keeps them. ``connect`` is the
+    arena's ``time_control.connect``; ``reproduce`` the ``arbiter check-bot`` line that runs the
+    same check in the bot's folder (a rejection's text ends with it)."""
     transport = entrant_file(folder).transport
-    report = check_bot(command, time_limit, cwd=str(folder), isolation=isolation, limits=limits, transport=transport)
+    report = check_bot(
+        command,
+        time_limit,
+        connect_timeout=connect,
+        cwd=str(folder),
+        isolation=isolation,
+        limits=limits,
+        transport=transport,
+    )
     for step in report.steps:  # the bot's output names its files: by their place in its folder only
         step.detail = without_store(step.detail, folder)
-    return report.ok, json.dumps({**report.to_json(), "text": report.render()})
+    line = check_bot_line(
+        command,
+        time_limit=time_limit,
+        connect_timeout=connect,
+        isolation=isolation,
+        limits=limits,
+        transport=transport,
+    )
+    text = report.render()
+    if not report.ok:
+        text += f"\nthe same check, in your bot's folder:\n  {line}"
+    return report.ok, json.dumps({**report.to_json(), "reproduce": line, "text": text})
 
 
 def without_store(text: str, folder: Path) -> str:

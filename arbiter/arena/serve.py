@@ -152,9 +152,15 @@ class Checker:
             self._worker = WorkerProcess(str(Path(tournament.log_folder) / "arbiter.log"))
         isolation, limits = tournament.isolation or Isolation.NONE, tournament.limits
         try:
-            limit = self.arena.check_time_limit
+            limit, connect = self.arena.check_time_limit, tournament.time_control.connect
             passed, report = self._worker.call(
-                check_submission, folder, row.command, isolation=isolation, limits=limits, time_limit=limit
+                check_submission,
+                folder,
+                row.command,
+                isolation=isolation,
+                limits=limits,
+                time_limit=limit,
+                connect=connect,
             )
         except WorkerDied:  # stopped (or killed): checked again at the next start
             return

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from arbiter.cli.common import check_listen, fail, print_json, user_errors
+from arbiter.cli.common import IsolationOption, check_listen, chosen_isolation, fail, print_json, user_errors
 from arbiter.files import output_folder
 from arbiter.model import TRANSPORTS
 from arbiter.referee.timecontrol import MAX_SECONDS
@@ -30,7 +30,12 @@ TimeOption = Annotated[
 ]
 ConnectOption = Annotated[
     float,
-    typer.Option("--connect-timeout", metavar="SECONDS", help="Seconds for the bot to start, connect and say hello."),
+    typer.Option(
+        "--connect",
+        "--connect-timeout",
+        metavar="SECONDS",
+        help="Seconds for the bot to start, connect and say hello (a tournament's time_control.connect).",
+    ),
 ]
 SeedOption = Annotated[
     int, typer.Option(metavar="N", min=0, max=2**63 - 1, help="Seed for the deals and the three random opponents.")
@@ -43,7 +48,8 @@ ListenOption = Annotated[
     str | None,
     typer.Option(
         metavar="HOST:PORT",
-        help="Listen on host:port (e.g. 127.0.0.1:0, any free port) instead of a private Unix socket.",
+        help="Listen on host:port (e.g. 127.0.0.1:0, any free port) instead of a private Unix socket "
+        "(unsandboxed only: --transport tcp reaches a sandboxed bot).",
     ),
 ]
 TransportOption = Annotated[
@@ -52,6 +58,22 @@ TransportOption = Annotated[
         metavar="unix|tcp",
         help="How the bot reaches the arbiter: its Unix socket, or a loopback TCP address (tcp, for stacks "
         "that cannot dial a Unix socket), as an entrant's 'transport' says.",
+    ),
+]
+
+LimitOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--limit",
+        metavar="KEY=VALUE",
+        help="A resource limit, as a tournament file's limits: say it (memory=4GiB, cpu=600, processes=512, "
+        "open_files, file_size, output, user; 'unlimited'); repeat for more. The others keep their defaults.",
+    ),
+]
+MemoryOption = Annotated[
+    str | None,
+    typer.Option(
+        "--memory", metavar="SIZE", help="The bot's memory limit (e.g. 4GiB): the same as --limit memory=SIZE."
     ),
 ]
 
@@ -65,10 +87,17 @@ def check_bot_command(
     logs: LogsOption = None,
     listen: ListenOption = None,
     transport: TransportOption = "unix",
+    isolation: IsolationOption = None,
+    limit: LimitOption = None,
+    memory: MemoryOption = None,
 ) -> None:
     """Check that a bot program speaks the protocol and plays every kind of decision.
 
     Usage: arbiter check-bot [--json] -- CMD [ARGS]...
+
+    The bot runs as a tournament's and an arena's do: in the strongest isolation this host has
+    (bubblewrap where it works), under the default limits; --isolation, --limit and --connect
+    take an arena's own (its rejections print the line that checks the same way).
 
     Exit code 0: every step passed; 1: a step failed.
     """
@@ -89,7 +118,16 @@ def check_bot_command(
     listen = check_listen(listen)
     if transport not in TRANSPORTS:
         fail(f"--transport {printable(transport)}: expected one of {', '.join(TRANSPORTS)}")
+    if listen is not None and isolation is None:
+        isolation = "none"  # the arbiter on TCP: a sandboxed bot could not reach it
+    sandbox = chosen_isolation(isolation)
+    if listen is not None and sandbox != "none":
+        fail("--listen serves the arbiter on TCP, which a sandboxed bot cannot reach: use --transport tcp instead")
     from arbiter.compliance.checkbot import check_bot  # here: the other commands start without it
+    from arbiter.tournament.config import limits_from
+
+    with user_errors():
+        limits = limits_from([*(limit or []), *([f"memory={memory}"] if memory is not None else [])])
 
     try:
         report = check_bot(
@@ -100,6 +138,8 @@ def check_bot_command(
             logs=folder,
             listen=listen,
             transport=transport,
+            isolation=sandbox,
+            limits=limits,
         )
     except (RuntimeError, OSError, ValueError) as e:  # e.g. a --listen address that cannot be bound
         fail(str(e))

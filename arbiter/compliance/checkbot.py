@@ -41,7 +41,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,7 @@ from arbiter.referee.players import Player, RandomPlayer
 from arbiter.referee.timecontrol import TimeControl
 from arbiter.transport.remote import RemotePlayer
 
-__all__ = ["STEPS", "CheckReport", "Step", "check_bot"]
+__all__ = ["STEPS", "CheckReport", "Step", "check_bot", "check_bot_line"]
 
 
 # Every step, in report order, with what it checks.
@@ -268,6 +268,7 @@ async def _play_session(
                     d.fault = f
                     break
     out.reused, out.handed_on = 0 in played.reused, 0 in played.kept
+    out.connect_seconds = played.connect_seconds  # launch (or hand-over) until its hello
     end = played.exits.get(0)
     if end is not None:
         out.exit_code, out.exit_seconds = end.code, end.seconds
@@ -312,6 +313,23 @@ def _judge(sessions: list[SessionRecord], time_limit: float, exit_grace: float) 
 
 
 # ---- the entry points ---------------------------------------------------------------------------
+def check_bot_line(
+    command: str, *, time_limit: float, connect_timeout: float, isolation: str, limits: Limits, transport: str
+) -> str:
+    """The ``arbiter check-bot`` command line that runs this very check of ``command`` (a
+    shell-style string, run from the bot's folder): its isolation, limits, times and transport."""
+    words = ["arbiter", "check-bot", "--isolation", str(isolation)]
+    words += ["--time-per-decision", f"{time_limit:g}", "--connect", f"{connect_timeout:g}"]
+    if transport != Transport.UNIX:
+        words += ["--transport", str(transport)]
+    default = Limits()
+    for f in fields(Limits):
+        value = getattr(limits, f.name)
+        if value != getattr(default, f.name):
+            words += ["--limit", f"{f.name}={'unlimited' if value is None else value}"]
+    return f"{shlex.join(words)} -- {command}"
+
+
 def check_bot(
     command: list[str] | str,
     time_limit: float = 2.0,

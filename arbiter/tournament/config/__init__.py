@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from barbu.rules import make_ruleset
+from pydantic import ValidationError
 
 from arbiter.errors import ConfigError
 from arbiter.files import read_text
@@ -139,6 +141,26 @@ def _lobby(file: LobbyFile, base: Path) -> LobbySettings:
     if file.tls is None:
         return LobbySettings(file.listen)
     return LobbySettings(file.listen, file_path(file.tls.cert, base), file_path(file.tls.key, base))
+
+
+def limits_from(pairs: Sequence[str], option: str = "--limit") -> Limits:
+    """Limits given as ``KEY=VALUE`` texts (``memory=2GiB``, ``cpu=600``, ``processes=unlimited``),
+    the keys and values of a tournament file's ``limits:``, checked as the file's are; the keys not
+    given keep their defaults. A ConfigError names the pair it cannot take."""
+    values: dict[str, object] = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        key, value = key.strip(), value.strip()
+        if not equals or not key or not value:
+            raise ConfigError(f"{option} {printable(pair)}: expected KEY=VALUE, e.g. memory=2GiB")
+        try:
+            LimitsFile.model_validate({key: int(value) if value.isdigit() else value})
+        except ValidationError as e:
+            error = e.errors(include_url=False)[0]
+            message = (error.get("ctx") or {}).get("message") or error["msg"]
+            raise ConfigError(f"{option} {printable(pair)}: {printable(str(message))}") from None
+        values[key] = int(value) if value.isdigit() else value
+    return _limits(LimitsFile.model_validate(values))
 
 
 def _limits(file: LimitsFile) -> Limits:
