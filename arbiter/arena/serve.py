@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arbiter.arena.archive import entrant_file
-from arbiter.arena.checking import check_submission
+from arbiter.arena.checking import check_submission, playable_folder
 from arbiter.arena.config import ArenaConfig
 from arbiter.arena.disk import DiskWatch, disk_full
 from arbiter.arena.ladder import POLL_SECONDS, ArenaSchedule, LadderEntrant, versioned
@@ -283,8 +283,12 @@ def field_of(
         except SubmissionRefused:  # it was read when it was checked: a store changed since is not played
             log.warning("%s: its entrant.yaml cannot be read any more", row.versioned_name)
             return None
+        runs = playable_folder(folder)  # its build's copy, for a bot with a build step
+        if runs is None:
+            log.warning("%s: its build is gone from the store %s", row.versioned_name, arena.store)
+            return None
         launch = launch_command(row.command)
-        return EntrantConfig(row.versioned_name, row.command, launch, str(folder), transport=transport)
+        return EntrantConfig(row.versioned_name, row.command, launch, str(runs), transport=transport)
 
     def field() -> list[LadderEntrant]:
         active = [e for row in store.active(arena.name) if (e := submitted(row)) is not None]

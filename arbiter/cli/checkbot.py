@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -77,6 +79,16 @@ MemoryOption = Annotated[
     ),
 ]
 
+BuildOption = Annotated[
+    str | None,
+    typer.Option(
+        "--build",
+        metavar="CMD",
+        help="Build the bot first, as an arena does with entrant.yaml's 'build': CMD runs in a copy of this "
+        "folder (writable, no network in the sandbox, the same limits), then the check runs there.",
+    ),
+]
+
 
 def check_bot_command(
     command: CommandArgument,
@@ -90,6 +102,7 @@ def check_bot_command(
     isolation: IsolationOption = None,
     limit: LimitOption = None,
     memory: MemoryOption = None,
+    build: BuildOption = None,
 ) -> None:
     """Check that a bot program speaks the protocol and plays every kind of decision.
 
@@ -123,28 +136,39 @@ def check_bot_command(
     sandbox = chosen_isolation(isolation)
     if listen is not None and sandbox != "none":
         fail("--listen serves the arbiter on TCP, which a sandboxed bot cannot reach: use --transport tcp instead")
+    from arbiter.compliance.build import build_copy, remove_built
     from arbiter.compliance.checkbot import check_bot  # here: the other commands start without it
     from arbiter.tournament.config import limits_from
 
     with user_errors():
         limits = limits_from([*(limit or []), *([f"memory={memory}"] if memory is not None else [])])
-
+    scratch = Path(tempfile.mkdtemp(prefix="barbu-build-")) if build else None
     try:
-        report = check_bot(
-            command,
-            time_per_decision,
-            connect_timeout=connect_timeout,
-            seed=seed,
-            logs=folder,
-            listen=listen,
-            transport=transport,
-            isolation=sandbox,
-            limits=limits,
-        )
-    except (RuntimeError, OSError, ValueError) as e:  # e.g. a --listen address that cannot be bound
-        fail(str(e))
-    if as_json:
-        print_json(report.to_json())
-    else:
-        typer.echo(printable(report.render(), newlines=True))
+        built = None
+        if build and scratch is not None:  # the bot's folder, copied and built as an arena builds it
+            built = build_copy(Path.cwd(), scratch / "bot", build, isolation=sandbox, limits=limits)
+            if not built.ok:
+                _print({"ok": False, "build": built.to_json(), "steps": []}, built.render(), as_json)
+                raise typer.Exit(1)
+        try:
+            report = check_bot(
+                command, time_per_decision, connect_timeout=connect_timeout, seed=seed, logs=folder,
+                listen=listen, transport=transport, isolation=sandbox, limits=limits,
+                cwd=None if scratch is None else str(scratch / "bot"),
+            )  # fmt: skip
+        except (RuntimeError, OSError, ValueError) as e:  # e.g. a --listen address that cannot be bound
+            fail(str(e))
+        build_json = {} if built is None else {"build": built.to_json()}
+        text = report.render() if built is None else f"{built.render()}\n{report.render()}"
+        _print({**report.to_json(), **build_json}, text, as_json)
+    finally:
+        if scratch is not None:
+            remove_built(scratch)
     raise typer.Exit(0 if report.ok else 1)
+
+
+def _print(data: dict[str, object], text: str, as_json: bool) -> None:
+    if as_json:
+        print_json(data)
+    else:
+        typer.echo(printable(text, newlines=True))

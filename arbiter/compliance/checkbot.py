@@ -47,6 +47,7 @@ from typing import Any
 
 from barbu.rules import MatchState, make_ruleset, observe
 
+from arbiter.compliance.build import OUTPUT_LINES, last_lines
 from arbiter.compliance.judges import JUDGES, TRICK_CONTRACTS, Decision, Evidence, SessionRecord, tags_of
 from arbiter.errors import ConfigError
 from arbiter.match.blocking import MatchOptions, run_blocking
@@ -103,6 +104,7 @@ class CheckReport:
     seconds: float = 0.0
     logs: Path | None = None  # where the match logs and the bot's output were kept, if asked
     pids: list[int] = field(default_factory=list)  # the bot processes started (all killed by now)
+    output: str = ""  # the last OUTPUT_LINES lines the bot printed (both matches), shown when a step fails
 
     @property
     def ok(self) -> bool:
@@ -119,7 +121,7 @@ class CheckReport:
         raise KeyError(name)
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "steps": [s.to_json() for s in self.steps]}
+        return {"ok": self.ok, "steps": [s.to_json() for s in self.steps], "output": self.output}
 
     def render(self) -> str:
         width = max(len(n) for n in STEP_NAMES)
@@ -134,6 +136,8 @@ class CheckReport:
             )
         if self.logs is not None:
             lines.append(f"logs and the bot's output: {self.logs}")
+        if not self.ok and self.output:
+            lines += [f"the bot's output (its last {OUTPUT_LINES} lines):", self.output]
         return "\n".join(lines)
 
 
@@ -382,6 +386,11 @@ def check_bot(
         sessions = run_blocking(play)
         report.steps = _judge(sessions, time_limit, exit_grace)
         report.pids = [s.pid for s in sessions if s.pid]
+        outputs = [
+            s.log_path.with_name(s.log_path.name.replace(".jsonl", ".seat0.stderr")) for s in sessions if s.log_path
+        ]
+        printed = "\n".join(text for path in outputs if path.is_file() and (text := last_lines(path)))
+        report.output = "\n".join(printed.splitlines()[-OUTPUT_LINES:])
     finally:
         for q, level in zip(quiet, levels, strict=True):
             q.setLevel(level)

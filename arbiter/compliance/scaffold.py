@@ -75,6 +75,8 @@ _NAME_LINE = {
     "java": ("src/bot/Main.java", re.compile(r'^(  static final String BOT_NAME = )"[^"]*"(;)$', re.M)),
 }
 _TCP_ONLY = ("java",)
+_BUILT_BY_ARENA = ("java",)
+"""The languages whose entrant.yaml says how an arena builds the bot (build.sh works in its sandbox)."""
 """The languages whose bot cannot dial a Unix socket (Debian's grpc-java: docs/protocol.md, Java)."""
 _SAMPLES = ("heuristic_bot.py", "random_bot.py")
 
@@ -223,6 +225,7 @@ def _context(name: str, language: str, root: Path) -> dict[str, object]:
         "language": language,
         "command": " ".join(_PROGRAM[language]),
         "tcp": language in _TCP_ONLY,
+        "build": "bash build.sh" if language in _BUILT_BY_ARENA else None,
         "checkout": str(root),
         "heuristic_name": heuristic,
         "heuristic_command": shlex.join(["python", str(samples / "heuristic_bot.py")]),

@@ -86,6 +86,7 @@ class BotProcess:
         limits: Limits | None = None,
         isolation: str = Isolation.NONE,
         transport: str = Transport.UNIX,
+        writable: bool = False,
     ):
         self.command = command
         self.argv = split_command(command)
@@ -99,6 +100,7 @@ class BotProcess:
         if transport not in TRANSPORTS:
             raise ConfigError(f"transport {transport!r} is not one of {', '.join(TRANSPORTS)}")
         self.transport = transport
+        self.writable = writable  # its folder writable in the sandbox: a build step, not a bot
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.rusage: resource.struct_rusage | None = None
         self._tail = b""  # the last bytes of output, kept or dropped (for the last line)
@@ -146,7 +148,15 @@ class BotProcess:
             # Its /tmp is memory: as large as one file may be (and a little), not more.
             size = self.limits.file_size
             tmp_size = None if size is None else size + (1 << 20)
-            argv = bubblewrap_argv(self.argv, cwd=self.cwd, socket=socket, user=user, tmp_size=tmp_size, relay=relayed)
+            argv = bubblewrap_argv(
+                self.argv,
+                cwd=self.cwd,
+                socket=socket,
+                user=user,
+                tmp_size=tmp_size,
+                relay=relayed,
+                writable=self.writable,
+            )
         else:
             self.scratch = tempfile.mkdtemp(prefix="barbu-seat-")
             if user.is_other:

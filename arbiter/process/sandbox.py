@@ -263,17 +263,25 @@ def relay_argv(socket: str, argv: list[str], relay: str = RELAY_FILE) -> list[st
 
 
 def bubblewrap_argv(
-    argv: list[str], *, cwd: str, socket: str | None, user: BotUser, tmp_size: int | None, relay: bool = False
+    argv: list[str],
+    *,
+    cwd: str,
+    socket: str | None,
+    user: BotUser,
+    tmp_size: int | None,
+    relay: bool = False,
+    writable: bool = False,
 ) -> list[str]:
     """The command line that runs ``argv`` in the sandbox as ``user`` (:func:`sandbox_user`), with
     the arbiter's socket file ``socket`` (a path) shown at :data:`SANDBOX_SOCKET`; with ``relay``,
-    started by the TCP relay (shown at :data:`SANDBOX_RELAY`) in the sandbox's own network."""
+    started by the TCP relay (shown at :data:`SANDBOX_RELAY`) in the sandbox's own network; with
+    ``writable``, its working folder shown whole and writable (a submission's build step)."""
     system = [d for d in _SYSTEM_DIRS if os.path.isdir(d) or os.path.islink(d)]
     bound = _shown_folders(argv, cwd, user)
     etc = etc_shown()
     real_cwd = os.path.realpath(cwd)
-    empty_cwd = not _within(real_cwd, [*system, *bound])  # the bot runs there, but sees none of it
-    dests = [*etc, *bound, SANDBOX_SOCKET, *([real_cwd] if empty_cwd else [])]
+    empty_cwd = not writable and not _within(real_cwd, [*system, *bound])  # the bot runs there, sees none of it
+    dests = [*etc, *bound, SANDBOX_SOCKET, *([real_cwd] if empty_cwd or writable else [])]
     bw = _outer()
     for d in system:
         bw += ["--symlink", os.readlink(d), d] if os.path.islink(d) else ["--ro-bind", d, d]
@@ -283,6 +291,8 @@ def bubblewrap_argv(
         bw += ["--perms", "0755", "--dir", folder]
     for path in [*etc, *bound]:
         bw += ["--ro-bind", path, path]
+    if writable:
+        bw += ["--bind", real_cwd, real_cwd]
     if socket is not None:
         bw += ["--ro-bind", socket, SANDBOX_SOCKET]
         if relay:

@@ -37,3 +37,22 @@ def test_listen_is_for_an_unsandboxed_bot_only():
     )
     bad = check_bot("--isolation", "docker", "--", "python", RANDOM_BOT)
     assert bad.returncode == 2 and bad.stderr.strip() == "error: --isolation docker: choose one of none, bubblewrap"
+
+
+def test_a_failing_bot_s_report_ends_with_the_last_200_lines_it_printed(tmp_path):
+    """A Java stack trace's cause is neither its first nor its last line: the report keeps the
+    end of what the bot printed (200 lines), in the text and in the JSON."""
+    bot = tmp_path / "noisy.py"
+    bot.write_text(
+        "import sys\nfor n in range(300):\n    print(f'trace line {n}', file=sys.stderr)\n"
+        "print('Caused by: the real cause', file=sys.stderr)\nfor n in range(3):\n    print(f'\\tat frame {n}', file=sys.stderr)\nsys.exit(1)\n"
+    )
+    run = check_bot("--isolation", "none", "--json", "--", "python", str(bot))
+    assert run.returncode == 1
+    import json
+
+    output = json.loads(run.stdout)["output"].splitlines()
+    assert "Caused by: the real cause" in output and output[-1] == "\tat frame 2"
+    assert len(output) == 200
+    text = check_bot("--isolation", "none", "--", "python", str(bot)).stdout
+    assert "the bot's output (its last 200 lines):\n" in text and "Caused by: the real cause" in text

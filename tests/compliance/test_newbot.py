@@ -176,6 +176,7 @@ def test_a_compiled_bot_builds_offline_passes_its_tests_and_check_bot(tmp_path, 
     assert config.entrant("my-bot").command == "./bot"
     assert config.entrant("my-bot").transport == (transport or "unix")
     assert entrant_file(folder).transport == (transport or "unix")  # what an arena reads of the folder
+    assert entrant_file(folder).build == ("bash build.sh" if language == "java" else None)
     assert "bash build.sh" in (folder / "README.md").read_text()
 
 
