@@ -34,6 +34,7 @@ scratch folder (its ``TMPDIR``) is removed.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
 import logging
 import os
@@ -41,8 +42,10 @@ import re
 import resource
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
+import termios
 import threading
 import time
 from collections.abc import Callable
@@ -72,6 +75,7 @@ log = logging.getLogger(__name__)
 
 _ENV_KEEP = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM", "BARBU_LOG_LEVEL")
 _warned_prlimit = False
+QUIET_SECONDS = 0.2  # a kept bot silent this long between matches has printed all of the last one
 
 
 class BotProcess:
@@ -109,6 +113,8 @@ class BotProcess:
         self._kept = 0  # bytes kept in the current output file
         self.output_error: str | None = None  # why the current output file could not be written
         self._dropped = 0  # bytes dropped since
+        self._in_hand = 0  # bytes the drain thread has read and not yet written
+        self._last_output = 0.0  # when the drain thread last read output (time.monotonic)
         self.scratch: str | None = None  # the seat's TMPDIR (and HOME, for another user)
         self._reservation: UidReservation | None = None
         self._tree: ProcessTree | None = None
@@ -263,6 +269,8 @@ class BotProcess:
         pipe = self.proc.stdout
         assert isinstance(pipe, io.BufferedReader)  # stdout=PIPE, in bytes, buffered
         while chunk := pipe.read1(65536):
+            self._in_hand = len(chunk)  # read, not yet written: redirect_output waits for it
+            self._last_output = time.monotonic()
             with self._out_lock:
                 self._tail = (self._tail + chunk)[-_ENDS:]
                 if len(self._head) < _ENDS:
@@ -272,6 +280,7 @@ class BotProcess:
                     self._write_output(chunk[:room])
                     self._kept += min(room, len(chunk))
                 self._dropped += max(0, len(chunk) - max(room, 0))
+                self._in_hand = 0
         with self._out_lock:
             self._close_output()
         pipe.close()
@@ -301,6 +310,7 @@ class BotProcess:
         """From now on the bot's output goes to ``output``, with a limit of its own: a bot process
         that plays several matches keeps one output file per match."""
         output.parent.mkdir(parents=True, exist_ok=True)
+        self._settle_output()
         new = open(output, "wb")  # noqa: SIM115 - the bot's next output file; _close_output closes it
         with self._out_lock:
             self._close_output()
@@ -309,6 +319,21 @@ class BotProcess:
             self.output_error = None
             self._tail = self._head = b""
         old.close()
+
+    def _settle_output(self, quiet: float = QUIET_SECONDS, timeout: float = 1.0) -> None:
+        """Wait (at most ``timeout``) until what the bot printed after its last match is in that
+        match's file: nothing left in the pipe, nothing read and not yet written, and no output
+        for ``quiet`` seconds (a kept bot has nothing to do between matches: what it prints then,
+        a JVM's late log line say, ends the match before). No wait for a bot idle that long."""
+        deadline, pipe = time.monotonic() + timeout, self.proc.stdout
+        while pipe is not None and time.monotonic() < deadline:
+            try:
+                pending = struct.unpack("i", fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"\0" * 4))[0]
+            except (OSError, ValueError):  # the pipe is closed: the drain thread is done
+                return
+            if pending == 0 and self._in_hand == 0 and time.monotonic() - self._last_output >= quiet:
+                return
+            time.sleep(0.005)
 
     def running(self) -> bool:
         """Whether the bot still runs: False once it has ended, or is ending (its process, or one
