@@ -74,6 +74,17 @@ class Isolation(StrEnum):
 
 
 ISOLATIONS = tuple(mode.value for mode in Isolation)
+
+
+class Transport(StrEnum):
+    """How a bot reaches the arbiter: ``unix`` (the arbiter's Unix socket, the default) or ``tcp``
+    (a loopback TCP address, for stacks that cannot dial a Unix socket: arbiter.process.tcp_relay)."""
+
+    UNIX = "unix"
+    TCP = "tcp"
+
+
+TRANSPORTS = tuple(t.value for t in Transport)
 DEFAULT_OUTPUT_LIMIT = 1 << 20  # bytes of a bot's stdout+stderr kept per match
 
 
@@ -122,6 +133,7 @@ class BotSpec:
     command: str
     cwd: str | None = None
     remote: bool = False
+    transport: Transport = Transport.UNIX
 
 
 @dataclass(frozen=True)

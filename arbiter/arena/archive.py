@@ -37,17 +37,19 @@ import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Annotated, cast
 
-from pydantic import ValidationError
+from pydantic import BeforeValidator, ValidationError
 
-from arbiter.arena.config import UploadLimits
+from arbiter.arena.config import MAX_ARCHIVE_BYTES, MAX_UNPACKED_BYTES, MAX_UPLOAD_FILES, UploadLimits
 from arbiter.arena.disk import DiskFull, disk_full
 from arbiter.errors import ConfigError, SubmissionRefused, TournamentError
 from arbiter.execution.bundle import MAX_BUNDLE_BYTES, SKIPPED, pack, unpack
 from arbiter.files import human_size, read_text
 from arbiter.process.command import BotCommand
 from arbiter.text import printable
+from arbiter.tournament.config import checks
+from arbiter.tournament.config.checks import problem
 from arbiter.tournament.config.environment import check_launch, launch_command
 from arbiter.tournament.config.schema import EntrantFile, config_error
 from arbiter.tournament.config.yamltree import read_tree
@@ -87,8 +89,11 @@ def open_archive(data: bytes | IO[bytes], store: Path, limits: UploadLimits) -> 
         store.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=UPLOAD_PREFIX, dir=store))
         _extract(source, work, limits)
-        name, command = entrant_of(work)
-        _check_command(command, work)
+        entrant = entrant_file(work)
+        name, command = entrant.name, entrant.command or ""
+        _check_command(command, work, built=entrant.build is not None)
+        if entrant.build is not None:
+            _inside(entrant.build, "build")
         bundle = pack(work, name, max_bytes=limits.unpacked)
         folder = unpack(bundle.digest, bundle.data, store, max_bytes=limits.unpacked)
     except SubmissionRefused as e:
@@ -109,6 +114,10 @@ def _hidden(message: str, work: Path, store: Path) -> str:
     for folder, shown in ((work, "the bot's folder"), (store, "the arena's store")):
         message = message.replace(f"{folder}/", "").replace(str(folder), shown)
     return message
+
+
+LARGEST_UPLOAD = UploadLimits(MAX_ARCHIVE_BYTES, MAX_UNPACKED_BYTES, MAX_UPLOAD_FILES)
+"""The caps no arena goes beyond: ``arbiter submit`` packs within them and the arena says its own."""
 
 
 def pack_folder(folder: Path, limits: UploadLimits = DEFAULT_UPLOADS) -> bytes:
@@ -147,6 +156,29 @@ def pack_folder(folder: Path, limits: UploadLimits = DEFAULT_UPLOADS) -> bytes:
 def entrant_of(folder: Path) -> tuple[str, str]:
     """The entrant's name and command from ``folder``'s entrant.yaml, checked as a tournament
     file's entrant is (the command's words; not yet whether its program exists)."""
+    entrant = entrant_file(folder)
+    assert entrant.command is not None  # not remote: EntrantFile requires one
+    return entrant.name, entrant.command
+
+
+def _build(value: object) -> str:
+    command = checks.text(value)
+    try:
+        BotCommand.parse(command)
+    except ValueError as e:
+        raise problem(str(e)) from None
+    return command
+
+
+class SubmittedEntrant(EntrantFile):
+    """An entrant.yaml: a tournament file's entrant, and the build step of a bot sent as sources."""
+
+    build: Annotated[str | None, BeforeValidator(_build)] = None
+
+
+def entrant_file(folder: Path) -> SubmittedEntrant:
+    """``folder``'s entrant.yaml as read and checked (:func:`entrant_of`): its name, command,
+    and the keys that say how it runs (``transport``)."""
     path = folder / ENTRANT_FILE
     if not path.is_file() or path.is_symlink():
         raise SubmissionRefused(
@@ -165,25 +197,32 @@ def entrant_of(folder: Path) -> tuple[str, str]:
         message = "the key 'command' is missing: say how to start the bot from its folder, e.g. python bot.py"
         raise SubmissionRefused(str(lines.error((), message)))
     try:
-        entrant = EntrantFile.model_validate(data)
+        entrant = SubmittedEntrant.model_validate(data)
     except ValidationError as e:
         raise SubmissionRefused(str(config_error(e, lines))) from None
-    assert entrant.command is not None  # not remote: EntrantFile requires one
-    return entrant.name, entrant.command
+    return entrant
 
 
-def _check_command(command: str, folder: Path) -> None:
-    """The command's program in the bot's folder or on PATH, and its script in the folder, as a
-    tournament file's commands are checked (the store's own path is not shown); and no word
-    naming a path outside the folder: the sandbox shows a bot the folders of the files its
-    command names, so ``env X=/root/.ssh/id_rsa`` would show it that folder."""
+def _inside(command: str, key: str) -> None:
+    """No word of ``command`` names a path outside the bot's folder (see :func:`_check_command`)."""
     for word in BotCommand.parse(command).words:
         value = word.split("=", 1)[-1]
         if value.startswith(("/", "~")) or ".." in value.split("/"):
             raise SubmissionRefused(
-                f"{ENTRANT_FILE}: command: {printable(word)!r} names a path outside the bot's folder: "
+                f"{ENTRANT_FILE}: {key}: {printable(word)!r} names a path outside the bot's folder: "
                 "an uploaded bot names only its own files (relative to its folder) and programs on PATH"
             )
+
+
+def _check_command(command: str, folder: Path, *, built: bool = False) -> None:
+    """The command's program in the bot's folder or on PATH, and its script in the folder, as a
+    tournament file's commands are checked (the store's own path is not shown); and no word
+    naming a path outside the folder: the sandbox shows a bot the folders of the files its
+    command names, so ``env X=/root/.ssh/id_rsa`` would show it that folder. A bot with a
+    ``build`` step may name files its build makes: their existence is the check's to find out."""
+    _inside(command, "command")
+    if built:
+        return
     try:
         check_launch(launch_command(command), folder)
     except ValueError as e:

@@ -27,11 +27,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arbiter.arena.checking import check_submission
+from arbiter.arena.archive import entrant_file
+from arbiter.arena.checking import check_submission, playable_folder
 from arbiter.arena.config import ArenaConfig
 from arbiter.arena.disk import DiskWatch, disk_full
 from arbiter.arena.ladder import POLL_SECONDS, ArenaSchedule, LadderEntrant, versioned
-from arbiter.errors import TournamentInterrupted
+from arbiter.errors import SubmissionRefused, TournamentInterrupted
 from arbiter.execution.bundle import cached
 from arbiter.execution.processes import WorkerDied, WorkerProcess
 from arbiter.model import Isolation, MatchOutcome, ScheduledMatch
@@ -174,9 +175,15 @@ class Checker:
             self._worker = WorkerProcess(str(Path(tournament.log_folder) / "arbiter.log"))
         isolation, limits = tournament.isolation or Isolation.NONE, tournament.limits
         try:
-            limit = self.arena.check_time_limit
+            limit, connect = self.arena.check_time_limit, tournament.time_control.connect
             passed, report = self._worker.call(
-                check_submission, folder, row.command, isolation=isolation, limits=limits, time_limit=limit
+                check_submission,
+                folder,
+                row.command,
+                isolation=isolation,
+                limits=limits,
+                time_limit=limit,
+                connect=connect,
             )
         except WorkerDied:  # stopped (or killed): checked again at the next start
             return
@@ -316,7 +323,17 @@ def field_of(
         if folder is None:
             log.warning("%s: its files are gone from the store %s", row.versioned_name, arena.store)
             return None
-        return EntrantConfig(row.versioned_name, row.command, launch_command(row.command), str(folder))
+        try:
+            transport = entrant_file(folder).transport
+        except SubmissionRefused:  # it was read when it was checked: a store changed since is not played
+            log.warning("%s: its entrant.yaml cannot be read any more", row.versioned_name)
+            return None
+        runs = playable_folder(folder)  # its build's copy, for a bot with a build step
+        if runs is None:
+            log.warning("%s: its build is gone from the store %s", row.versioned_name, arena.store)
+            return None
+        launch = launch_command(row.command)
+        return EntrantConfig(row.versioned_name, row.command, launch, str(runs), transport=transport)
 
     def field() -> list[LadderEntrant]:
         active = [e for row in store.active(arena.name) if (e := submitted(row)) is not None]

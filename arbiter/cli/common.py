@@ -60,6 +60,17 @@ ClusterOption = Annotated[
 ]
 
 
+IsolationOption = Annotated[
+    str | None,
+    typer.Option(
+        "--isolation",
+        metavar="none|bubblewrap",
+        help="How bots are kept from this machine (default: bubblewrap where the host has it, else none, "
+        "with a warning); none is for your own bots.",
+    ),
+]
+
+
 def fail(message: str, code: int = USAGE) -> NoReturn:
     """Print ``error: message`` (one line, control characters spelled out) on stderr and exit."""
     typer.echo(f"error: {printable(message)}", err=True)
@@ -243,3 +254,16 @@ def user_errors() -> Iterator[None]:
         if message is None:
             raise
         fail(message, FAILED)
+
+
+def chosen_isolation(chosen: str | None) -> str:
+    """The match's isolation: the one asked for, or the strongest this host supports."""
+    from arbiter.process.sandbox import ISOLATIONS, bubblewrap_problem, strongest_isolation
+
+    if chosen is None:
+        return strongest_isolation()
+    if chosen not in ISOLATIONS:
+        fail(f"--isolation {printable(chosen)}: choose one of {', '.join(ISOLATIONS)}")
+    if chosen == "bubblewrap" and (problem := bubblewrap_problem()) is not None:
+        fail(f"--isolation bubblewrap: {problem}")
+    return chosen

@@ -44,6 +44,14 @@ def connect_command(
     out: Annotated[
         str, typer.Option("--out", metavar="DIR", help="Where each match's bot output goes.")
     ] = "connect-logs",
+    transport: Annotated[
+        str,
+        typer.Option(
+            metavar="unix|tcp",
+            help="How your bot reaches the bridge: a Unix socket, or a loopback TCP address (tcp, for stacks that "
+            "cannot dial a Unix socket).",
+        ),
+    ] = "unix",
 ) -> None:
     """Connect a bot to a lobby and play the matches it is invited to, until stopped (Ctrl-C):
     arbiter connect --lobby HOST:PORT --key-file FILE [--ca FILE] -- CMD... (docs/remote.md)."""
@@ -51,6 +59,7 @@ def connect_command(
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     from arbiter.files import output_folder
     from arbiter.lobby.bridge import BridgeSettings, check_plaintext, read_ca, read_key, split_address
+    from arbiter.model import TRANSPORTS, Transport
     from arbiter.signals import INTERRUPTS
     from arbiter.tournament.config import bot_command
 
@@ -64,21 +73,15 @@ def connect_command(
             raise _usage(
                 "give the bot's command after --, e.g. arbiter connect --lobby HOST:PORT --key-file FILE -- ./mybot"
             )
+        if transport not in TRANSPORTS:
+            raise _usage(f"--transport {printable(transport)}: expected one of {', '.join(TRANSPORTS)}")
         line = shlex.join(command)
         bot_command(line, where="the bot's command")
         settings = BridgeSettings(
-            lobby=lobby.strip(),
-            key=read_key(key_file),
-            command=line,
-            key_file=key_file,
-            ca=read_ca(ca) if ca else None,
-            ca_file=ca,
-            capacity=capacity,
-            name=name,
-            version=version,
-            plaintext=plaintext,
-            out=output_folder(out, "--out"),
-        )
+            lobby=lobby.strip(), key=read_key(key_file), command=line, key_file=key_file, ca=read_ca(ca) if ca else None,
+            ca_file=ca, capacity=capacity, name=name, version=version, plaintext=plaintext,
+            out=output_folder(out, "--out"), transport=Transport(transport),
+        )  # fmt: skip
     from arbiter.lobby.bridge import Bridge
     from arbiter.match.blocking import run_blocking
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from arbiter.cli.common import check_listen, fail, print_json, user_errors
+from arbiter.cli.common import IsolationOption, check_listen, chosen_isolation, fail, print_json, user_errors
 from arbiter.text import printable
 
 if TYPE_CHECKING:
@@ -74,17 +74,6 @@ def selfplay(
         )
 
 
-IsolationOption = Annotated[
-    str | None,
-    typer.Option(
-        "--isolation",
-        metavar="none|bubblewrap",
-        help="How the bots are kept from this machine (default: bubblewrap where the host has it, else none, "
-        "with a warning); none is for your own bots.",
-    ),
-]
-
-
 def match(
     bots: Annotated[
         list[str],
@@ -139,7 +128,7 @@ def match(
         fail(str(e))
     for cmd in bots:  # every program and script is there before anything starts, as in tournament files
         bot_command(cmd)
-    sandbox = _isolation(isolation)
+    sandbox = chosen_isolation(isolation)
     log_path = _match_log_path(log_file, seed, force)
     listen = check_listen(listen)
     from arbiter.match.blocking import play_bot_match  # (gRPC) once the options are known good
@@ -161,19 +150,6 @@ def match(
             raise
         fail(f"--listen {printable(listen)}: cannot listen there")
     _print_match(played, as_json)
-
-
-def _isolation(chosen: str | None) -> str:
-    """The match's isolation: the one asked for, or the strongest this host supports."""
-    from arbiter.process.sandbox import ISOLATIONS, bubblewrap_problem, strongest_isolation
-
-    if chosen is None:
-        return strongest_isolation()
-    if chosen not in ISOLATIONS:
-        fail(f"--isolation {printable(chosen)}: choose one of {', '.join(ISOLATIONS)}")
-    if chosen == "bubblewrap" and (problem := bubblewrap_problem()) is not None:
-        fail(f"--isolation bubblewrap: {problem}")
-    return chosen
 
 
 def _match_log_path(log_file: str | None, seed: int, force: bool) -> Path:

@@ -43,12 +43,14 @@ def submit_command(
     """Submit a bot to an arena: pack DIR, upload it, print the submission's id and status.
 
     With --wait, follow its check and print the report; exit 1 if the bot was rejected."""
-    from arbiter.arena.archive import pack_folder
+    from arbiter.arena.archive import LARGEST_UPLOAD, pack_folder
 
     base = _arena_url(arena)
     with user_errors():
         token = _read_token(token_file)
-        archive = pack_folder(Path(folder))
+        # As large as any arena may take: the arena itself refuses what is over its own caps, and
+        # its answer (413) says them; no cap assumed here.
+        archive = pack_folder(Path(folder), LARGEST_UPLOAD)
     client = _Client(base, token)
     body, content_type = _multipart("bundle", f"{Path(folder).resolve().name or 'bot'}.tar.gz", archive)
     submission = client.call("POST", "/api/submissions", body, content_type)

@@ -41,16 +41,18 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from barbu.rules import MatchState, make_ruleset, observe
 
+from arbiter.compliance.build import OUTPUT_LINES, last_lines
 from arbiter.compliance.judges import JUDGES, TRICK_CONTRACTS, Decision, Evidence, SessionRecord, tags_of
 from arbiter.errors import ConfigError
 from arbiter.match.blocking import MatchOptions, run_blocking
 from arbiter.match.play import BotSpec, MatchHost
+from arbiter.model import Transport
 from arbiter.process.bot import BotProcess
 from arbiter.process.limits import Limits
 from arbiter.referee.faults import FaultKind, FaultPolicy, PlayerFault
@@ -59,7 +61,7 @@ from arbiter.referee.players import Player, RandomPlayer
 from arbiter.referee.timecontrol import TimeControl
 from arbiter.transport.remote import RemotePlayer
 
-__all__ = ["STEPS", "CheckReport", "Step", "check_bot"]
+__all__ = ["STEPS", "CheckReport", "Step", "check_bot", "check_bot_line"]
 
 
 # Every step, in report order, with what it checks.
@@ -102,6 +104,7 @@ class CheckReport:
     seconds: float = 0.0
     logs: Path | None = None  # where the match logs and the bot's output were kept, if asked
     pids: list[int] = field(default_factory=list)  # the bot processes started (all killed by now)
+    output: str = ""  # the last OUTPUT_LINES lines the bot printed (both matches), shown when a step fails
 
     @property
     def ok(self) -> bool:
@@ -118,7 +121,7 @@ class CheckReport:
         raise KeyError(name)
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "steps": [s.to_json() for s in self.steps]}
+        return {"ok": self.ok, "steps": [s.to_json() for s in self.steps], "output": self.output}
 
     def render(self) -> str:
         width = max(len(n) for n in STEP_NAMES)
@@ -133,6 +136,8 @@ class CheckReport:
             )
         if self.logs is not None:
             lines.append(f"logs and the bot's output: {self.logs}")
+        if not self.ok and self.output:
+            lines += [f"the bot's output (its last {OUTPUT_LINES} lines):", self.output]
         return "\n".join(lines)
 
 
@@ -280,6 +285,7 @@ async def _play_session(
                     d.fault = f
                     break
     out.reused, out.handed_on = 0 in played.reused, 0 in played.kept
+    out.connect_seconds = played.connect_seconds  # launch (or hand-over) until its hello
     end = played.exits.get(0)
     if end is not None:
         out.exit_code, out.exit_seconds = end.code, end.seconds
@@ -288,21 +294,12 @@ async def _play_session(
 
 
 async def _play_sessions(
-    command: str,
-    control: TimeControl,
-    *,
-    seed: int,
-    exit_grace: float,
-    folder: Path,
-    cwd: str | None,
-    env: dict[str, str] | None,
-    listen: str | None,
-    isolation: str,
-    limits: Limits,
-) -> list[SessionRecord]:
+    command: str, control: TimeControl, *, seed: int, exit_grace: float, folder: Path, cwd: str | None,
+    env: dict[str, str] | None, listen: str | None, isolation: str, limits: Limits, transport: Transport,
+) -> list[SessionRecord]:  # fmt: skip
     """The check's matches, on one match host: a bot that said multi_match plays the next one on
     the same process and stream, as in a tournament."""
-    bot = BotSpec("bot", command, cwd)
+    bot = BotSpec("bot", command, cwd, transport=transport)
     plans = _plans(seed)
     sessions: list[SessionRecord] = []
     async with MatchHost(listen=listen, reuse=True) as host:
@@ -341,6 +338,23 @@ def _judge(sessions: list[SessionRecord], time_limit: float, exit_grace: float) 
 
 
 # ---- the entry points ---------------------------------------------------------------------------
+def check_bot_line(
+    command: str, *, time_limit: float, connect_timeout: float, isolation: str, limits: Limits, transport: str
+) -> str:
+    """The ``arbiter check-bot`` command line that runs this very check of ``command`` (a
+    shell-style string, run from the bot's folder): its isolation, limits, times and transport."""
+    words = ["arbiter", "check-bot", "--isolation", str(isolation)]
+    words += ["--time-per-decision", f"{time_limit:g}", "--connect", f"{connect_timeout:g}"]
+    if transport != Transport.UNIX:
+        words += ["--transport", str(transport)]
+    default = Limits()
+    for f in fields(Limits):
+        value = getattr(limits, f.name)
+        if value != getattr(default, f.name):
+            words += ["--limit", f"{f.name}={'unlimited' if value is None else value}"]
+    return f"{shlex.join(words)} -- {command}"
+
+
 def check_bot(
     command: list[str] | str,
     time_limit: float = 2.0,
@@ -355,6 +369,7 @@ def check_bot(
     env: dict[str, str] | None = None,
     isolation: str = "none",
     limits: Limits = Limits(),
+    transport: str = "unix",
 ) -> CheckReport:
     """Run the bot ``command`` through the conformance sessions; returns the report.
 
@@ -366,7 +381,8 @@ def check_bot(
     the bot's output are kept (a temporary folder, removed, otherwise); ``cwd`` and ``env`` the
     bot's working folder and extra environment; ``listen`` a ``host:port`` for the arbiter
     (port 0: any free port) instead of a private Unix socket; ``isolation`` and ``limits`` how
-    the bot is kept from the machine, as in a tournament (an arena checks uploads in bubblewrap).
+    the bot is kept from the machine, as in a tournament (an arena checks uploads in bubblewrap);
+    ``transport`` how it reaches the arbiter (``tcp``: a loopback TCP address, as an entrant's).
     """
     if not time_limit > 0:
         raise ValueError(f"the time limit must be positive, got {time_limit!r}")
@@ -385,20 +401,17 @@ def check_bot(
     control = TimeControl(per_decision=time_limit, reserve=0.0, connect=connect_timeout, match_limit=match_limit)
     try:
         play = _play_sessions(
-            launch,
-            control,
-            seed=seed,
-            exit_grace=exit_grace,
-            folder=folder,
-            cwd=cwd,
-            env=env,
-            listen=listen,
-            isolation=isolation,
-            limits=limits,
-        )
+            launch, control, seed=seed, exit_grace=exit_grace, folder=folder, cwd=cwd, env=env, listen=listen,
+            isolation=isolation, limits=limits, transport=Transport(transport),
+        )  # fmt: skip
         sessions = run_blocking(play)
         report.steps = _judge(sessions, time_limit, exit_grace)
         report.pids = [s.pid for s in sessions if s.pid]
+        outputs = [
+            s.log_path.with_name(s.log_path.name.replace(".jsonl", ".seat0.stderr")) for s in sessions if s.log_path
+        ]
+        printed = "\n".join(text for path in outputs if path.is_file() and (text := last_lines(path)))
+        report.output = "\n".join(printed.splitlines()[-OUTPUT_LINES:])
     finally:
         for q, level in zip(quiet, levels, strict=True):
             q.setLevel(level)

@@ -75,6 +75,8 @@ _NAME_LINE = {
     "java": ("src/bot/Main.java", re.compile(r'^(  static final String BOT_NAME = )"[^"]*"(;)$', re.M)),
 }
 _TCP_ONLY = ("java",)
+_BUILT_BY_ARENA = ("java",)
+"""The languages whose entrant.yaml says how an arena builds the bot (build.sh works in its sandbox)."""
 """The languages whose bot cannot dial a Unix socket (Debian's grpc-java: docs/protocol.md, Java)."""
 _SAMPLES = ("heuristic_bot.py", "random_bot.py")
 
@@ -106,8 +108,8 @@ class NewBot:
             steps.append(["npm", "install", "--prefix", str(self.folder)])
         if self.language in _SAMPLE_FILES:
             steps.append(["bash", str(self.folder / "build.sh")])
-        listen = ["--listen", "127.0.0.1:0"] if self.language in _TCP_ONLY else []
-        steps.append(["arbiter", "check-bot", *listen, "--", *self.command])
+        transport = ["--transport", "tcp"] if self.language in _TCP_ONLY else []
+        steps.append(["arbiter", "check-bot", *transport, "--", *self.command])
         steps.append(["arbiter", "run", str(self.folder / "tournament.yaml")])
         steps.append(["arbiter", "standings", str(self.folder / "tournament.yaml")])
         return steps
@@ -222,6 +224,8 @@ def _context(name: str, language: str, root: Path) -> dict[str, object]:
         "package_name": _package_name(name),
         "language": language,
         "command": " ".join(_PROGRAM[language]),
+        "tcp": language in _TCP_ONLY,
+        "build": "bash build.sh" if language in _BUILT_BY_ARENA else None,
         "checkout": str(root),
         "heuristic_name": heuristic,
         "heuristic_command": shlex.join(["python", str(samples / "heuristic_bot.py")]),

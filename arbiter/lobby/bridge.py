@@ -38,6 +38,7 @@ from arbiter.addresses import host_port, is_loopback
 from arbiter.errors import ArbiterError, ConfigError, LobbyRefused
 from arbiter.files import read_text
 from arbiter.lobby.relay import MESSAGE_BYTES, Relay, RelayTarget
+from arbiter.model import Transport
 from arbiter.process.bot import BotProcess
 from arbiter.process.limits import Limits
 from arbiter.text import printable
@@ -86,6 +87,7 @@ class BridgeSettings:
     version: str = ""
     plaintext: bool = False
     out: Path = Path("connect-logs")
+    transport: Transport = Transport.UNIX  # tcp: the bot is handed a loopback TCP port (arbiter.process.tcp_relay)
 
 
 # ---- checking what the user gave ---------------------------------------------------------------
@@ -403,7 +405,9 @@ class Bridge:
     def _start_bot(self, inv: lpb.Invitation) -> BotProcess:
         assert self._relay is not None
         env = {"BARBU_ARBITER": self._relay.address, "BARBU_TOKEN": inv.token, "BARBU_SEAT": str(inv.seat)}
-        return BotProcess(self.settings.command, env, self._output(inv), limits=BOT_LIMITS)
+        return BotProcess(
+            self.settings.command, env, self._output(inv), limits=BOT_LIMITS, transport=self.settings.transport
+        )
 
     def _output(self, inv: lpb.Invitation) -> Path:
         """``OUT/<match_id>.seat<N>.stderr``, the match id made a safe file name; never an earlier file."""

@@ -12,8 +12,8 @@ from arbiter.process.limits import Limits
 from arbiter.referee.loop import MatchSetup
 from arbiter.transport.server import Stream
 
-ProcessKey = tuple[str, str, str | None, Limits, str]
-"""What a kept process is found by: the entrant's name, command and folder, its limits and isolation."""
+ProcessKey = tuple[str, str, str | None, Limits, str, str]
+"""What a kept process is found by: the entrant's name, command and folder, its limits, isolation and transport."""
 DealKey = tuple[object, ...]
 """One deal's hands, or ("seed", seed) for every deal shuffled from that seed."""
 

@@ -342,7 +342,7 @@ class MatchHost:
                 continue
             if bot.remote:
                 raise ConfigError(f"{bot.name!r} is a remote entrant: it plays through a lobby (arbiter run)")
-            key = (bot.name, bot.command, bot.cwd, limits, isolation)
+            key = (bot.name, bot.command, bot.cwd, limits, isolation, bot.transport)
             kept = self._kept.take(key, seating.deals)
             if kept is not None:
                 session = desk.hand_over(seat, kept.stream)
@@ -354,7 +354,13 @@ class MatchHost:
             bot_env = {**(seating.env or {}), "BARBU_ARBITER": self.server.address, "BARBU_TOKEN": session.token}
             bot_env["BARBU_SEAT"] = str(seat)
             process = BotProcess(
-                bot.command, bot_env, seating.outputs[seat], cwd=bot.cwd, limits=limits, isolation=isolation
+                bot.command,
+                bot_env,
+                seating.outputs[seat],
+                cwd=bot.cwd,
+                limits=limits,
+                isolation=isolation,
+                transport=bot.transport,
             )
             session.probe = process.running
             seats.append(_Seat(seat, key, session, process))

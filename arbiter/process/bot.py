@@ -34,6 +34,7 @@ scratch folder (its ``TMPDIR``) is removed.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
 import logging
 import os
@@ -41,8 +42,10 @@ import re
 import resource
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
+import termios
 import threading
 import time
 from collections.abc import Callable
@@ -50,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.errors import ConfigError
+from arbiter.model import TRANSPORTS, Transport
 from arbiter.process.command import split_command
 from arbiter.process.limits import CPU_GRACE, Limits, human_bytes, prlimit_argv, prlimit_program, rlimit_values
 from arbiter.process.procfs import processes_of_uid, tree_cpu_seconds, tree_exiting
@@ -60,6 +64,7 @@ from arbiter.process.sandbox import (
     bot_user,
     bubblewrap_argv,
     bubblewrap_problem,
+    relay_argv,
 )
 from arbiter.process.tree import ProcessTree
 from arbiter.process.users import BotUser, UidReservation, as_user, make_reachable, path_problem
@@ -81,6 +86,7 @@ _ENV_KEEP = (
     "BARBU_PURE",
 )
 _warned_prlimit = False
+QUIET_SECONDS = 0.2  # a kept bot silent this long between matches has printed all of the last one
 
 
 class BotProcess:
@@ -94,6 +100,8 @@ class BotProcess:
         *,
         limits: Limits | None = None,
         isolation: str = Isolation.NONE,
+        transport: str = Transport.UNIX,
+        writable: bool = False,
     ):
         self.command = command
         self.argv = split_command(command)
@@ -104,6 +112,10 @@ class BotProcess:
         if isolation not in ISOLATIONS:
             raise ConfigError(f"isolation {isolation!r} is not one of {', '.join(ISOLATIONS)}")
         self.isolation = isolation
+        if transport not in TRANSPORTS:
+            raise ConfigError(f"transport {transport!r} is not one of {', '.join(TRANSPORTS)}")
+        self.transport = transport
+        self.writable = writable  # its folder writable in the sandbox: a build step, not a bot
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.rusage: resource.struct_rusage | None = None
         self._tail = b""  # the last bytes of output, kept or dropped (for the last line)
@@ -112,6 +124,8 @@ class BotProcess:
         self._kept = 0  # bytes kept in the current output file
         self.output_error: str | None = None  # why the current output file could not be written
         self._dropped = 0  # bytes dropped since
+        self._in_hand = 0  # bytes the drain thread has read and not yet written
+        self._last_output = 0.0  # when the drain thread last read output (time.monotonic)
         self.scratch: str | None = None  # the seat's TMPDIR (and HOME, for another user)
         self._reservation: UidReservation | None = None
         self._tree: ProcessTree | None = None
@@ -140,17 +154,25 @@ class BotProcess:
         self.rlimits = rlimit_values(self.limits, user)
         child_env = self._environment(env)
         kw: dict[str, Any] = {}
+        address = child_env.get("BARBU_ARBITER", "")
+        socket = address.removeprefix("unix:") if address.startswith("unix:") else None
+        relayed = socket is not None and self.transport == Transport.TCP  # a loopback port before the socket
         if self.isolation == Isolation.BUBBLEWRAP:
             child_env.update(HOME="/tmp", TMPDIR="/tmp")
             # The arbiter's socket file, alone, at the sandbox's one place for it.
-            address = child_env.get("BARBU_ARBITER", "")
-            socket = address.removeprefix("unix:") if address.startswith("unix:") else None
             if socket is not None:
                 child_env["BARBU_ARBITER"] = f"unix:{SANDBOX_SOCKET}"
             # Its /tmp is memory: as large as one file may be (and a little), not more.
             size = self.limits.file_size
+            tmp_size = None if size is None else size + (1 << 20)
             argv = bubblewrap_argv(
-                self.argv, cwd=self.cwd, socket=socket, user=user, tmp_size=None if size is None else size + (1 << 20)
+                self.argv,
+                cwd=self.cwd,
+                socket=socket,
+                user=user,
+                tmp_size=tmp_size,
+                relay=relayed,
+                writable=self.writable,
             )
         else:
             self.scratch = tempfile.mkdtemp(prefix="barbu-seat-")
@@ -159,7 +181,8 @@ class BotProcess:
                 make_reachable(self.scratch, user)
                 child_env["HOME"] = self.scratch
             child_env["TMPDIR"] = self.scratch
-            argv, kw = as_user(list(self.argv), user)
+            argv = relay_argv(socket, self.argv) if relayed and socket is not None else list(self.argv)
+            argv, kw = as_user(argv, user)
         prlimit = prlimit_program()
         if prlimit is not None:
             argv = [*prlimit_argv(prlimit, self.rlimits), *argv]
@@ -257,6 +280,8 @@ class BotProcess:
         pipe = self.proc.stdout
         assert isinstance(pipe, io.BufferedReader)  # stdout=PIPE, in bytes, buffered
         while chunk := pipe.read1(65536):
+            self._in_hand = len(chunk)  # read, not yet written: redirect_output waits for it
+            self._last_output = time.monotonic()
             with self._out_lock:
                 self._tail = (self._tail + chunk)[-_ENDS:]
                 if len(self._head) < _ENDS:
@@ -266,6 +291,7 @@ class BotProcess:
                     self._write_output(chunk[:room])
                     self._kept += min(room, len(chunk))
                 self._dropped += max(0, len(chunk) - max(room, 0))
+                self._in_hand = 0
         with self._out_lock:
             self._close_output()
         pipe.close()
@@ -295,6 +321,7 @@ class BotProcess:
         """From now on the bot's output goes to ``output``, with a limit of its own: a bot process
         that plays several matches keeps one output file per match."""
         output.parent.mkdir(parents=True, exist_ok=True)
+        self._settle_output()
         new = open(output, "wb")  # noqa: SIM115 - the bot's next output file; _close_output closes it
         with self._out_lock:
             self._close_output()
@@ -303,6 +330,21 @@ class BotProcess:
             self.output_error = None
             self._tail = self._head = b""
         old.close()
+
+    def _settle_output(self, quiet: float = QUIET_SECONDS, timeout: float = 1.0) -> None:
+        """Wait (at most ``timeout``) until what the bot printed after its last match is in that
+        match's file: nothing left in the pipe, nothing read and not yet written, and no output
+        for ``quiet`` seconds (a kept bot has nothing to do between matches: what it prints then,
+        a JVM's late log line say, ends the match before). No wait for a bot idle that long."""
+        deadline, pipe = time.monotonic() + timeout, self.proc.stdout
+        while pipe is not None and time.monotonic() < deadline:
+            try:
+                pending = struct.unpack("i", fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"\0" * 4))[0]
+            except (OSError, ValueError):  # the pipe is closed: the drain thread is done
+                return
+            if pending == 0 and self._in_hand == 0 and time.monotonic() - self._last_output >= quiet:
+                return
+            time.sleep(0.005)
 
     def running(self) -> bool:
         """Whether the bot still runs: False once it has ended, or is ending (its process, or one

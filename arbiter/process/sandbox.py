@@ -44,6 +44,8 @@ _warned_weaker = False
 
 
 SANDBOX_SOCKET = "/run/barbu/arbiter.sock"  # where every sandboxed bot finds the arbiter
+SANDBOX_RELAY = "/run/barbu/tcp_relay.py"  # a transport: tcp bot's loopback port (arbiter.process.tcp_relay)
+RELAY_FILE = str(Path(__file__).with_name("tcp_relay.py"))
 SANDBOX_UID = 1000  # the bot's uid and gid inside its user namespace
 DEFAULT_UIDS = (2_000_000_000, 2_000_999_999)  # a root arbiter's sandboxed bots: a uid each, nobody's
 
@@ -279,15 +281,33 @@ def _shown_folders(argv: list[str], cwd: str, user: BotUser) -> list[str]:
     return bound
 
 
-def bubblewrap_argv(argv: list[str], *, cwd: str, socket: str | None, user: BotUser, tmp_size: int | None) -> list[str]:
+def relay_argv(socket: str, argv: list[str], relay: str = RELAY_FILE) -> list[str]:
+    """``argv`` started by the TCP relay (arbiter.process.tcp_relay), which hands it a loopback
+    port that leads to the arbiter's Unix socket ``socket``. The system's own interpreter, isolated
+    from the environment and from every site folder: the relay needs the standard library only."""
+    return [os.path.realpath(sys.executable), "-I", "-S", relay, socket, "--", *argv]
+
+
+def bubblewrap_argv(
+    argv: list[str],
+    *,
+    cwd: str,
+    socket: str | None,
+    user: BotUser,
+    tmp_size: int | None,
+    relay: bool = False,
+    writable: bool = False,
+) -> list[str]:
     """The command line that runs ``argv`` in the sandbox as ``user`` (:func:`sandbox_user`), with
-    the arbiter's socket file ``socket`` (a path) shown at :data:`SANDBOX_SOCKET`."""
+    the arbiter's socket file ``socket`` (a path) shown at :data:`SANDBOX_SOCKET`; with ``relay``,
+    started by the TCP relay (shown at :data:`SANDBOX_RELAY`) in the sandbox's own network; with
+    ``writable``, its working folder shown whole and writable (a submission's build step)."""
     system = [d for d in _SYSTEM_DIRS if os.path.isdir(d) or os.path.islink(d)]
     bound = _shown_folders(argv, cwd, user)
     etc = etc_shown()
     real_cwd = os.path.realpath(cwd)
-    empty_cwd = not _within(real_cwd, [*system, *bound])  # the bot runs there, but sees none of it
-    dests = [*etc, *bound, SANDBOX_SOCKET, *([real_cwd] if empty_cwd else [])]
+    empty_cwd = not writable and not _within(real_cwd, [*system, *bound])  # the bot runs there, sees none of it
+    dests = [*etc, *bound, SANDBOX_SOCKET, *([real_cwd] if empty_cwd or writable else [])]
     bw = _outer()
     for d in system:
         bw += ["--symlink", os.readlink(d), d] if os.path.islink(d) else ["--ro-bind", d, d]
@@ -297,6 +317,11 @@ def bubblewrap_argv(argv: list[str], *, cwd: str, socket: str | None, user: BotU
         bw += ["--perms", "0755", "--dir", folder]
     for path in [*etc, *bound]:
         bw += ["--ro-bind", path, path]
+    if writable:
+        bw += ["--bind", real_cwd, real_cwd]
     if socket is not None:
         bw += ["--ro-bind", socket, SANDBOX_SOCKET]
+        if relay:
+            bw += ["--ro-bind", RELAY_FILE, SANDBOX_RELAY]
+            argv = relay_argv(SANDBOX_SOCKET, argv, SANDBOX_RELAY)
     return [*bw, "--chdir", real_cwd, "--", *_switch(user, inner=_inner_works(user)), *argv]

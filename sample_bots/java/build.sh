@@ -48,10 +48,21 @@ as_root() {
 
 wanted=("${packages[@]}")
 [ "${1:-}" = "--test" ] && wanted+=("${test_packages[@]}")
+classpath=$(printf "$jars/%s.jar:" "${runtime[@]}")
+classpath=${classpath%:}
+# Everything there already (as in an arena's build sandbox, which shows /usr but not dpkg's
+# database, and has no network): nothing to install.
+present() {
+  for tool in java javac jar protoc grpc_java_plugin; do command -v "$tool" >/dev/null 2>&1 || return 1; done
+  for jar in ${classpath//:/ } "$jars/geronimo-annotation-1.3-spec.jar"; do [ -f "$jar" ] || return 1; done
+  [ "${1:-}" != "--test" ] || [ -f "$jars/junit-platform-console-standalone.jar" ]
+}
 missing=()
-for package in "${wanted[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
-done
+if ! present "${1:-}"; then
+  for package in "${wanted[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
+  done
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   command -v apt-get >/dev/null 2>&1 || fail "missing ${missing[*]} and no apt-get: this build needs Debian's packages (docs/protocol.md, Java)"
   echo "build.sh: apt-get install ${missing[*]}" >&2
@@ -63,8 +74,6 @@ fi
 for tool in java javac jar protoc grpc_java_plugin; do
   command -v "$tool" >/dev/null 2>&1 || fail "$tool is not on PATH after installing ${wanted[*]}"
 done
-classpath=$(printf "$jars/%s.jar:" "${runtime[@]}")
-classpath=${classpath%:}
 for jar in ${classpath//:/ } "$jars/geronimo-annotation-1.3-spec.jar"; do
   [ -f "$jar" ] || fail "$jar is missing after installing ${wanted[*]}"
 done
@@ -114,7 +123,7 @@ run_tests() {
     || fail "the tests failed"
 }
 
-want=$( (cat "$proto" $sources; java -version 2>&1; protoc --version; dpkg-query -W "${packages[@]}") | sha256sum | cut -d' ' -f1)
+want=$( (cat "$proto" $sources; java -version 2>&1; protoc --version; dpkg-query -W "${packages[@]}" 2>/dev/null || true) | sha256sum | cut -d' ' -f1)
 if ! { [ -x bot ] && [ -f build/bot.jar ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; }; then
   build
   echo "$want" > "$stamp"

@@ -76,6 +76,21 @@ def test_kept_bots_play_the_next_match_and_never_a_deal_they_saw(host, tmp_path)
     assert live(pids) == []
 
 
+def test_what_a_kept_bot_prints_at_match_end_is_in_that_match_s_file(host, tmp_path):
+    """A line printed right after MatchEnd belongs to the match that ended, not to the next one
+    (the host hands the process its next match at once)."""
+    first = play(host, tmp_path, "e1", [MULTI] * 4, seed=1)
+    second = play(host, tmp_path, "e2", [MULTI] * 4, seed=2)
+    third = play(host, tmp_path, "e3", [MULTI] * 4, seed=3)
+    assert third.reused == [0, 1, 2, 3]
+    for s in range(4):
+        for n, played in enumerate((first, second, third), start=1):
+            text = played.outputs[s].read_text()
+            assert f"starts its match {n} " in text, (s, n, text)
+            assert n == 3 or f"ends its match {n}\n" in text, (s, n, text)  # the 3rd: not handed on yet
+            assert f"ends its match {n - 1}\n" not in text, (s, n, text)
+
+
 def test_fixed_deals_are_told_apart_deal_by_deal(host, tmp_path):
     import random
 

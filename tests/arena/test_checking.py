@@ -5,6 +5,10 @@ with scripts/setup_sandbox.sh; the isolation test fails, never skips, where it c
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -20,6 +24,7 @@ from .test_archive import ENTRANT, RANDOM_BOT, tar_gz
 
 ROOT = Path(__file__).resolve().parents[2]
 ILLEGAL_BOT = (ROOT / "tests" / "bots" / "illegal_bot.py").read_bytes()
+TCP_BOT = (ROOT / "tests" / "bots" / "tcp_only_bot.py").read_bytes()
 # A random bot that refuses to play where it sees a host folder's files: it passes only in a sandbox.
 PROBE_BOT = RANDOM_BOT.replace(
     b'if __name__ == "__main__":\n',
@@ -78,6 +83,56 @@ def test_the_bot_runs_with_the_isolation_and_limits_it_is_given(tmp_path):
     starved, report = check_submission(bot.folder, command, isolation="bubblewrap", limits=small, time_limit=2)
     assert not starved
     assert not {s["name"]: s["ok"] for s in json.loads(report)["steps"]}["hello"]
+
+
+def test_an_entrant_yaml_s_transport_tcp_is_what_its_check_hands_the_bot(tmp_path):
+    """A bot that dials TCP only passes in the sandbox once its entrant.yaml says ``transport: tcp``."""
+    tcp_bot = ("tcp_only_bot.py", TCP_BOT)
+    unix = upload(tmp_path / "a", b"name: tcp\ncommand: python tcp_only_bot.py\n", tcp_bot)
+    refused, report = check_submission(
+        unix.folder, unix.command, isolation=strongest_isolation(), limits=Limits(), time_limit=2
+    )
+    assert not refused and "cannot dial a Unix socket" in report
+    tcp = upload(tmp_path / "b", b"name: tcp\ncommand: python tcp_only_bot.py\ntransport: tcp\n", tcp_bot)
+    passed, report = check_submission(
+        tcp.folder, tcp.command, isolation=strongest_isolation(), limits=Limits(), time_limit=2
+    )
+    assert passed, report
+
+
+def test_the_arena_s_connect_time_is_the_check_s_and_a_rejection_gives_the_line_that_reproduces_it(tmp_path):
+    """A bot that takes 2 s to start is rejected by an arena whose ``time_control.connect`` is 1 s
+    (not a fixed 10 s); the report ends with the ``arbiter check-bot`` line that, run in the bot's
+    folder, checks it the same way and fails the same step; with 10 s it passes."""
+    slow = RANDOM_BOT.replace(
+        b'if __name__ == "__main__":\n', b'if __name__ == "__main__":\n    import time\n\n    time.sleep(2)\n'
+    )
+    bot = upload(tmp_path / "store", b"name: slow\ncommand: python slow.py\n", ("slow.py", slow))
+    limits = Limits(memory=3 << 30)
+    isolation = strongest_isolation()
+    refused, report = check_submission(
+        bot.folder, bot.command, isolation=isolation, limits=limits, time_limit=2, connect=1
+    )
+    data = json.loads(report)
+    assert not refused and "did not connect and say hello within 1s" in data["text"]
+    line = data["reproduce"]
+    assert line == (
+        f"arbiter check-bot --isolation {isolation} --time-per-decision 2 --connect 1 "
+        f"--limit memory={3 << 30} -- python slow.py"
+    )
+    assert data["text"].endswith(f"the same check, in your bot's folder:\n  {line}")
+    again = subprocess.run(
+        [sys.executable, "-m", *shlex.split(line)], cwd=bot.folder, capture_output=True, text=True, timeout=120
+    )
+    assert again.returncode == 1 and "FAIL  hello" in again.stdout
+    assert "did not connect and say hello within 1s" in again.stdout, again.stdout
+    passed, report = check_submission(
+        bot.folder, bot.command, isolation=isolation, limits=limits, time_limit=2, connect=10
+    )
+    assert passed, report
+    hello = next(s for s in json.loads(report)["steps"] if s["name"] == "hello")
+    took = float(re.search(r"within (\d+\.\d+)s", hello["detail"]).group(1))
+    assert 2.0 <= took < 10, hello  # the hello time as measured: the 2 s start and a little
 
 
 def test_the_report_never_shows_where_the_arena_keeps_the_bot(tmp_path):

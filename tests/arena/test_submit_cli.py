@@ -209,7 +209,9 @@ def test_the_servers_refusal_of_an_archive_reaches_the_author(tmp_path, arena, t
     ]
 
 
-def test_what_the_arena_would_refuse_is_refused_before_uploading(tmp_path, arena, token_file):
+def test_what_any_arena_would_refuse_is_refused_before_uploading_and_an_arena_s_cap_is_its_own_to_say(
+    tmp_path, arena, token_file
+):
     folder = tmp_path / "empty"
     folder.mkdir()
     result = submit(str(folder), "--arena", arena.url, "--token-file", str(token_file))
@@ -217,10 +219,12 @@ def test_what_the_arena_would_refuse_is_refused_before_uploading(tmp_path, arena
     assert result.stderr.startswith("error: no entrant.yaml at the top of the bot's folder")
     big = bot_folder(tmp_path)
     (big / "weights.bin").write_bytes(os.urandom(11 << 20))  # does not compress: over 10 MiB packed
-    result = submit(str(big), "--arena", arena.url, "--token-file", str(token_file))
-    assert result.exit_code == 2
-    assert "over the 10 MiB an arena takes" in result.stderr
     assert arena.requests == []
+    # Over this arena's 10 MiB but within what an arena may take: the arena's own answer says its cap.
+    result = submit(str(big), "--arena", arena.url, "--token-file", str(token_file))
+    assert result.exit_code == 2  # the arena refused it: the author's to change
+    assert result.stderr.startswith("error: ") and "larger than 10 MiB" in result.stderr, result.stderr
+    assert len(arena.requests) == 1
 
 
 def test_an_arena_that_cannot_be_reached_or_used_is_one_error_line(tmp_path, token_file):

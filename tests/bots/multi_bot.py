@@ -1,11 +1,12 @@
 """A bot that can play several matches in one process (Hello.multi_match), random and legal,
-printing one line per match start. BARBU_MODE=illegal_first: in its first match only, it plays
+printing one line per match start and one at each MatchEnd. BARBU_MODE=illegal_first: in its first match only, it plays
 one card it may not play (a fault), then plays legally. BARBU_MODE=quit_after_match: it says
 multi_match, but leaves after its first match (a broken promise)."""
 
 import os
 import random
 import sys
+import time
 
 from barbu.bot import Bot
 from barbu.rules import Phase
@@ -26,6 +27,8 @@ class MultiBot(Bot):
         print(f"multi_bot: pid {os.getpid()} starts its match {self.matches} in seat {view.seat}", file=sys.stderr)
 
     def on_match_end(self, view):
+        time.sleep(0.1)  # as a JVM's logger may print a moment later
+        print(f"multi_bot: pid {os.getpid()} ends its match {self.matches}", file=sys.stderr, flush=True)
         if os.environ.get("BARBU_MODE") == "quit_after_match":
             os._exit(0)
 

@@ -128,7 +128,7 @@ def test_cli_json_passes_with_exit_0():
     result = CliRunner().invoke(arbiter_app, ["check-bot", "--json", "--time-per-decision", "1", "--", *RANDOM])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    assert set(out) == {"ok", "steps"} and out["ok"] is True
+    assert set(out) == {"ok", "steps", "output"} and out["ok"] is True
     assert [s["name"] for s in out["steps"]] == list(STEP_NAMES)
     assert all(set(s) == {"name", "ok", "detail"} and s["ok"] for s in out["steps"])
 

@@ -3,7 +3,8 @@
 A Python bot passes `arbiter check-bot` (the real command, a real bot process) and plays a
 short league from its own tournament file; a Node.js bot, given the sample bot's installed
 modules (no network), passes check-bot too; a Go and a Java bot build with their own build.sh
-(offline, Debian's packages), pass their tests and check-bot (the Java one on loopback TCP).
+(offline, Debian's packages), pass their tests and check-bot (the Java one on loopback TCP: its
+entrant.yaml and tournament file say `transport: tcp`).
 Refusals are one `error:` line and exit code 2, and leave nothing behind.
 """
 
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from arbiter.arena.archive import entrant_file
 from arbiter.cli import app as arbiter_app
 from arbiter.compliance import scaffold
 from arbiter.compliance.checkbot import check_bot
@@ -128,18 +130,18 @@ def test_a_node_bot_passes_check_bot(tmp_path, node):  # noqa: F811
 
 
 @pytest.mark.parametrize(
-    ("language", "build", "listen", "sources"),
+    ("language", "build", "transport", "sources"),
     [
         ("go", build_go, None, ["main.go", "codec.go", "strategy.go", "strategy_test.go"]),
         (
             "java",
             build_java,
-            "127.0.0.1:0",
+            "tcp",
             ["src/bot/Main.java", "src/bot/Strategy.java", "test/bot/StrategyTest.java"],
         ),
     ],
 )
-def test_a_compiled_bot_builds_offline_passes_its_tests_and_check_bot(tmp_path, language, build, listen, sources):
+def test_a_compiled_bot_builds_offline_passes_its_tests_and_check_bot(tmp_path, language, build, transport, sources):
     """The sample bot of the language under the new name, with its own build.sh and .proto: the
     folder builds where it is written, and the bot says hello under its new name."""
     made = scaffold.new_bot("my-bot", language, tmp_path)
@@ -160,18 +162,21 @@ def test_a_compiled_bot_builds_offline_passes_its_tests_and_check_bot(tmp_path, 
     sample = ROOT / "sample_bots" / language
     assert (folder / "build.sh").read_bytes() == (sample / "build.sh").read_bytes()
     assert os.access(folder / "build.sh", os.X_OK)
-    check = ["arbiter", "check-bot", *(["--listen", listen] if listen else []), "--", str(folder / "bot")]
+    check = ["arbiter", "check-bot", *(["--transport", transport] if transport else []), "--", str(folder / "bot")]
     assert made.next_steps[:2] == [["bash", str(folder / "build.sh")], check]
     assert "/bot\n/build/\n" in (folder / ".gitignore").read_text()
 
     built = build("--test", folder=folder)  # build, then the strategy's tests
     assert built.returncode == 0, built.stdout + built.stderr
     assert os.access(folder / "bot", os.X_OK)
-    report = check_bot([str(folder / "bot")], seed=2, listen=listen)
+    report = check_bot([str(folder / "bot")], seed=2, transport=transport or "unix")
     assert report.ok, report.render()
     assert "'my-bot'" in report.step("hello").detail
     config = load_config(folder / "tournament.yaml")  # ./bot exists now
     assert config.entrant("my-bot").command == "./bot"
+    assert config.entrant("my-bot").transport == (transport or "unix")
+    assert entrant_file(folder).transport == (transport or "unix")  # what an arena reads of the folder
+    assert entrant_file(folder).build == ("bash build.sh" if language == "java" else None)
     assert "bash build.sh" in (folder / "README.md").read_text()
 
 

@@ -109,11 +109,21 @@ def test_the_java_bot_passes_check_bot_over_tcp(java_bot):
     assert "'java-heuristic'" in report.step("hello").detail
 
 
+def test_with_transport_tcp_it_passes_check_bot_in_the_sandbox_with_no_relay_of_its_own(java_bot):
+    """The arbiter listens on its Unix socket as always; the bot, asking for ``transport: tcp``, is
+    handed a port of the sandbox's own loopback (arbiter.process.tcp_relay) and dials it."""
+    if problem := bubblewrap_problem(resolve_user(None)):
+        pytest.fail(f"{problem}: install bubblewrap (apt-get install -y bubblewrap) and allow user namespaces")
+    report = check_bot([java_bot], seed=5, isolation="bubblewrap", transport="tcp")
+    assert report.ok, report.render()
+    assert "'java-heuristic'" in report.step("hello").detail
+
+
 def test_on_a_unix_socket_it_says_why_it_cannot_connect_and_exits_2(java_bot):
     report = check_bot([java_bot], seed=5)
     assert not report.ok
     hello = report.step("hello").detail
-    assert "exited with code 2" in hello and "Unix socket" in hello and "--listen 127.0.0.1:0" in hello, hello
+    assert "exited with code 2" in hello and "Unix socket" in hello and "transport: tcp" in hello, hello
 
 
 def test_a_match_against_the_python_sample_bots_plays_end_to_end_and_its_log_verifies(java_bot, tmp_path):

@@ -30,6 +30,7 @@ from barbu.v1 import lobby_pb2 as lpb
 
 from arbiter.errors import LobbyRefused
 from arbiter.lobby.bridge import Bridge, BridgeSettings
+from arbiter.model import Transport
 from arbiter.referee.logfile import AtomicLogFile
 from arbiter.referee.loop import MatchSetup, Referee
 from arbiter.referee.players import RandomPlayer
@@ -43,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RAW_BOT = [sys.executable, str(ROOT / "tests" / "bots" / "raw_bot.py")]
 RANDOM_BOT = [sys.executable, str(ROOT / "sample_bots" / "random_bot.py")]
 CRASH_BOT = [sys.executable, str(ROOT / "tests" / "bots" / "crash_bot.py")]
+TCP_BOT = [sys.executable, str(ROOT / "tests" / "bots" / "tcp_only_bot.py")]
 KEY = "k" + secrets.token_hex(16)
 LEGAL = [pb.Action(play=pb.Play(card="2C")), pb.Action(play=pb.Play(card="3C"))]
 
@@ -216,7 +218,7 @@ def test_an_invitation_over_tls_starts_the_bot_whose_stream_is_carried_to_the_ta
     assert (tmp_path / "out" / "league-0001.seat2.stderr").is_file()
 
 
-def play_through_the_bridge(tmp_path: Path, command: list[str], seat: int) -> tuple[MatchResult, TestLobby]:
+def play_through_the_bridge(tmp_path: Path, command: list[str], seat: int, **kw) -> tuple[MatchResult, TestLobby]:
     """A whole match on a real ArbiterServer (the invitation's address) with a real referee: the
     bot behind the bridge in ``seat``, random players in process in the others. The seat's
     process is known to the arbiter only by what the bridge reported (:class:`ReportedProcess`)."""
@@ -225,7 +227,7 @@ def play_through_the_bridge(tmp_path: Path, command: list[str], seat: int) -> tu
         lobby = await TestLobby().start()
         table = await ArbiterServer("127.0.0.1:0").start()
         try:
-            async with Running(Bridge(settings(lobby, tmp_path, command))):
+            async with Running(Bridge(settings(lobby, tmp_path, command, **kw))):
                 session = table.expect(seat)
                 lobby.invite("m-real", seat=seat, address=table.address, token=session.token)
                 assert await session.connected.wait_for(20)
@@ -251,6 +253,15 @@ def test_a_whole_match_through_the_relay_against_a_real_arbiter_server(tmp_path)
     assert result.status == "complete" and result.faults == (), result.faults
     assert result.deals == 28
     assert lobby.seat_ended()[0].exit_code == 0
+
+
+def test_with_transport_tcp_the_bot_behind_the_bridge_dials_a_loopback_port(tmp_path):
+    """``arbiter connect --transport tcp``: a bot that cannot dial a Unix socket plays the match."""
+    result, lobby = play_through_the_bridge(tmp_path, TCP_BOT, seat=2, transport=Transport.TCP)
+    assert result.status == "complete" and result.faults == (), result.faults
+    assert lobby.seat_ended()[0].exit_code == 0
+    output = (tmp_path / "out" / "m-real.seat2.stderr").read_text()
+    assert "tcp_only_bot: BARBU_ARBITER=127.0.0.1:" in output, output
 
 
 class ReportedProcess:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from barbu.rules import make_ruleset
+from pydantic import ValidationError
 
 from arbiter.errors import ConfigError
 from arbiter.files import read_text
@@ -36,7 +38,7 @@ from arbiter.tournament.config.model import (
     EntrantConfig,
     LobbySettings,
     TournamentConfig,
-)
+)  # fmt: skip
 from arbiter.tournament.config.schema import UNLIMITED, LimitsFile, LobbyFile, SharedFile, TournamentFile, validate
 from arbiter.tournament.config.yamltree import Lines, dotted, read_tree
 
@@ -84,18 +86,10 @@ def _build(file: TournamentFile, lines: Lines, text: str, base: Path) -> Tournam
             raise lines.error(("deals",), str(e)) from None
         deals_file = str(deals_path)
     return build_config(
-        file,
-        lines,
-        text,
-        base,
-        format=file.format,
-        rounds=file.rounds,
-        challenger=file.challenger,
-        copies=file.copies,
-        deals=deals,
-        deals_file=deals_file,
-        standings_every=file.standings_every,
-    )
+        file, lines, text, base,
+        format=file.format, rounds=file.rounds, challenger=file.challenger, copies=file.copies, deals=deals,
+        deals_file=deals_file, standings_every=file.standings_every,
+    )  # fmt: skip
 
 
 def build_config(
@@ -106,15 +100,9 @@ def build_config(
     ``file:line`` later checks against this machine name (``config.where``)."""
     name = file.name if file.name is not None else Path(lines.display).stem
     kept = (
-        "log_folder",
-        "isolation",
-        "limits.user",
-        "lobby.listen",
-        "lobby.tls.cert",
-        "lobby.tls.key",
-        *(f"entrants[{i}].command" for i in range(len(file.entrants))),
-        *kept,
-    )
+        "log_folder", "isolation", "limits.user", "lobby.listen", "lobby.tls.cert", "lobby.tls.key",
+        *(f"entrants[{i}].command" for i in range(len(file.entrants))), *kept,
+    )  # fmt: skip
     where = {key: lines.where(loc) for loc in lines.nodes if (key := dotted(loc)) in kept}
     return TournamentConfig(
         name=name,
@@ -126,6 +114,7 @@ def build_config(
                 str(base),
                 e.remote,
                 lines.line(("entrants", i)) or 0,
+                transport=e.transport,
             )
             for i, e in enumerate(file.entrants)
         ),
@@ -152,6 +141,26 @@ def _lobby(file: LobbyFile, base: Path) -> LobbySettings:
     if file.tls is None:
         return LobbySettings(file.listen)
     return LobbySettings(file.listen, file_path(file.tls.cert, base), file_path(file.tls.key, base))
+
+
+def limits_from(pairs: Sequence[str], option: str = "--limit") -> Limits:
+    """Limits given as ``KEY=VALUE`` texts (``memory=2GiB``, ``cpu=600``, ``processes=unlimited``),
+    the keys and values of a tournament file's ``limits:``, checked as the file's are; the keys not
+    given keep their defaults. A ConfigError names the pair it cannot take."""
+    values: dict[str, object] = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        key, value = key.strip(), value.strip()
+        if not equals or not key or not value:
+            raise ConfigError(f"{option} {printable(pair)}: expected KEY=VALUE, e.g. memory=2GiB")
+        try:
+            LimitsFile.model_validate({key: int(value) if value.isdigit() else value})
+        except ValidationError as e:
+            error = e.errors(include_url=False)[0]
+            message = (error.get("ctx") or {}).get("message") or error["msg"]
+            raise ConfigError(f"{option} {printable(pair)}: {printable(str(message))}") from None
+        values[key] = int(value) if value.isdigit() else value
+    return _limits(LimitsFile.model_validate(values))
 
 
 def _limits(file: LimitsFile) -> Limits:
@@ -191,20 +200,7 @@ def override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
 
 
 __all__ = [
-    "DEFAULT_LOG_ROOT",
-    "EntrantConfig",
-    "LIMIT_KEYS",
-    "LobbySettings",
-    "NAME_RE",
-    "TOP_KEYS",
-    "TournamentConfig",
-    "bot_command",
-    "build_config",
-    "cluster_address_problem",
-    "file_path",
-    "load_config",
-    "override",
-    "parse_config",
-    "read_file",
-    "resolve_environment",
-]
+    "DEFAULT_LOG_ROOT", "EntrantConfig", "LIMIT_KEYS", "LobbySettings", "NAME_RE", "TOP_KEYS",
+    "TournamentConfig", "bot_command", "build_config", "cluster_address_problem", "file_path",
+    "load_config", "override", "parse_config", "read_file", "resolve_environment",
+]  # fmt: skip

@@ -11,7 +11,7 @@ from pathlib import Path
 from barbu.rules import Ruleset
 
 from arbiter.lobby.server import LobbySettings as LobbySettings  # where remote entrants connect
-from arbiter.model import BotSpec, TimeControl
+from arbiter.model import BotSpec, TimeControl, Transport
 from arbiter.process.limits import Limits
 from arbiter.process.sandbox import Isolation
 from arbiter.referee.faults import FaultPolicy
@@ -29,11 +29,12 @@ class EntrantConfig:
     cwd: str  # bots run in the tournament file's folder
     remote: bool = False
     line: int = 0
+    transport: Transport = Transport.UNIX  # how the bot reaches the arbiter (a loopback TCP port: tcp)
 
     @property
     def spec(self) -> BotSpec:
         """How a match starts it (a remote entrant: through the lobby)."""
-        return BotSpec(self.name, self.launch or "", self.cwd, remote=self.remote)
+        return BotSpec(self.name, self.launch or "", self.cwd, remote=self.remote, transport=self.transport)
 
 
 @dataclass(frozen=True)

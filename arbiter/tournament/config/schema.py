@@ -29,7 +29,7 @@ from pydantic import (
 
 from arbiter.addresses import host_port, is_loopback
 from arbiter.errors import ConfigError
-from arbiter.model import seconds_problem
+from arbiter.model import Transport, seconds_problem
 from arbiter.process.command import BotCommand
 from arbiter.process.sandbox import Isolation
 from arbiter.text import printable
@@ -94,12 +94,23 @@ def _command(value: Any) -> str:
     return command
 
 
+def _transport(value: Any) -> Transport:
+    text = checks.text(value)
+    if text not in tuple(Transport):
+        raise problem(
+            f"{text!r} is not a transport; use one of {', '.join(Transport)} "
+            "(tcp: a loopback TCP address, for stacks that cannot dial a Unix socket)"
+        )
+    return Transport(text)
+
+
 class EntrantFile(Section):
     required: ClassVar[dict[str, str]] = {"name": "the key 'name' is missing"}
 
     name: Annotated[str, BeforeValidator(checks.name)]
     command: Annotated[str | None, BeforeValidator(_command)] = None
     remote: Annotated[bool, BeforeValidator(checks.flag)] = False
+    transport: Annotated[Transport, BeforeValidator(_transport)] = Transport.UNIX
 
     @model_validator(mode="after")
     def _command_or_remote(self) -> EntrantFile:

@@ -66,7 +66,8 @@ public final class Main {
     if (address.startsWith("unix:")) {
       log("ERROR", "BARBU_ARBITER is a Unix socket, which this bot cannot dial: Debian's grpc-java"
           + " reaches Unix sockets only through netty's native epoll library, which Debian does not ship."
-          + " Give it a TCP address (arbiter check-bot or match --listen 127.0.0.1:0; docs/protocol.md, Java)");
+          + " Ask for a loopback TCP address: 'transport: tcp' in its entrant (tournament file or entrant.yaml),"
+          + " arbiter check-bot --transport tcp (docs/protocol.md, Java)");
       return 2;
     }
     // Netty names its channels after a hardware address, and warns on stderr when it finds none,
