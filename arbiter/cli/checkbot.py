@@ -152,10 +152,17 @@ def check_bot_command(
                 raise typer.Exit(1)
         try:
             report = check_bot(
-                command, time_per_decision, connect_timeout=connect_timeout, seed=seed, logs=folder,
-                listen=listen, transport=transport, isolation=sandbox, limits=limits,
+                command,
+                time_per_decision,
+                connect_timeout=connect_timeout,
+                seed=seed,
+                logs=folder,
+                listen=listen,
+                transport=transport,
+                isolation=sandbox,
+                limits=limits,
                 cwd=None if scratch is None else str(scratch / "bot"),
-            )  # fmt: skip
+            )
         except (RuntimeError, OSError, ValueError) as e:  # e.g. a --listen address that cannot be bound
             fail(str(e))
         build_json = {} if built is None else {"build": built.to_json()}

@@ -78,10 +78,19 @@ def connect_command(
         line = shlex.join(command)
         bot_command(line, where="the bot's command")
         settings = BridgeSettings(
-            lobby=lobby.strip(), key=read_key(key_file), command=line, key_file=key_file, ca=read_ca(ca) if ca else None,
-            ca_file=ca, capacity=capacity, name=name, version=version, plaintext=plaintext,
-            out=output_folder(out, "--out"), transport=Transport(transport),
-        )  # fmt: skip
+            lobby=lobby.strip(),
+            key=read_key(key_file),
+            command=line,
+            key_file=key_file,
+            ca=read_ca(ca) if ca else None,
+            ca_file=ca,
+            capacity=capacity,
+            name=name,
+            version=version,
+            plaintext=plaintext,
+            out=output_folder(out, "--out"),
+            transport=Transport(transport),
+        )
     from arbiter.lobby.bridge import Bridge
     from arbiter.match.blocking import run_blocking
 

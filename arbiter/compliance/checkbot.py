@@ -294,9 +294,19 @@ async def _play_session(
 
 
 async def _play_sessions(
-    command: str, control: TimeControl, *, seed: int, exit_grace: float, folder: Path, cwd: str | None,
-    env: dict[str, str] | None, listen: str | None, isolation: str, limits: Limits, transport: Transport,
-) -> list[SessionRecord]:  # fmt: skip
+    command: str,
+    control: TimeControl,
+    *,
+    seed: int,
+    exit_grace: float,
+    folder: Path,
+    cwd: str | None,
+    env: dict[str, str] | None,
+    listen: str | None,
+    isolation: str,
+    limits: Limits,
+    transport: Transport,
+) -> list[SessionRecord]:
     """The check's matches, on one match host: a bot that said multi_match plays the next one on
     the same process and stream, as in a tournament."""
     bot = BotSpec("bot", command, cwd, transport=transport)
@@ -401,9 +411,18 @@ def check_bot(
     control = TimeControl(per_decision=time_limit, reserve=0.0, connect=connect_timeout, match_limit=match_limit)
     try:
         play = _play_sessions(
-            launch, control, seed=seed, exit_grace=exit_grace, folder=folder, cwd=cwd, env=env, listen=listen,
-            isolation=isolation, limits=limits, transport=Transport(transport),
-        )  # fmt: skip
+            launch,
+            control,
+            seed=seed,
+            exit_grace=exit_grace,
+            folder=folder,
+            cwd=cwd,
+            env=env,
+            listen=listen,
+            isolation=isolation,
+            limits=limits,
+            transport=Transport(transport),
+        )
         sessions = run_blocking(play)
         report.steps = _judge(sessions, time_limit, exit_grace)
         report.pids = [s.pid for s in sessions if s.pid]

@@ -38,7 +38,7 @@ from arbiter.tournament.config.model import (
     EntrantConfig,
     LobbySettings,
     TournamentConfig,
-)  # fmt: skip
+)
 from arbiter.tournament.config.schema import UNLIMITED, LimitsFile, LobbyFile, SharedFile, TournamentFile, validate
 from arbiter.tournament.config.yamltree import Lines, dotted, read_tree
 
@@ -86,10 +86,18 @@ def _build(file: TournamentFile, lines: Lines, text: str, base: Path) -> Tournam
             raise lines.error(("deals",), str(e)) from None
         deals_file = str(deals_path)
     return build_config(
-        file, lines, text, base,
-        format=file.format, rounds=file.rounds, challenger=file.challenger, copies=file.copies, deals=deals,
-        deals_file=deals_file, standings_every=file.standings_every,
-    )  # fmt: skip
+        file,
+        lines,
+        text,
+        base,
+        format=file.format,
+        rounds=file.rounds,
+        challenger=file.challenger,
+        copies=file.copies,
+        deals=deals,
+        deals_file=deals_file,
+        standings_every=file.standings_every,
+    )
 
 
 def build_config(
@@ -100,9 +108,15 @@ def build_config(
     ``file:line`` later checks against this machine name (``config.where``)."""
     name = file.name if file.name is not None else Path(lines.display).stem
     kept = (
-        "log_folder", "isolation", "limits.user", "lobby.listen", "lobby.tls.cert", "lobby.tls.key",
-        *(f"entrants[{i}].command" for i in range(len(file.entrants))), *kept,
-    )  # fmt: skip
+        "log_folder",
+        "isolation",
+        "limits.user",
+        "lobby.listen",
+        "lobby.tls.cert",
+        "lobby.tls.key",
+        *(f"entrants[{i}].command" for i in range(len(file.entrants))),
+        *kept,
+    )
     where = {key: lines.where(loc) for loc in lines.nodes if (key := dotted(loc)) in kept}
     return TournamentConfig(
         name=name,
