@@ -114,28 +114,7 @@ def check_bot_command(
 
     Exit code 0: every step passed; 1: a step failed.
     """
-    if not command:
-        fail("no bot command: give it after --, e.g. arbiter check-bot -- python mybot.py")
-    if os.path.isdir(command[0]):  # not a bot to check: a user's mistake, said once
-        fail(f"{printable(command[0])} is a folder, not a program: give the bot's command, e.g. -- python mybot.py")
-    if not time_per_decision > 0 or not connect_timeout > 0:
-        fail("--time-per-decision and --connect-timeout must be positive")
-    if not time_per_decision <= MAX_SECONDS["per_decision"] or not connect_timeout <= MAX_SECONDS["connect"]:
-        fail(
-            f"--time-per-decision and --connect-timeout must be at most {MAX_SECONDS['per_decision']:g} seconds "
-            f"(got {time_per_decision:g} and {connect_timeout:g}): a finite wait the bot can be judged by"
-        )
-    folder = None
-    with user_errors():
-        folder = output_folder(logs, "--logs") if logs is not None else None
-    listen = check_listen(listen)
-    if transport not in TRANSPORTS:
-        fail(f"--transport {printable(transport)}: expected one of {', '.join(TRANSPORTS)}")
-    if listen is not None and isolation is None:
-        isolation = "none"  # the arbiter on TCP: a sandboxed bot could not reach it
-    sandbox = chosen_isolation(isolation)
-    if listen is not None and sandbox != "none":
-        fail("--listen serves the arbiter on TCP, which a sandboxed bot cannot reach: use --transport tcp instead")
+    folder, listen, sandbox = _checked(command, time_per_decision, connect_timeout, logs, listen, transport, isolation)
     from arbiter.compliance.build import build_copy, remove_built
     from arbiter.compliance.checkbot import check_bot  # here: the other commands start without it
     from arbiter.tournament.config import limits_from
@@ -172,6 +151,42 @@ def check_bot_command(
         if scratch is not None:
             remove_built(scratch)
     raise typer.Exit(0 if report.ok else 1)
+
+
+def _checked(
+    command: list[str],
+    time_per_decision: float,
+    connect_timeout: float,
+    logs: str | None,
+    listen: str | None,
+    transport: str,
+    isolation: str | None,
+) -> tuple[Path | None, str | None, str]:
+    """The options, refused in one line where they cannot make a check: the logs' folder, the
+    address to listen on and the isolation the bot runs in."""
+    if not command:
+        fail("no bot command: give it after --, e.g. arbiter check-bot -- python mybot.py")
+    if os.path.isdir(command[0]):  # not a bot to check: a user's mistake, said once
+        fail(f"{printable(command[0])} is a folder, not a program: give the bot's command, e.g. -- python mybot.py")
+    if not time_per_decision > 0 or not connect_timeout > 0:
+        fail("--time-per-decision and --connect-timeout must be positive")
+    if not time_per_decision <= MAX_SECONDS["per_decision"] or not connect_timeout <= MAX_SECONDS["connect"]:
+        fail(
+            f"--time-per-decision and --connect-timeout must be at most {MAX_SECONDS['per_decision']:g} seconds "
+            f"(got {time_per_decision:g} and {connect_timeout:g}): a finite wait the bot can be judged by"
+        )
+    folder = None
+    with user_errors():
+        folder = output_folder(logs, "--logs") if logs is not None else None
+    listen = check_listen(listen)
+    if transport not in TRANSPORTS:
+        fail(f"--transport {printable(transport)}: expected one of {', '.join(TRANSPORTS)}")
+    if listen is not None and isolation is None:
+        isolation = "none"  # the arbiter on TCP: a sandboxed bot could not reach it
+    sandbox = chosen_isolation(isolation)
+    if listen is not None and sandbox != "none":
+        fail("--listen serves the arbiter on TCP, which a sandboxed bot cannot reach: use --transport tcp instead")
+    return folder, listen, sandbox
 
 
 def _print(data: dict[str, object], text: str, as_json: bool) -> None:

@@ -11,47 +11,50 @@ import typer
 from arbiter.cli.common import user_errors
 from arbiter.text import printable
 
+CommandArgument = Annotated[
+    list[str],
+    typer.Argument(
+        metavar="CMD", show_default=False, help="The bot's command, after --, as you would run it (e.g. -- ./mybot)."
+    ),
+]
+LobbyOption = Annotated[str, typer.Option("--lobby", metavar="HOST:PORT", help="Where the lobby listens.")]
+KeyFileOption = Annotated[
+    str, typer.Option("--key-file", metavar="FILE", help="A file holding your entrant key (and nothing else).")
+]
+CaOption = Annotated[
+    str | None,
+    typer.Option("--ca", metavar="FILE", help="The CA that signed the lobby's certificate (default: the system's)."),
+]
+CapacityOption = Annotated[int, typer.Option("--capacity", metavar="N", min=1, max=64, help="Matches to play at once.")]
+NameOption = Annotated[str, typer.Option("--name", metavar="NAME", help="Your entrant's name (default: the key's).")]
+VersionOption = Annotated[
+    str, typer.Option("--version", metavar="TEXT", help="Your bot's version, for the lobby's logs.")
+]
+PlaintextOption = Annotated[
+    bool, typer.Option("--plaintext", help="No TLS: only for a lobby on this machine (a loopback address).")
+]
+OutOption = Annotated[str, typer.Option("--out", metavar="DIR", help="Where each match's bot output goes.")]
+TransportOption = Annotated[
+    str,
+    typer.Option(
+        metavar="unix|tcp",
+        help="How your bot reaches the bridge: a Unix socket, or a loopback TCP address (tcp, for stacks that "
+        "cannot dial a Unix socket).",
+    ),
+]
+
 
 def connect_command(
-    command: Annotated[
-        list[str],
-        typer.Argument(
-            metavar="CMD",
-            show_default=False,
-            help="The bot's command, after --, as you would run it (e.g. -- ./mybot).",
-        ),
-    ],
-    lobby: Annotated[str, typer.Option("--lobby", metavar="HOST:PORT", help="Where the lobby listens.")],
-    key_file: Annotated[
-        str, typer.Option("--key-file", metavar="FILE", help="A file holding your entrant key (and nothing else).")
-    ],
-    ca: Annotated[
-        str | None,
-        typer.Option(
-            "--ca", metavar="FILE", help="The CA that signed the lobby's certificate (default: the system's)."
-        ),
-    ] = None,
-    capacity: Annotated[
-        int, typer.Option("--capacity", metavar="N", min=1, max=64, help="Matches to play at once.")
-    ] = 1,
-    name: Annotated[str, typer.Option("--name", metavar="NAME", help="Your entrant's name (default: the key's).")] = "",
-    version: Annotated[
-        str, typer.Option("--version", metavar="TEXT", help="Your bot's version, for the lobby's logs.")
-    ] = "",
-    plaintext: Annotated[
-        bool, typer.Option("--plaintext", help="No TLS: only for a lobby on this machine (a loopback address).")
-    ] = False,
-    out: Annotated[
-        str, typer.Option("--out", metavar="DIR", help="Where each match's bot output goes.")
-    ] = "connect-logs",
-    transport: Annotated[
-        str,
-        typer.Option(
-            metavar="unix|tcp",
-            help="How your bot reaches the bridge: a Unix socket, or a loopback TCP address (tcp, for stacks that "
-            "cannot dial a Unix socket).",
-        ),
-    ] = "unix",
+    command: CommandArgument,
+    lobby: LobbyOption,
+    key_file: KeyFileOption,
+    ca: CaOption = None,
+    capacity: CapacityOption = 1,
+    name: NameOption = "",
+    version: VersionOption = "",
+    plaintext: PlaintextOption = False,
+    out: OutOption = "connect-logs",
+    transport: TransportOption = "unix",
 ) -> None:
     """Connect a bot to a lobby and play the matches it is invited to, until stopped (Ctrl-C):
     arbiter connect --lobby HOST:PORT --key-file FILE [--ca FILE] -- CMD... (docs/remote.md)."""

@@ -9,12 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from arbiter.cli.common import fail, print_json, user_errors
+from arbiter.cli.common import IsolationOption, chosen_isolation, fail, print_json, user_errors
 from arbiter.cli.play import (
     FORCE_HELP,
     MAX_SEED,
-    IsolationOption,
-    _isolation,
     check_new_files,
     rules_of,
     short_name,
@@ -87,7 +85,7 @@ def play_command(
         fail(str(e))
     spec = _table_spec(bots, seat, rules_of(rules, settings), seed, log_file, force)
     spec = replace(spec, person=name, time_control=control, max_strikes=max_strikes)
-    spec = replace(spec, abandon=abandon or None, isolation=_isolation(isolation))
+    spec = replace(spec, abandon=abandon or None, isolation=chosen_isolation(isolation))
     _serve_table(spec, listen, linger, as_json)
 
 

@@ -177,25 +177,13 @@ class Repo:
                         "isolation); "
                         "give the tournament a new 'name' or use another database"
                     )
-                if not check_stored:
-                    stored: Sequence[Match] = []
-                elif stored_rows is not None:
-                    stored = stored_rows
-                else:
-                    stored = checked(s, select(Match).where(Match.tournament_id == t.id))
-                by_number = {m.number: m for m in schedule} if stored else {}
-                for row in stored:
-                    number, key, seats = row.number, row.key, row.seats
-                    want = by_number.get(number)
-                    if want is None:
-                        raise ConfigError(
-                            f"tournament {config.name!r} already has match {key} beyond the {len(schedule)} matches of "
-                            f"{config.rounds} round(s); rounds can grow, not shrink"
-                        )
-                    if want.key != key or list(want.seats) != seats:
-                        raise ConfigError(
-                            f"stored match {key} of tournament {config.name!r} does not fit this schedule"
-                        )
+                if check_stored:
+                    stored = (
+                        stored_rows
+                        if stored_rows is not None
+                        else checked(s, select(Match).where(Match.tournament_id == t.id))
+                    )
+                    _check_stored(config, schedule, stored)
                 if t.total_matches != len(schedule) or t.rounds != config.rounds:
                     t.rounds, t.total_matches, t.finished_at = config.rounds, len(schedule), None
                     t.config_text = config.source
@@ -477,3 +465,18 @@ def _match_values(
         "bots_cpu": outcome.bots_cpu,
         "finished_at": finished_at,
     }
+
+
+def _check_stored(config: TournamentSpec, schedule: Sequence[ScheduledMatch], stored: Sequence[Match]) -> None:
+    """Every stored match is the scheduled match of its number: rounds can grow, not shrink."""
+    by_number = {m.number: m for m in schedule}
+    for row in stored:
+        number, key, seats = row.number, row.key, row.seats
+        want = by_number.get(number)
+        if want is None:
+            raise ConfigError(
+                f"tournament {config.name!r} already has match {key} beyond the {len(schedule)} matches of "
+                f"{config.rounds} round(s); rounds can grow, not shrink"
+            )
+        if want.key != key or list(want.seats) != seats:
+            raise ConfigError(f"stored match {key} of tournament {config.name!r} does not fit this schedule")

@@ -2,7 +2,7 @@
 
 One match, from ``arbiter run`` to its database row: :func:`run_tournament` takes the lease,
 the :class:`Recorder` claims the log folder and creates or resumes the tournament, the
-:class:`Schedule` lists the matches, :func:`make_task` turns each pending one into a
+:class:`Schedule` lists the matches, :func:`~arbiter.tournament.tasks.make_task` turns each pending one into a
 :class:`~arbiter.model.MatchTask`, an executor (arbiter.execution.executors: in this process,
 a local pool, the Dask cluster) plays it with arbiter.execution.play.play_task, and every
 :class:`Observer` sees the :class:`~arbiter.model.MatchOutcome` in turn: the recorder first (the
@@ -26,21 +26,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from arbiter.errors import ConfigError, LogFileError, TournamentInterrupted
+from arbiter.errors import ConfigError, TournamentInterrupted
 from arbiter.execution.executors import Executor, ExecutorFactory, Venue, default_jobs
-from arbiter.execution.play import file_sha256, logged_deals, logged_result
+from arbiter.execution.play import file_sha256
 from arbiter.execution.venues import default_executor
 from arbiter.model import MatchOutcome, MatchRecord, MatchTask, ScheduledMatch, SeatRecord, Tally
-from arbiter.process.sandbox import strongest_isolation
-from arbiter.referee.logfile import read_log_lines
 from arbiter.signals import INTERRUPTS, begin_stop, deferred, signal_of, stop_on_signals
-from arbiter.text import printable
 from arbiter.tournament.config import TournamentConfig
 from arbiter.tournament.formats import build_schedule, format_of, plays_duplicate_sets
 from arbiter.tournament.kept import recorded_deals
 from arbiter.tournament.ratings import RatingBook, Standing
-from arbiter.tournament.schedule import block_deals
 from arbiter.tournament.standings import Keeper, table_of
+from arbiter.tournament.tasks import make_task, reconcile_log
 
 if TYPE_CHECKING:  # the storage layer (SQLAlchemy) is imported when a run starts: workers start faster
     from sqlalchemy.engine import Engine
@@ -310,27 +307,6 @@ class RunSummary:
         }
 
 
-def make_task(config: TournamentConfig, m: ScheduledMatch, log_folder: Path) -> MatchTask:
-    deals = None
-    if config.deals is not None:
-        deals = tuple(tuple(d) for d in block_deals(config.deals, m.deal_block, config.rules.deals_per_match))
-    return MatchTask(
-        number=m.number,
-        key=m.key,
-        match_id=f"{config.name}/{m.key}",
-        bots=tuple(config.entrant(name).spec for name in m.seats),
-        rules=config.rules.to_json(),
-        seed=m.seed,
-        deals=deals,
-        first_declarer=m.first_declarer,
-        log_path=str(log_folder / f"{config.name}-{m.key}.jsonl"),
-        time_control=config.time_control,
-        max_strikes=config.fault_policy.max_strikes,
-        limits=config.limits,
-        isolation=config.isolation or strongest_isolation(),  # a config resolve_environment did not see
-    )
-
-
 # ---- the run -------------------------------------------------------------------------------
 def run_tournament(
     config: TournamentConfig,
@@ -590,23 +566,3 @@ class _Loop:
         finally:
             if executor is not None:
                 executor.close(cancel=not ok)
-
-
-def reconcile_log(task: MatchTask, config: TournamentConfig) -> MatchOutcome:
-    """The outcome of a pending match whose finished log exists (a kill came between the
-    worker's rename and the parent's commit), read from that log; a log that is not that match
-    is a ConfigError: it is left as it is, for a person to look at."""
-    path = Path(task.log_path)
-    try:
-        lines = list(read_log_lines(path)) if path.is_file() and not path.is_symlink() else []
-    except LogFileError:
-        lines = []
-    found = logged_result(lines, task)
-    if found is None:
-        raise ConfigError(
-            f"log folder {printable(str(path.parent))} holds {printable(path.name)}, which this database does not "
-            f"record and which is not a finished log of match {task.key} of tournament {config.name!r}; it is "
-            "left as it is: move it away (or give the tournament another log_folder) and run again"
-        )
-    deals = logged_deals(path.read_bytes(), task.rules) if found.complete else ()
-    return MatchOutcome(task.number, found, str(path), file_sha256(path), deals=deals)

@@ -18,7 +18,7 @@ from arbiter.execution.cluster.plugin import IDLE_SECONDS
 from arbiter.process.sandbox import Isolation
 from arbiter.tournament.config import load_config, override
 from arbiter.tournament.formats import build_schedule
-from arbiter.tournament.loop import make_task
+from arbiter.tournament.tasks import make_task
 from tests.tournament.conftest import SMOKE
 
 from .conftest import processes_in

@@ -353,7 +353,7 @@ def test_limits_and_isolation(folder):
 
 def test_limits_reach_every_match(folder):
     from arbiter.tournament.formats import build_schedule
-    from arbiter.tournament.loop import make_task
+    from arbiter.tournament.tasks import make_task
 
     config = load_config(write(folder, GOOD + "limits: {memory: 1GiB, user: nobody}\nisolation: none\n"))
     m = build_schedule(config.format, config.entrant_names, 1, 0, None)[0]
