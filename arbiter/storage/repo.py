@@ -183,19 +183,7 @@ class Repo:
                     stored = stored_rows
                 else:
                     stored = checked(s, select(Match).where(Match.tournament_id == t.id))
-                by_number = {m.number: m for m in schedule} if stored else {}
-                for row in stored:
-                    number, key, seats = row.number, row.key, row.seats
-                    want = by_number.get(number)
-                    if want is None:
-                        raise ConfigError(
-                            f"tournament {config.name!r} already has match {key} beyond the {len(schedule)} matches of "
-                            f"{config.rounds} round(s); rounds can grow, not shrink"
-                        )
-                    if want.key != key or list(want.seats) != seats:
-                        raise ConfigError(
-                            f"stored match {key} of tournament {config.name!r} does not fit this schedule"
-                        )
+                _check_stored(config, schedule, stored)
                 if t.total_matches != len(schedule) or t.rounds != config.rounds:
                     t.rounds, t.total_matches, t.finished_at = config.rounds, len(schedule), None
                     t.config_text = config.source
@@ -458,3 +446,18 @@ def _match_values(
         "log_path": outcome.log_path, "log_sha256": outcome.log_sha256, "wall_seconds": outcome.wall_seconds,
         "arbiter_cpu": outcome.arbiter_cpu, "bots_cpu": outcome.bots_cpu, "finished_at": finished_at,
     }  # fmt: skip
+
+
+def _check_stored(config: TournamentSpec, schedule: Sequence[ScheduledMatch], stored: Sequence[Match]) -> None:
+    """Each stored match is the schedule's match of its number (a resumed run plays the same games)."""
+    by_number = {m.number: m for m in schedule} if stored else {}
+    for row in stored:
+        number, key, seats = row.number, row.key, row.seats
+        want = by_number.get(number)
+        if want is None:
+            raise ConfigError(
+                f"tournament {config.name!r} already has match {key} beyond the {len(schedule)} matches of "
+                f"{config.rounds} round(s); rounds can grow, not shrink"
+            )
+        if want.key != key or list(want.seats) != seats:
+            raise ConfigError(f"stored match {key} of tournament {config.name!r} does not fit this schedule")
