@@ -1,5 +1,7 @@
 """The arena's pages for people: the leaderboard (``/``), an entrant (``/entrants/{name}``) and a
-match's replay (``/matches/{id}``), served beside the API by the same app.
+match's replay (``/matches/{id}``), served beside the API by the same app, with the pages to
+find one's way (arbiter.arena.browse: every match, the matches in play, the API's docs); every
+page has the same navigation (``templates/_arena.html``).
 
 Each page is rendered on the server from :class:`arbiter.arena.service.ArenaService` with the
 report's templates, styles and chart (arbiter.web), so it is complete with JavaScript off. The
@@ -21,11 +23,13 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, Response
 
 from arbiter.errors import ArbiterError
+from arbiter.tournament.ratings import MU, SIGMA
 from arbiter.web.chart import axes
 from arbiter.web.html import json_for_script, render, static
 from arbiter.web.report.build import DASHES, PALETTE
 from arbiter.web.report.render import Chart, chart, cls, num, plural
 
+from .browse import add_browse, arena_title
 from .events import EventHub, add_events
 from .service import ArenaService, LogGone, NotFound, split_version
 from .views import EntrantView, MatchId, MatchSummary, Name
@@ -88,11 +92,15 @@ def head_to_head(name: str, matches: Sequence[MatchSummary]) -> list[Opponent]:
 
 
 def history_chart(view: EntrantView) -> tuple[Chart, dict[int, str]]:
-    """The entrant's rating history, one line per version (x: the ladder's match number)."""
+    """The entrant's rating history, one line per version (x: the ladder's match id), each from
+    μ₀ where it joined: just before its first rated game."""
     versions = [v.version for v in view.versions]
     series: dict[str, list[list[float]]] = {}
     for p in view.history:
-        series.setdefault(f"{view.name}@{p.version}", []).append([p.match_number, p.mu, p.sigma])
+        line = series.setdefault(f"{view.name}@{p.version}", [])
+        if not line:
+            line.append([max(0, p.match_number - 1), MU, SIGMA])
+        line.append([p.match_number, p.mu, p.sigma])
     order = [f"{view.name}@{v}" for v in versions if f"{view.name}@{v}" in series]
     colours = {e: (PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)]) for i, e in enumerate(order)}
     x_max = max((int(p[0]) for s in series.values() for p in s), default=1)
@@ -112,6 +120,10 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub) -> None:
     """The pages, and the events the leaderboard listens to, on ``app``."""
     add_events(app, hub)
     arena = service.arena
+    add_browse(
+        app, service, lambda template, **context: _page(template, arena=arena, **context),
+        lambda e, status: _missing(arena, e, status),
+    )  # fmt: skip
 
     @app.get("/static/{name}", include_in_schema=False)
     def script(name: str) -> Response:
@@ -127,7 +139,7 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub) -> None:
         trends = service.trends()
         sparks = {(r.name, r.version): sparkline(trends.get(f"{r.name}@{r.version}", [])) for r in board.entrants}
         return _page(
-            "arena_leaderboard.html", arena=arena, title=f"Barbu arena — {arena}", board=board,
+            "arena_leaderboard.html", arena=arena, title=f"Leaderboard — {arena_title(arena)}", board=board,
             state=service.state(), sparks=sparks,
         )  # fmt: skip
 
@@ -139,7 +151,7 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub) -> None:
             return _missing(arena, e)
         rating_chart, colours = history_chart(view)
         return _page(
-            "arena_entrant.html", arena=arena, title=f"{name} — Barbu arena {arena}", e=view, chart=rating_chart,
+            "arena_entrant.html", arena=arena, title=f"{name} — {arena_title(arena)}", e=view, chart=rating_chart,
             colours=colours, opponents=head_to_head(name, view.recent_matches),
         )  # fmt: skip
 
@@ -156,6 +168,6 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub) -> None:
         replay = load_replay(log.decode("utf-8").splitlines(keepends=True))
         data = build_data(replay)
         return _page(
-            "arena_match.html", arena=arena, title=f"Match {detail.number} — Barbu arena {arena}", m=detail,
+            "arena_match.html", arena=arena, title=f"Match {detail.id} — {arena_title(arena)}", m=detail,
             data=json_for_script(data),
         )  # fmt: skip

@@ -72,8 +72,15 @@ class Checker:
     arena is short of space; a decision the database could not store for want of space is made
     again once it has room."""
 
-    def __init__(self, arena: ArenaConfig, store: ArenaStore, woke: Callable[[], None], disk: DiskWatch | None = None):
-        self.arena, self.store, self.woke, self.disk = arena, store, woke, disk
+    def __init__(
+        self,
+        arena: ArenaConfig,
+        store: ArenaStore,
+        woke: Callable[[], None],
+        disk: DiskWatch | None = None,
+        decided: Callable[[int, str], None] = lambda submission_id, status: None,
+    ):
+        self.arena, self.store, self.woke, self.disk, self.decided = arena, store, woke, disk, decided
         self._waiting: dict[str, deque[int]] = {}  # each author's submissions to check, oldest first
         self._turns: deque[str] = deque()  # the authors with one waiting, whose turn is first first
         self._ready = threading.Condition()
@@ -163,6 +170,7 @@ class Checker:
             return
         decided = self.store.decide(submission_id, bool(passed), report)
         log.info("submission %d (%s): %s", submission_id, decided.versioned_name, decided.status)
+        self.decided(submission_id, decided.status)
         self.woke()
 
 
@@ -209,7 +217,7 @@ class ArenaHost:
         self.engine = open_database(self.url)
         store = ArenaStore(self.engine)
         disk = self.schedule.disk
-        self.checker = Checker(self.arena, store, self.schedule.changed.set, disk)
+        self.checker = Checker(self.arena, store, self.schedule.changed.set, disk, self._decided)
         house = [e.name for e in self.arena.tournament.entrants]
         uploads = Uploads(
             self.arena.name, store, self.arena.store, enqueue=self.checker.enqueue, house=house,
@@ -221,7 +229,7 @@ class ArenaHost:
         )
         service = ArenaService(
             self.engine, self.arena.name, Path(self.arena.tournament.log_folder), uploads=uploads, house=house,
-            in_flight=self.in_flight, paused=disk.paused if disk is not None else lambda: None,
+            in_flight=self.in_flight, in_play=self._in_play, paused=disk.paused if disk is not None else lambda: None,
         )  # fmt: skip
         app = create_app(service, hub=self.events, secret=session_secret(self.arena.store))
         self.web = WebServer(app, self.listen, proxies=self.arena.proxies)
@@ -243,8 +251,12 @@ class ArenaHost:
         except Exception as e:
             log.warning("sweeping the bundle store failed: %s", e)
 
+    def _decided(self, submission_id: int, status: str) -> None:
+        """A check is over: the open corners show it without a reload."""
+        self.events.publish({"type": "submission", "id": submission_id, "status": status})
+
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
-        self.events.publish({"type": "match", "number": m.number, "status": outcome.result.status})
+        self.events.publish({"type": "match", "id": m.number + 1, "status": outcome.result.status})  # its public_id
 
     def stopped(self, run: Run) -> None:
         self.events.close()  # open event streams end, so the web server can stop
