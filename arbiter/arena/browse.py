@@ -118,7 +118,9 @@ def add_browse(
             found = service.matches(entrant=who, since=_when(since), until=_when(until), before=before, limit=limit)
         except ArbiterError as e:
             return missing(e, 404 if "no entrant" in str(e) else 400)
-        kept = {k: v for k, v in filters.items() if v != ""}
+        kept: dict[str, Any] = {k: v for k, v in filters.items() if v != ""}
+        if limit != PAGE:
+            kept["limit"] = limit
         older = None
         if found.next_before is not None:
             older = "/matches?" + urlencode({**kept, "before": found.next_before})

@@ -22,7 +22,8 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,7 @@ __all__ = ["ArenaHost", "Checker", "ServeResult", "serve"]
 log = logging.getLogger(__name__)
 
 CHECK_STOP_SECONDS = 5.0  # for a check in progress to end its bots when the arena stops
+MATCHES_PER_LINE = 10  # the operator's log says how the ladder goes every this many matches
 
 
 @dataclass
@@ -183,6 +185,7 @@ class ArenaHost:
         self, arena: ArenaConfig, url: str | None, web: str, schedule: ArenaSchedule, announce: Callable[[str], None]
     ):
         self.arena, self.url, self.listen, self.schedule, self.announce = arena, url, web, schedule, announce
+        self.log_file = Path(arena.tournament.log_folder) / "arbiter.log"
         self.run: Run | None = None
         self.web: WebServer | None = None
         self.checker: Checker | None = None
@@ -236,7 +239,12 @@ class ArenaHost:
         self.web.start()
         self.checker.start()
         self._sweeper.start()
-        self.announce(f"arena {self.arena.name!r}: serving http://{self.web.address} (database {run.database})")
+        site = f"http://{self.web.address}"
+        self.announce(
+            f"arena {self.arena.name!r}: serving {site} (database {run.database}; log {self.log_file})\n"
+            f"  the site:     {site}/\n  your corner:  {site}/me   (authors log in with their token)\n"
+            f"  the API docs: {site}/docs"
+        )
 
     def _sweep(self, uploads: Uploads, seconds: float) -> None:
         """The store's sweep, every ``seconds`` until the arena stops."""
@@ -256,6 +264,13 @@ class ArenaHost:
         self.events.publish({"type": "submission", "id": submission_id, "status": status})
 
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
+        if outcome.result.status != "complete":
+            log.info("match %d aborted: %s", m.number + 1, outcome.result.reason)
+        if run.played and run.played % MATCHES_PER_LINE == 0:
+            log.info(
+                "%d matches recorded by this run (%d before), %d in play, %d aborted", run.played,
+                run.recorded_before, self.in_flight(), run.aborted,
+            )  # fmt: skip
         self.events.publish({"type": "match", "id": m.number + 1, "status": outcome.result.status})  # its public_id
 
     def stopped(self, run: Run) -> None:
@@ -309,6 +324,25 @@ def _folders(arena: ArenaConfig, engine: Any) -> dict[str, Path]:
     return folders
 
 
+@contextmanager
+def operator_log(path: Path) -> Iterator[None]:
+    """While the arena runs, what it does (submissions, checks, drains, a line every
+    ``MATCHES_PER_LINE`` matches) goes to stderr and to ``path``, its log folder's arbiter.log."""
+    logger = logging.getLogger("arbiter.arena")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        handler.close()
+
+
 def serve(
     arena: ArenaConfig,
     *,
@@ -334,7 +368,13 @@ def serve(
         disk = DiskWatch(_folders(arena, engine), arena.free_space)
         schedule = ArenaSchedule(tournament, arena.matchmaking, arena.seed, field, lookup, stored, disk)
         host = ArenaHost(arena, url, web or arena.web, schedule, announce)
-        with draining_on_signals(lambda signum: schedule.drain(), arena.drain_seconds):
+
+        def drain(signum: int) -> None:
+            log.info("draining: no new set starts; the %d matches in play finish (a second signal stops them)",
+                     host.in_flight())  # fmt: skip
+            schedule.drain()
+
+        with operator_log(host.log_file), draining_on_signals(drain, arena.drain_seconds):
             try:
                 summary: RunSummary | None = run_tournament(
                     schedule.config, database=url, jobs=jobs, observers=[host], schedule=schedule

@@ -58,12 +58,14 @@ def submit_command(
     status_url = f"{base}/api/submissions/{urllib.parse.quote(str(ident), safe='')}"
     if not as_json:
         typer.echo(_summary(submission))
-        typer.echo(f"status: {printable(status_url)}")
+        typer.echo(f"follow its check in your corner: {printable(base)}/me  (JSON: {printable(status_url)})")
     if wait:
         submission = _wait(client, status_url[len(base) :], submission)
         if not as_json:
             typer.echo(_summary(submission))
             typer.echo(_report_text(submission.get("report")))
+            if submission.get("status") == "active" and isinstance(name := submission.get("name"), str):
+                typer.echo(f"its page: {printable(base)}/entrants/{urllib.parse.quote(name, safe='')}")
     if as_json:
         print_json(submission)
     if wait and submission.get("status") == "rejected":

@@ -153,7 +153,7 @@ def test_a_folder_is_packed_posted_and_its_id_status_and_address_printed(tmp_pat
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
         "submission 7 alice@1: checking",
-        f"status: {arena.url}/api/submissions/7",
+        f"follow its check in your corner: {arena.url}/me  (JSON: {arena.url}/api/submissions/7)",
     ]
     (request,) = arena.requests
     assert request["method"] == "POST" and request["path"] == "/api/submissions"
@@ -169,9 +169,11 @@ def test_wait_follows_the_check_and_prints_the_report(tmp_path, arena, token_fil
     result = submit(str(bot_folder(tmp_path)), "--arena", arena.url, "--token-file", str(token_file), "--wait")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[:3] == ["submission 7 alice@1: checking", f"status: {arena.url}/api/submissions/7",
+    assert lines[:3] == ["submission 7 alice@1: checking",
+                         f"follow its check in your corner: {arena.url}/me  (JSON: {arena.url}/api/submissions/7)",
                          "submission 7 alice@1: active"]  # fmt: skip
-    assert lines[3] == "check-bot: python random_bot.py" and lines[-1].startswith("ok: all 22 steps passed")
+    assert lines[3] == "check-bot: python random_bot.py" and lines[-2].startswith("ok: all 22 steps passed")
+    assert lines[-1] == f"its page: {arena.url}/entrants/alice"
     assert [r["method"] for r in arena.requests] == ["POST", "GET", "GET"]
     assert all(r["headers"]["Authorization"] == f"Bearer {TOKEN}" for r in arena.requests)
 

@@ -126,10 +126,12 @@ def doubling_stats(analysis: Analysis, entrants: Sequence[str]) -> dict[str, dic
     return out
 
 
-def rating_series(history: Sequence[RatingRow], entrants: Sequence[str], mu0: float) -> dict[str, list[list[float]]]:
-    """Per entrant: [[matches played, μ, σ], ...] from where it joined (μ₀ just before its first
-    rated game: a version that came late is not drawn as if present from the start) through every
-    rated game. An entrant with no rated game is the single point (0, μ₀)."""
+def rating_series(
+    history: Sequence[RatingRow], entrants: Sequence[str], mu0: float, *, joined: bool = False
+) -> dict[str, list[list[float]]]:
+    """Per entrant: [[matches played, μ, σ], ...] from the start (0, μ₀) through every rated game;
+    ``joined`` (a ladder, whose versions come as it goes): from where each joined instead, μ₀ just
+    before its first rated game, not as if present from the start."""
     from arbiter.tournament.ratings import SIGMA
 
     ends: dict[int, int] = {}  # each rated game's last match, counted from 1
@@ -140,10 +142,8 @@ def rating_series(history: Sequence[RatingRow], entrants: Sequence[str], mu0: fl
     series: dict[str, list[list[float]]] = {}
     for e in [*entrants, *(r.entrant for r in history)]:
         if e not in series:
-            joined = (
-                max((end for game, end in ends.items() if game < first_game[e]), default=0) if e in first_game else 0
-            )
-            series[e] = [[joined, mu0, round(SIGMA, 4)]]
+            before = [end for game, end in ends.items() if e in first_game and game < first_game[e]]
+            series[e] = [[max(before, default=0) if joined else 0, mu0, round(SIGMA, 4)]]
     for r in history:
         series[r.entrant].append([r.match_number + 1, round(r.mu, 4), round(r.sigma, 4)])
     return series
