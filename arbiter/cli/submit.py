@@ -64,7 +64,7 @@ def submit_command(
         if not as_json:
             typer.echo(_summary(submission))
             typer.echo(_report_text(submission.get("report")))
-            if submission.get("status") == "active" and isinstance(name := submission.get("name"), str):
+            if submission.get("status") == "active" and isinstance(name := _name(submission), str):
                 typer.echo(f"its page: {printable(base)}/entrants/{urllib.parse.quote(name, safe='')}")
     if as_json:
         print_json(submission)
@@ -171,8 +171,13 @@ def _wait(client: _Client, path: str, submission: dict[str, Any]) -> dict[str, A
     return submission
 
 
+def _name(submission: dict[str, Any]) -> Any:
+    """The submitted entrant's name, as the arena's API says it (SubmissionView's ``name``)."""
+    return submission.get("name")
+
+
 def _summary(submission: dict[str, Any]) -> str:
-    entrant = submission.get("entrant")
+    entrant = _name(submission)
     version = submission.get("version")
     who = f" {entrant}@{version}" if entrant is not None and version is not None else ""
     return printable(f"submission {submission.get('id')}{who}: {submission.get('status')}")

@@ -100,7 +100,7 @@ def test_author_add_finds_the_database_of_an_arena_file(tmp_path):
     revoked = arbiter("author", "revoke", "alice", str(tmp_path / "league.yaml"), cwd=elsewhere)
     assert revoked.returncode == 0, revoked
     assert not (elsewhere / "logs").exists()  # nothing made at the default place
-    assert "http://HOST:PORT/me" in made.stdout  # the file says no address people can use
+    assert "http://127.0.0.1:8080/me" in made.stdout  # an arena file without web: the default one
 
 
 def test_author_add_names_the_arenas_pages_from_its_web_address(tmp_path):

@@ -3,7 +3,7 @@ create_app over an SQLite database that a real tournament of the sample bots fil
 bob's versions played; bob's bot writes to stderr), with real authors and tokens. Uploads go
 through the arena's real archive step (open_archive into a store folder); the check is decided
 at once by the test's queue, with a report in check-bot's shape. Screenshots of the corner at
-1400×900 and 390×844 go to test-artifacts/.
+1280×800 and 390×844 go to test-artifacts/.
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def test_an_author_logs_in_uploads_a_bot_and_reads_only_its_own_bots_output(corn
 
         # screenshots, laptop and phone
         ARTIFACTS.mkdir(exist_ok=True)
-        for width, height in ((1400, 900), (390, 844)):
+        for width, height in ((1280, 800), (390, 844)):
             page.set_viewport_size({"width": width, "height": height})
             shot = ARTIFACTS / f"arena-corner-{width}x{height}.png"
             page.screenshot(path=str(shot), full_page=True)

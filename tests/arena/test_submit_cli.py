@@ -108,7 +108,7 @@ class FakeArena:
         )
         ident = len(self.submissions) + 7
         self.submissions[ident] = {
-            "id": ident, "entrant": bot.name, "version": 1, "status": "active" if passed else "rejected",
+            "id": ident, "name": bot.name, "version": 1, "status": "active" if passed else "rejected",
             "report": report, "bundle": bot.digest,
         }  # fmt: skip
         self.answer(handler, 201, {**self.submissions[ident], "status": "checking", "report": None})
@@ -184,7 +184,7 @@ def test_a_rejected_bot_shows_its_report_and_exits_1(tmp_path, arena, token_file
     assert result.exit_code == 1, result.output
     (line,) = result.stdout.splitlines()
     answer = json.loads(line)
-    assert answer["status"] == "rejected" and answer["entrant"] == "bad"
+    assert answer["status"] == "rejected" and answer["name"] == "bad"
     assert "FAIL  legal-actions" in json.loads(answer["report"])["text"]
 
 

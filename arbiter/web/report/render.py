@@ -89,6 +89,8 @@ def chart(series: dict[str, list[list[float]]], order: Sequence[str], colours: C
     from arbiter.tournament.ratings import MU
 
     values = [p[1] for e in order for p in series.get(e, [])]
+    ends = [series[e][-1] for e in order if len(series.get(e, [])) > 1]
+    values += [p[1] + d * p[2] for p in ends for d in (-1, 1)]  # each line's band where it ends
     lo, hi = (min([*values, MU]), max([*values, MU])) if values else (20.0, 30.0)
     if hi - lo < 2:
         lo, hi = lo - 1, hi + 1
