@@ -34,6 +34,7 @@ from fastapi.security.utils import get_authorization_scheme_param
 from arbiter.errors import ArbiterError, NameTaken, StorageError, TokenRefused
 from arbiter.tournament.config import NAME_RE
 
+from .browse import arena_title
 from .corner import add_corner
 from .events import EventHub
 from .guards import SECURITY_HEADERS, BodyGuard, SecurityHeaders, Upload, error
@@ -100,9 +101,9 @@ def create_app(service: ArenaService, *, hub: EventHub | None = None, secret: by
     ``secret``, the author's corner too (``/me``, its sessions signed with it:
     :func:`arbiter.arena.corner.session_secret`)."""
     app = FastAPI(
-        title=f"Barbu arena {service.arena}",
+        title=arena_title(service.arena),
         summary="A standing ladder of Barbu bots: leaderboard, entrants, matches, submissions",
-        docs_url=None,  # the interactive pages load scripts from elsewhere; /openapi.json describes all
+        docs_url=None,  # FastAPI's interactive pages load scripts from elsewhere: /docs is the arena's own (browse)
         redoc_url=None,
     )
     hub = hub if hub is not None else EventHub()
@@ -184,12 +185,20 @@ def _reads(app: FastAPI, service: ArenaService, snapshots: Snapshots) -> None:
         entrant: Annotated[
             str | None, Query(max_length=80, pattern=ENTRANT, description="NAME or NAME@VERSION")
         ] = None,
+        version: Annotated[
+            int | None, Query(ge=1, le=10**9, description="the entrant's version (with a bare NAME)")
+        ] = None,
         since: Annotated[datetime | None, Query(description="finished at or after (ISO 8601)")] = None,
+        until: Annotated[datetime | None, Query(description="finished before (ISO 8601)")] = None,
         before: Annotated[int | None, Query(ge=1, le=MAX_ID, description="ids below this (paging)")] = None,
         limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
     ) -> MatchPage:
-        """Matches, newest first."""
-        return service.matches(entrant=entrant, since=since, before=before, limit=limit)
+        """Matches, the highest id first, a page at a time: pass `next_before` as `before` for the next."""
+        if version is not None:
+            if entrant is None or "@" in entrant:
+                raise HTTPException(400, "version: give it with a bare entrant NAME (or write NAME@VERSION)")
+            entrant = f"{entrant}@{version}"
+        return service.matches(entrant=entrant, since=since, until=until, before=before, limit=limit)
 
     @app.get("/api/matches/{match_id}", response_model=MatchDetail, tags=["matches"])
     def match(match_id: MatchId) -> MatchDetail:

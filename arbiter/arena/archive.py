@@ -1,4 +1,8 @@
-"""Bots uploaded to an arena: the .tar.gz an author sends, checked, then kept by its content.
+"""Bots uploaded to an arena: the .tar.gz (or .zip) an author sends, checked, then kept by its content.
+
+The archive holds the bot's folder: its files at the top (what ``arbiter submit`` sends), or one
+folder holding them (what ``tar czf lowbot.tar.gz lowbot`` or a zip of the folder makes): when
+the top holds no ``entrant.yaml`` but one folder that does, that folder is the bot's.
 
 :func:`open_archive` reads the upload as a stream and refuses it, with one line for its author
 (:class:`~arbiter.errors.SubmissionRefused`), as soon as it breaks a rule, before writing what
@@ -32,9 +36,12 @@ import io
 import os
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
+import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Annotated, cast
@@ -88,13 +95,14 @@ def open_archive(data: bytes | IO[bytes], store: Path, limits: UploadLimits) -> 
     try:
         store.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=UPLOAD_PREFIX, dir=store))
-        _extract(source, work, limits)
-        entrant = entrant_file(work)
+        _extract_zip(source, work, limits) if _is_zip(source) else _extract(source, work, limits)
+        root = _bot_folder(work)
+        entrant = entrant_file(root)
         name, command = entrant.name, entrant.command or ""
-        _check_command(command, work, built=entrant.build is not None)
+        _check_command(command, root, built=entrant.build is not None)
         if entrant.build is not None:
             _inside(entrant.build, "build")
-        bundle = pack(work, name, max_bytes=limits.unpacked)
+        bundle = pack(root, name, max_bytes=limits.unpacked)
         folder = unpack(bundle.digest, bundle.data, store, max_bytes=limits.unpacked)
     except SubmissionRefused as e:
         raise SubmissionRefused(_hidden(str(e), work, store)) from None
@@ -107,6 +115,27 @@ def open_archive(data: bytes | IO[bytes], store: Path, limits: UploadLimits) -> 
         if work != store:
             shutil.rmtree(work, ignore_errors=True)
     return Unpacked(bundle.digest, folder, name, command)
+
+
+def _is_zip(source: IO[bytes]) -> bool:
+    """Whether the upload starts as a zip archive does (its stream left where it was)."""
+    where = source.tell()
+    head = source.read(4)
+    source.seek(where)
+    return head == b"PK\x03\x04"
+
+
+def _bot_folder(work: Path) -> Path:
+    """The bot's folder in what was unpacked: the top, or the one folder there that holds an
+    entrant.yaml when the top holds none (an archive of the folder itself)."""
+    if (work / ENTRANT_FILE).exists():
+        return work
+    entries = [p for p in work.iterdir() if p.name not in ("__MACOSX", ".DS_Store")]  # what a Mac's zip adds
+    if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink():
+        inner = entries[0]
+        if (inner / ENTRANT_FILE).is_file():
+            return inner
+    return work
 
 
 def _hidden(message: str, work: Path, store: Path) -> str:
@@ -182,8 +211,8 @@ def entrant_file(folder: Path) -> SubmittedEntrant:
     path = folder / ENTRANT_FILE
     if not path.is_file() or path.is_symlink():
         raise SubmissionRefused(
-            f"no {ENTRANT_FILE} at the top of the bot's folder: write one with the entrant's name and command "
-            "(arbiter new-bot writes one)"
+            f"no {ENTRANT_FILE} at the top of the bot's folder (or of the one folder the archive holds): write one "
+            "with the entrant's name and command (arbiter new-bot writes one)"
         )
     text = read_text(path, MAX_ENTRANT_FILE, ENTRANT_FILE, SubmissionRefused)
     try:
@@ -258,6 +287,62 @@ def _archive_too_large(limits: UploadLimits) -> SubmissionRefused:
     )
 
 
+def _extract_zip(source: IO[bytes], dest: Path, limits: UploadLimits) -> None:
+    """A zip upload's files and folders into ``dest``, checked as a .tar.gz's are (the same
+    caps, paths and kinds); a member is read only up to the size it declares, CRC checked."""
+    data = _Capped(source, limits.archive, _archive_too_large(limits)).read()
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = archive.infolist()
+            if len(infos) > limits.files:
+                raise SubmissionRefused(
+                    f"the archive holds more than {limits.files} files and folders: keep the bot's folder smaller"
+                )
+            names: set[str] = set()
+            total = 0
+            for info in infos:
+                member = _as_tar_member(info)
+                name = _member_name(member)
+                if name is None:
+                    continue
+                total = _counted(name, names, total + member.size, limits)
+                if not _left_out(name):
+                    _write(member, dest / name, lambda info=info: archive.open(info))  # type: ignore[misc]
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, NotImplementedError, ValueError) as e:
+        raise SubmissionRefused(f"the upload is not a readable .tar.gz or .zip archive ({printable(str(e))})") from None
+
+
+def _as_tar_member(info: zipfile.ZipInfo) -> tarfile.TarInfo:
+    """A zip member as the tar member it stands for, so both kinds are checked alike."""
+    member = tarfile.TarInfo(info.filename)
+    mode = info.external_attr >> 16
+    member.type = (
+        tarfile.DIRTYPE
+        if info.is_dir()
+        else tarfile.SYMTYPE
+        if stat.S_ISLNK(mode)
+        else tarfile.REGTYPE
+        if not stat.S_IFMT(mode) or stat.S_ISREG(mode)  # no kind said: a file
+        else tarfile.FIFOTYPE
+    )
+    member.size = 0 if info.is_dir() else info.file_size
+    member.mode = stat.S_IMODE(mode) or 0o644
+    return member
+
+
+def _counted(name: str, names: set[str], total: int, limits: UploadLimits) -> int:
+    """The files' bytes so far with ``name``'s; a refusal for a name twice or too many bytes."""
+    if name in names:
+        raise SubmissionRefused(f"the archive holds {printable(name)!r} twice: not unpacked")
+    names.add(name)
+    if total > limits.unpacked:
+        raise SubmissionRefused(
+            f"the archive's files come to more than {human_size(limits.unpacked)} "
+            f"(at {printable(name)!r}): leave out what the bot does not need to run"
+        )
+    return total
+
+
 def _extract(source: IO[bytes], dest: Path, limits: UploadLimits) -> None:
     """The upload's files and folders into ``dest``, each checked before it is written."""
     upload = _Capped(source, limits.archive, _archive_too_large(limits))
@@ -276,21 +361,13 @@ def _extract(source: IO[bytes], dest: Path, limits: UploadLimits) -> None:
                 name = _member_name(member)
                 if name is None:
                     continue  # the top folder itself ("./")
-                if name in names:
-                    raise SubmissionRefused(f"the archive holds {printable(name)!r} twice: not unpacked")
-                names.add(name)
-                total += member.size if member.isreg() else 0
-                if total > limits.unpacked:
-                    raise SubmissionRefused(
-                        f"the archive's files come to more than {human_size(limits.unpacked)} "
-                        f"(at {printable(name)!r}): leave out what the bot does not need to run"
-                    )
+                total = _counted(name, names, total + (member.size if member.isreg() else 0), limits)
                 if not _left_out(name):
-                    _write(tar, member, dest / name)
+                    _write(member, dest / name, lambda member=member: tar.extractfile(member))  # type: ignore[misc]
             while inflated.read(1 << 16):  # to the gzip stream's end, where its CRC is checked
                 pass
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as e:
-        raise SubmissionRefused(f"the upload is not a readable .tar.gz archive ({printable(str(e))})") from None
+        raise SubmissionRefused(f"the upload is not a readable .tar.gz or .zip archive ({printable(str(e))})") from None
 
 
 def _left_out(name: str) -> bool:
@@ -353,7 +430,7 @@ def _check_kind(member: tarfile.TarInfo, shown: str) -> None:
         )
 
 
-def _write(tar: tarfile.TarFile, member: tarfile.TarInfo, path: Path) -> None:
+def _write(member: tarfile.TarInfo, path: Path, content_of: Callable[[], IO[bytes] | None]) -> None:
     """Make the folder or file ``member`` at ``path`` (its folders first); an OSError is a
     refusal. The folder holds no links, so nothing made here can leave it."""
     try:
@@ -364,9 +441,10 @@ def _write(tar: tarfile.TarFile, member: tarfile.TarInfo, path: Path) -> None:
         mode = 0o755 if member.mode & 0o111 else 0o644
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
         with os.fdopen(fd, "wb") as out:
-            content = tar.extractfile(member)
+            content = content_of()
             if content is not None:
-                shutil.copyfileobj(content, out)
+                with content:
+                    shutil.copyfileobj(content, out)
     except OSError as e:
         if disk_full(e):
             raise  # the arena's trouble, not the upload's

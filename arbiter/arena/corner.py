@@ -18,9 +18,11 @@ so the login form is protected too; logging in starts a new session (a new nonce
 (``POST /me/submit``) is refused on its head alone, before its body is read, unless it comes
 with a live author's session from the arena's own origin.
 
-What the corner shows is the author's alone: its submissions with their check reports, a form to
-upload a bot's folder as a .tar.gz, retiring a version, and the output of its own bots in their
-matches (:meth:`ArenaService.stderr_of`: anything else, guessed or not, is 404).
+What the corner shows is the author's alone: its submissions with their check reports (passing
+checks folded, failures open; a check in progress shows its end without a reload, on the
+arena's events), a form to upload a bot's folder as a .tar.gz or .zip with the command that does
+the same from a terminal, retiring a version, and the output of its own bots in their matches,
+each linked to its replay (:meth:`ArenaService.stderr_of`: anything else, guessed or not, is 404).
 """
 
 from __future__ import annotations
@@ -43,9 +45,12 @@ from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from arbiter.errors import ArbiterError, StorageError, TokenRefused
+from arbiter.files import human_size
+from arbiter.lobby.keys import AUTHOR_PREFIX, KEY_ID_BYTES
 from arbiter.storage.credentials import AuthorToken
 from arbiter.web.html import render
 
+from .browse import arena_title
 from .guards import Upload
 from .service import ArenaService, NotFound
 from .tokens import TooManyAttempts
@@ -60,6 +65,7 @@ STDERR_MATCHES = 20  # per entrant name: the most recent matches listed with the
 NO_STORE = {"Cache-Control": "no-store"}  # the arena's security headers come with every response (guards)
 MatchNumber = Annotated[int, PathParam(ge=1, le=2**63 - 1)]
 Csrf = Annotated[str, Form(max_length=200, description="the session's CSRF token")]
+TOKEN_SHAPE = f"{AUTHOR_PREFIX}.<{2 * KEY_ID_BYTES} hex digits>.<43 characters>"
 REFUSED = "refused: a form of the author's corner must be sent from its own page (reload /me and try again)"
 
 
@@ -216,21 +222,29 @@ class _Corner:
         )
         return response
 
-    def page(self, request: Request, message: str = "", status: int = 200) -> Response:
-        """``/me``: the login form, or the author's corner; a visitor without a session gets one."""
+    def page(self, request: Request, message: str = "", status: int = 200, good: bool = False) -> Response:
+        """``/me``: the login form, or the author's corner; a visitor without a session gets one.
+        ``message``: what to say on top (``good``: a confirmation, else a refusal)."""
         session = self.current(request)
         author = self.author_of(request)
         if session is None or (session.author and author is None):
             session = self.sessions.new()
+        views = self.service.submissions_of(author) if author else []
+        if not message and author and (received := _received(request, views)) is not None:
+            message, good = received, True
         html = render(
             "corner.html",
             arena=self.service.arena,
+            site=arena_title(self.service.arena),
             author=author,
             csrf=self.sessions.csrf(session),
             message=message,
-            submissions=_submissions(self.service.submissions_of(author)) if author else [],
+            good=good,
+            submissions=_submissions(views),
             outputs=_outputs(self.service, author) if author else [],
-            upload_limit=self.service.upload_limit,
+            upload_limit=human_size(self.service.upload_limit),
+            token_shape=TOKEN_SHAPE,
+            base_url=str(request.base_url).rstrip("/"),
         )
         response = HTMLResponse(html, status_code=status, headers=NO_STORE)
         return self.with_cookie(response, request, session) if session != self.current(request) else response
@@ -246,8 +260,21 @@ def _refused() -> Response:
     return PlainTextResponse(REFUSED, status_code=403, headers=NO_STORE)
 
 
-def _back() -> Response:
-    return RedirectResponse("/me", status_code=303, headers=NO_STORE)
+def _back(query: str = "") -> Response:
+    return RedirectResponse(f"/me{query}", status_code=303, headers=NO_STORE)
+
+
+def _received(request: Request, views: list[SubmissionView]) -> str | None:
+    """The confirmation of an upload just made (``/me?submitted=ID``, one of the author's own)."""
+    sent = request.query_params.get("submitted", "")
+    view = next((v for v in views if sent.isdigit() and v.id == int(sent)), None)
+    if view is None:
+        return None
+    return f"Received {view.name}@{view.version} (submission {view.id}): {view.status}" + (
+        "; the check runs now and this page shows its result as soon as it is known."
+        if view.status == "checking"
+        else "."
+    )
 
 
 def _session_routes(app: FastAPI, corner: _Corner) -> None:
@@ -290,12 +317,12 @@ def _author_routes(app: FastAPI, corner: _Corner) -> None:
         if author is None or not corner.guarded(request, csrf):
             return _refused()
         if bundle is None:
-            return corner.page(request, "choose your bot's folder as a .tar.gz to upload", 400)
+            return corner.page(request, "choose your bot's folder as a .tar.gz or .zip to upload", 400)
         try:
-            service.submit_as(author, bundle.file.read(service.upload_limit + 1))
+            row = service.submit_as(author, bundle.file.read(service.upload_limit + 1))
         except ArbiterError as e:
             return corner.page(request, str(e), 400)
-        return _back()
+        return _back(f"?submitted={row.id}")
 
     @app.post("/me/retire", include_in_schema=False)
     def retire(request: Request, name: Annotated[str, Form(max_length=64)] = "", csrf: Csrf = "") -> Response:

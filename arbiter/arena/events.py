@@ -3,8 +3,10 @@
 The loop's thread calls :meth:`EventHub.publish` when a match is recorded; every open stream
 gets the event as one ``data:`` line of JSON. An event is a JSON object with a ``type``:
 
-- ``{"type": "match", "number": N, "status": "complete" | "aborted"}``: the ladder's match
-  number ``N`` is recorded (its ratings, scores and faults are in the API from now on).
+- ``{"type": "match", "id": N, "status": "complete" | "aborted"}``: the ladder's match
+  ``N`` is recorded (its ratings, scores and faults are in the API from now on);
+- ``{"type": "submission", "id": N, "status": "active" | "rejected"}``: submission ``N``'s check
+  is over (the author's corner shows it).
 
 A page only learns *that* something changed and fetches what it shows again, so an event it
 missed (a full queue, a reconnection) costs nothing but a late refresh. A comment line every
@@ -120,7 +122,7 @@ def add_events(app: FastAPI, hub: EventHub) -> None:
     @app.get("/api/events", tags=["ladder"], response_class=StreamingResponse)
     async def events(request: Request) -> StreamingResponse:
         """Server-sent events (``text/event-stream``): one ``data:`` line of JSON per event, such as
-        ``{"type": "match", "number": 12, "status": "complete"}`` when a match is recorded."""
+        ``{"type": "match", "id": 12, "status": "complete"}`` when a match is recorded."""
         s = hub.subscribe()
         if s is None:
             return StreamingResponse(iter(["retry: 30000\n\n"]), status_code=503, media_type="text/event-stream")

@@ -39,8 +39,12 @@ from arbiter.tournament.schedule import rotations
 
 __all__ = ["ArenaSchedule", "LadderEntrant", "LOCAL_CAPACITY", "versioned"]
 
-FORMAT = register(Format("arena", r"a\d+-\d+", True, lambda entrants, rounds: 0, lambda *schedule: [], growing=True))
-"""The ladder's format: duplicate sets (keyed ``a12-3``: set 12, rotation 3) chosen as it goes."""
+FORMAT = register(
+    Format("arena", r"\d+|a\d+-\d+", True, lambda entrants, rounds: 0, lambda *schedule: [], growing=True)
+)
+"""The ladder's format: duplicate sets chosen as it goes. A match is keyed by its one identifier,
+its place in the ladder from 1 (``46``: the log ``ARENA-46.jsonl``, the page ``/matches/46``);
+arenas of earlier releases keyed theirs ``a12-3`` (set 12, rotation 3)."""
 
 LOCAL_CAPACITY = 256  # matches at once of a bot this arbiter starts itself: the slots bound it first
 POLL_SECONDS = 1.0  # how often a waiting ladder looks at its field again
@@ -268,5 +272,5 @@ def _fitted(seating: tuple[str, ...], field: dict[str, LadderEntrant]) -> tuple[
 
 def _match(number_of_set: int, rotation: int, number: int, seats: Sequence[str], seed: int) -> ScheduledMatch:
     seats4 = (seats[0], seats[1], seats[2], seats[3])
-    key = f"a{number_of_set}-{rotation + 1}"
+    key = str(number + 1)  # the match's id (arbiter.arena.service.public_id)
     return ScheduledMatch(number, key, number_of_set, 0, rotation, number_of_set, seats4, seed, 0)

@@ -1,5 +1,7 @@
 """The arena's pages for people: the leaderboard (``/``), an entrant (``/entrants/{name}``) and a
-match's replay (``/matches/{id}``), served beside the API by the same app.
+match's replay (``/matches/{id}``), served beside the API by the same app, with the pages to
+find one's way (arbiter.arena.browse: every match, the matches in play, the API's docs); every
+page has the same navigation (``templates/_arena.html``).
 
 Each page is rendered on the server from :class:`arbiter.arena.service.ArenaService` with the
 report's templates, styles and chart (arbiter.web), so it is complete with JavaScript off. The
@@ -21,11 +23,13 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 
 from arbiter.errors import ArbiterError
+from arbiter.tournament.ratings import MU, SIGMA
 from arbiter.web.chart import axes
 from arbiter.web.html import json_for_script, render, static
 from arbiter.web.report.build import DASHES, PALETTE
 from arbiter.web.report.render import Chart, chart, cls, num, plural
 
+from .browse import add_browse, arena_title
 from .events import EventHub, add_events
 from .service import ArenaService, LogGone, NotFound, split_version
 from .snapshots import Snapshot, Snapshots
@@ -89,11 +93,15 @@ def head_to_head(name: str, matches: Sequence[MatchSummary]) -> list[Opponent]:
 
 
 def history_chart(view: EntrantView) -> tuple[Chart, dict[int, str]]:
-    """The entrant's rating history, one line per version (x: the ladder's match number)."""
+    """The entrant's rating history, one line per version (x: the ladder's match id), each from
+    μ₀ where it joined: just before its first rated game."""
     versions = [v.version for v in view.versions]
     series: dict[str, list[list[float]]] = {}
     for p in view.history:
-        series.setdefault(f"{view.name}@{p.version}", []).append([p.match_number, p.mu, p.sigma])
+        line = series.setdefault(f"{view.name}@{p.version}", [])
+        if not line:
+            line.append([max(0, p.match_number - 1), MU, SIGMA])
+        line.append([p.match_number, p.mu, p.sigma])
     order = [f"{view.name}@{v}" for v in versions if f"{view.name}@{v}" in series]
     colours = {e: (PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)]) for i, e in enumerate(order)}
     x_max = max((int(p[0]) for s in series.values() for p in s), default=1)
@@ -117,7 +125,7 @@ def leaderboard_page(service: ArenaService, board: Leaderboard, state: ArenaStat
         "arena_leaderboard.html",
         **FORMATS,
         arena=service.arena,
-        title=f"Barbu arena — {service.arena}",
+        title=f"Leaderboard — {arena_title(service.arena)}",
         board=board,
         state=state,
         sparks=sparks,
@@ -129,6 +137,12 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub, snapshots: Sna
     served as ``snapshots`` last rendered it."""
     add_events(app, hub)
     arena = service.arena
+    add_browse(
+        app,
+        service,
+        lambda template, **context: _page(template, arena=arena, **context),
+        lambda e, status: _missing(arena, e, status),
+    )
 
     scripts = {name: Snapshot.of(static(name).encode(), "text/javascript; charset=utf-8") for name in SCRIPTS}
 
@@ -151,7 +165,7 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub, snapshots: Sna
         return _page(
             "arena_entrant.html",
             arena=arena,
-            title=f"{name} — Barbu arena {arena}",
+            title=f"{name} — {arena_title(arena)}",
             e=view,
             chart=rating_chart,
             colours=colours,
@@ -177,7 +191,7 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub, snapshots: Sna
         return _page(
             "arena_match.html",
             arena=arena,
-            title=f"Match {detail.number} — Barbu arena {arena}",
+            title=f"Match {detail.id} — {arena_title(arena)}",
             m=detail,
             data=json_for_script(data),
         )

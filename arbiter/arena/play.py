@@ -31,6 +31,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from arbiter.arena.browse import arena_title
 from arbiter.arena.config import ArenaConfig
 from arbiter.arena.service import ArenaService
 from arbiter.human.app import REPLAY_CSP, new_key, table_app
@@ -169,7 +170,7 @@ def add_play(app: FastAPI, tables: HumanTables) -> None:
         return HTMLResponse(
             render(
                 "arena_play.html",
-                title=f"Play — Barbu arena {tables.service.arena}",
+                title=f"Play — {arena_title(tables.service.arena)}",
                 arena=tables.service.arena,
                 champions=tables.champions(),
                 capacity=tables.capacity,

@@ -24,6 +24,7 @@ never a submission's row, its report, its matches or its ratings.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import threading
@@ -39,6 +40,8 @@ from arbiter.arena.config import Quotas, UploadLimits
 from arbiter.arena.disk import DiskFull, DiskWatch, approx_size, disk_full
 from arbiter.errors import ArbiterError
 from arbiter.storage.arena import ACTIVE, CHECKING, ArenaStore, SubmissionRow
+
+log = logging.getLogger(__name__)
 
 HOUR = 3600.0
 QUEUED_RETRY_SECONDS = 30.0  # a hint: a check takes some seconds to some minutes
@@ -134,6 +137,14 @@ class Uploads:
                     self._disk_failed(e)
                     raise DiskFull("the arena's disk has no room for this upload now: try again later") from None
                 raise
+        log.info(
+            "submission %d: %s@%d from %s, %s, queued for its check",
+            row.id,
+            row.entrant,
+            row.version,
+            author,
+            approx_size(len(data)),
+        )
         self.enqueue(row.id)
         return row
 

@@ -22,7 +22,8 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,7 @@ __all__ = ["ArenaHost", "Checker", "ServeResult", "serve"]
 log = logging.getLogger(__name__)
 
 CHECK_STOP_SECONDS = 5.0  # for a check in progress to end its bots when the arena stops
+MATCHES_PER_LINE = 10  # the operator's log says how the ladder goes every this many matches
 
 
 @dataclass
@@ -74,8 +76,15 @@ class Checker:
     arena is short of space; a decision the database could not store for want of space is made
     again once it has room."""
 
-    def __init__(self, arena: ArenaConfig, store: ArenaStore, woke: Callable[[], None], disk: DiskWatch | None = None):
-        self.arena, self.store, self.woke, self.disk = arena, store, woke, disk
+    def __init__(
+        self,
+        arena: ArenaConfig,
+        store: ArenaStore,
+        woke: Callable[[], None],
+        disk: DiskWatch | None = None,
+        decided: Callable[[int, str], None] = lambda submission_id, status: None,
+    ):
+        self.arena, self.store, self.woke, self.disk, self.decided = arena, store, woke, disk, decided
         self._waiting: dict[str, deque[int]] = {}  # each author's submissions to check, oldest first
         self._turns: deque[str] = deque()  # the authors with one waiting, whose turn is first first
         self._ready = threading.Condition()
@@ -193,6 +202,7 @@ class Checker:
             return
         decided = self.store.decide(submission_id, bool(passed), report)
         log.info("submission %d (%s): %s", submission_id, decided.versioned_name, decided.status)
+        self.decided(submission_id, decided.status)
         self.woke()
 
 
@@ -205,6 +215,7 @@ class ArenaHost:
         self, arena: ArenaConfig, url: str | None, web: str, schedule: ArenaSchedule, announce: Callable[[str], None]
     ):
         self.arena, self.url, self.listen, self.schedule, self.announce = arena, url, web, schedule, announce
+        self.log_file = Path(arena.tournament.log_folder) / "arbiter.log"
         self.run: Run | None = None
         self.web: WebServer | None = None
         self.checker: Checker | None = None
@@ -241,7 +252,7 @@ class ArenaHost:
         self.engine = open_database(self.url)
         store = ArenaStore(self.engine)
         disk = self.schedule.disk
-        self.checker = Checker(self.arena, store, self.schedule.changed.set, disk)
+        self.checker = Checker(self.arena, store, self.schedule.changed.set, disk, self._decided)
         house = [e.name for e in self.arena.tournament.entrants]
         uploads = Uploads(
             self.arena.name,
@@ -265,6 +276,7 @@ class ArenaHost:
             uploads=uploads,
             house=house,
             in_flight=self.in_flight,
+            in_play=self._in_play,
             paused=disk.paused if disk is not None else lambda: None,
         )
         app = create_app(service, hub=self.events, secret=session_secret(self.arena.store))
@@ -273,7 +285,12 @@ class ArenaHost:
         self.web.start()
         self.checker.start()
         self._sweeper.start()
-        self.announce(f"arena {self.arena.name!r}: serving http://{self.web.address} (database {run.database})")
+        site = f"http://{self.web.address}"
+        self.announce(
+            f"arena {self.arena.name!r}: serving {site} (database {run.database}; log {self.log_file})\n"
+            f"  the site:     {site}/\n  your corner:  {site}/me   (authors log in with their token)\n"
+            f"  the API docs: {site}/docs"
+        )
 
     def _sweep(self, uploads: Uploads, seconds: float) -> None:
         """The store's sweep, every ``seconds`` until the arena stops."""
@@ -288,8 +305,22 @@ class ArenaHost:
         except Exception as e:
             log.warning("sweeping the bundle store failed: %s", e)
 
+    def _decided(self, submission_id: int, status: str) -> None:
+        """A check is over: the open corners show it without a reload."""
+        self.events.publish({"type": "submission", "id": submission_id, "status": status})
+
     def match_done(self, run: Run, m: ScheduledMatch, outcome: MatchOutcome) -> None:
-        event = {"type": "match", "number": m.number, "status": outcome.result.status}
+        if outcome.result.status != "complete":
+            log.info("match %d aborted: %s", m.number + 1, outcome.result.reason)
+        if run.played and run.played % MATCHES_PER_LINE == 0:
+            log.info(
+                "%d matches recorded by this run (%d before), %d in play, %d aborted",
+                run.played,
+                run.recorded_before,
+                self.in_flight(),
+                run.aborted,
+            )
+        event = {"type": "match", "id": m.number + 1, "status": outcome.result.status}  # its public id
         self.events.publish(event)
         if self.engine is not None:
             from arbiter.arena.replicas import notify
@@ -359,6 +390,25 @@ def _folders(arena: ArenaConfig, engine: Any) -> dict[str, Path]:
     return folders
 
 
+@contextmanager
+def operator_log(path: Path) -> Iterator[None]:
+    """While the arena runs, what it does (submissions, checks, drains, a line every
+    ``MATCHES_PER_LINE`` matches) goes to stderr and to ``path``, its log folder's arbiter.log."""
+    logger = logging.getLogger("arbiter.arena")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        handler.close()
+
+
 def serve(
     arena: ArenaConfig,
     *,
@@ -384,7 +434,15 @@ def serve(
         disk = DiskWatch(_folders(arena, engine), arena.free_space)
         schedule = ArenaSchedule(tournament, arena.matchmaking, arena.seed, field, lookup, stored, disk)
         host = ArenaHost(arena, url, web or arena.web, schedule, announce)
-        with draining_on_signals(lambda signum: schedule.drain(), arena.drain_seconds):
+
+        def drain(signum: int) -> None:
+            log.info(
+                "draining: no new set starts; the %d matches in play finish (a second signal stops them)",
+                host.in_flight(),
+            )
+            schedule.drain()
+
+        with operator_log(host.log_file), draining_on_signals(drain, arena.drain_seconds):
             try:
                 summary: RunSummary | None = run_tournament(
                     schedule.config, database=url, jobs=jobs, observers=[host], schedule=schedule

@@ -28,9 +28,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
 from arbiter.errors import ArbiterError
-from arbiter.files import FileTooLarge, read_bounded
+from arbiter.files import FileTooLarge, human_size, read_bounded
 from arbiter.lobby.ratelimit import FailureLimiter
-from arbiter.model import Tally
+from arbiter.model import ScheduledMatch, Tally
 from arbiter.stats import Moments
 from arbiter.storage import Repo, row_id
 from arbiter.storage.arena import ArenaStore, SubmissionRow
@@ -52,6 +52,7 @@ from .views import (
     FaultView,
     Leaderboard,
     LeaderboardRow,
+    LiveMatch,
     MatchDetail,
     MatchPage,
     MatchSummary,
@@ -59,6 +60,7 @@ from .views import (
     SeatView,
     SubmissionView,
     VersionView,
+    public_id,
 )
 
 MAX_PAGE = 200  # matches per page of GET /api/matches
@@ -106,7 +108,7 @@ class ArenaService:
     ``house``: the house entrants' NAMEs (the arena file's commands; each plays as ``NAME@1``,
     belongs to nobody and is always active). ``uploads`` takes submissions (its limits'
     ``archive`` caps an upload's bytes); ``in_flight()`` counts the matches being played;
-    ``paused()`` says why the arena is paused (its disk), if it is; ``limiter`` counts failed tokens."""
+    ``in_play()`` lists them (scheduled, not recorded); ``paused()`` says why the arena is paused (its disk), if it is; ``limiter`` counts failed tokens."""
 
     def __init__(
         self,
@@ -117,6 +119,7 @@ class ArenaService:
         uploads: Uploads,
         house: Sequence[str] = (),
         in_flight: Callable[[], int] = lambda: 0,
+        in_play: Callable[[], Sequence[ScheduledMatch]] = list,
         paused: Callable[[], str | None] = lambda: None,
         limiter: FailureLimiter | None = None,
     ):
@@ -129,6 +132,7 @@ class ArenaService:
         self.upload_limit = uploads.limits.archive
         self.tokens = TokenCheck(engine, limiter)
         self._in_flight = in_flight
+        self._in_play = in_play
         self._paused = paused
         self._lock = threading.Lock()
         self._computing = threading.Lock()  # one replay at a time (a table missing or behind)
@@ -235,6 +239,10 @@ class ArenaService:
         return {name: list(tally.trend[-points:]) for name, tally in self._kept(t).items() if tally.trend}
 
     # ---- matches ---------------------------------------------------------------------------
+    def live(self) -> list[LiveMatch]:
+        """The matches in play now (or waiting for a slot), the lowest id first."""
+        return [_live(m) for m in sorted(self._in_play(), key=lambda m: m.number)]
+
     def _versions_of(self, t_id: int, entrant: str) -> dict[int, str]:
         """The tournament's entrant rows (id -> NAME@VERSION) that are ``entrant``: a NAME (every
         version) or one NAME@VERSION."""
@@ -244,10 +252,16 @@ class ArenaService:
         return {i: n for i, n in by_id.items() if split_version(n)[0] == entrant}
 
     def matches(
-        self, *, entrant: str | None = None, since: datetime | None = None, before: int | None = None, limit: int = 50
+        self,
+        *,
+        entrant: str | None = None,
+        since: datetime | None = None,
+        before: int | None = None,
+        limit: int = 50,
+        until: datetime | None = None,
     ) -> MatchPage:
-        """A page of matches, newest first: of one entrant (NAME or NAME@VERSION), finished at or
-        after ``since``, with ids below ``before``."""
+        """A page of matches, the highest id first: of one entrant (NAME or NAME@VERSION), finished
+        in [``since``, ``until``), with ids below ``before`` (keyset paging: pages never shift)."""
         t = self._tournament()
         limit = max(1, min(limit, MAX_PAGE))
         if t is None:
@@ -263,13 +277,13 @@ class ArenaService:
                 query = query.where(col(Match.id).in_(played))
             if since is not None:
                 query = query.where(col(Match.finished_at) >= _utc(since))
+            if until is not None:
+                query = query.where(col(Match.finished_at) < _utc(until))
             if before is not None:
-                query = query.where(col(Match.id) < before)
-            rows = checked(s, query.order_by(col(Match.id).desc()).limit(limit + 1))
-        more = len(rows) > limit
-        rows = rows[:limit]
-        page = self._summaries(t_id, rows)
-        return MatchPage(matches=page, next_before=row_id(rows[-1]) if more else None)
+                query = query.where(col(Match.number) < before - 1)
+            rows = checked(s, query.order_by(col(Match.number).desc()).limit(limit + 1))
+        page = self._summaries(t_id, rows[:limit])
+        return MatchPage(matches=page, next_before=public_id(rows[limit - 1].number) if len(rows) > limit else None)
 
     def _summaries(self, t_id: int, rows: Sequence[Match]) -> list[MatchSummary]:
         ids = [row_id(m) for m in rows]
@@ -285,7 +299,7 @@ class ArenaService:
         t = self._tournament()
         if t is not None:
             with self.repo.reading(f"arena {self.arena!r}"), self.repo.session() as s:
-                query = select(Match).where(Match.id == match_id, Match.tournament_id == row_id(t))
+                query = select(Match).where(Match.number == match_id - 1, Match.tournament_id == row_id(t))
                 found = checked(s, query)
             if found:
                 return t, found[0]
@@ -296,14 +310,14 @@ class ArenaService:
         t_id = row_id(t)
         names = self.repo.entrants_by_id(t_id)
         with self.repo.reading(f"match {match_id}"), self.repo.session() as s:
-            faults = checked(s, select(Fault).where(Fault.match_id == match_id).order_by(col(Fault.id)))
+            faults = checked(s, select(Fault).where(Fault.match_id == row_id(m)).order_by(col(Fault.id)))
         summary = self._summaries(t_id, [m])[0]
         return MatchDetail(
             **summary.model_dump(),
             reason=m.reason if m.status != "complete" else None,
             deals=m.deals,
             wall_seconds=round(m.wall_seconds, 3),
-            fault_list=[_fault(f, names) for f in faults],
+            fault_list=[_fault(f, names, {row_id(m): m.number}) for f in faults],
         )
 
     def match_log(self, match_id: int) -> bytes:
@@ -389,7 +403,9 @@ class ArenaService:
         t_id = row_id(t)
         with self.repo.reading(f"entrant {name!r}"):
             history = [
-                RatingPoint(version=split_version(r.entrant)[1], **_point(r.game, r.match_number, r.mu, r.sigma))
+                RatingPoint(
+                    version=split_version(r.entrant)[1], **_point(r.game, public_id(r.match_number), r.mu, r.sigma)
+                )
                 for r in self.repo.rating_history(t_id, entrants=own)
             ]
             recent = self.matches(entrant=name, limit=RECENT_MATCHES).matches if self._versions_of(t_id, name) else []
@@ -416,7 +432,10 @@ class ArenaService:
             where = col(Fault.entrant_id).in_(list(ids))
             counts = dict(s.exec(select(Fault.kind, func.count()).where(where).group_by(col(Fault.kind))).all())
             rows = checked(s, select(Fault).where(where).order_by(col(Fault.id).desc()).limit(RECENT_FAULTS))
-        return [_fault(f, ids) for f in rows], counts
+            match_ids = list({f.match_id for f in rows})
+            found = s.exec(select(Match.id, Match.number).where(col(Match.id).in_(match_ids))).all()
+        numbers = {i: number for i, number in found if i is not None}
+        return [_fault(f, ids, numbers) for f in rows], counts
 
     def _deal_records(self, t: Tournament, own: Sequence[str]) -> tuple[ContractScores, Doubling]:
         """Per version, the mean deal score per contract and the doubling record, as the standings
@@ -451,7 +470,7 @@ class ArenaService:
     def submit_as(self, author: str, data: bytes) -> SubmissionRow:
         """:meth:`submit` for an author already known (the author's corner's session)."""
         if len(data) > self.upload_limit:
-            raise UploadTooLarge(f"the upload is larger than the arena's limit of {self.upload_limit} bytes")
+            raise UploadTooLarge(f"the upload is larger than the arena's limit of {human_size(self.upload_limit)}")
         return self.uploads.submit(author, data)
 
     def submission(self, submission_id: int, token: str | None, client: str) -> SubmissionView:
@@ -548,7 +567,9 @@ def _version(row: SubmissionRow, s: Standing) -> VersionView:
 
 
 def _submission(row: SubmissionRow, own: bool) -> SubmissionView:
-    """A submission as anyone sees it; ``own``: as its author does (its bundle and check report too)."""
+    """A submission as anyone sees it (its author too, as the leaderboard and the entrant pages
+    show it: an author's name is public); ``own``: as its author does (its bundle and check
+    report too)."""
     view = SubmissionView(
         id=row.id,
         name=row.entrant,
@@ -557,9 +578,10 @@ def _submission(row: SubmissionRow, own: bool) -> SubmissionView:
         created_at=row.created_at,
         decided_at=row.decided_at,
         retired_at=row.retired_at,
+        author=row.author,
     )
     if own:
-        view.author, view.bundle, view.report = row.author, row.bundle, _report(row.report)
+        view.bundle, view.report = row.bundle, _report(row.report)
     return view
 
 
@@ -567,25 +589,20 @@ def _house_version(s: Standing) -> VersionView:
     return VersionView(version=1, status="active", created_at=None, decided_at=None, retired_at=None, **_rating(s))
 
 
+def _seat(seat: int, entrant: str, total: int = 0, place: int = 0, forfeit: bool = False, faults: int = 0) -> SeatView:
+    name, version = split_version(entrant)
+    return SeatView(seat=seat, name=name, version=version, total=total, place=place, forfeited=forfeit, faults=faults)
+
+
+def _live(m: ScheduledMatch) -> LiveMatch:
+    return LiveMatch(id=public_id(m.number), game=m.game, seats=[_seat(i, e) for i, e in enumerate(m.seats)])
+
+
 def _summary(m: Match, seats: Sequence[SeatResult], names: dict[int, str]) -> MatchSummary:
-    views = []
-    for sr in seats:
-        name, version = split_version(names.get(sr.entrant_id, "?"))
-        views.append(
-            SeatView(
-                seat=sr.seat,
-                name=name,
-                version=version,
-                total=sr.total,
-                place=sr.place,
-                forfeited=sr.forfeited,
-                faults=sr.faults,
-            )
-        )
-    match_id = row_id(m)
+    views = [_seat(sr.seat, names.get(sr.entrant_id, "?"), sr.total, sr.place, sr.forfeited, sr.faults) for sr in seats]
+    match_id = public_id(m.number)
     return MatchSummary(
         id=match_id,
-        number=m.number,
         key=m.key,
         game=m.game,
         status=m.status,
@@ -597,10 +614,11 @@ def _summary(m: Match, seats: Sequence[SeatResult], names: dict[int, str]) -> Ma
     )
 
 
-def _fault(f: Fault, names: dict[int, str]) -> FaultView:
+def _fault(f: Fault, names: dict[int, str], numbers: dict[int, int]) -> FaultView:
+    """A fault; ``numbers``: its match's ladder number by the match's row id."""
     name, version = split_version(names.get(f.entrant_id, "?"))
     return FaultView(
-        match=f.match_id,
+        match=public_id(numbers.get(f.match_id, -1)),
         seat=f.seat,
         name=name,
         version=version,

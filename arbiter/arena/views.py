@@ -18,7 +18,14 @@ from arbiter.tournament.config import NAME_RE
 MAX_ID = 2**63 - 1  # the largest row id
 # What a path may name: bounded before anything reads it.
 Name = Annotated[str, Path(max_length=64, pattern=NAME_RE.pattern, description="an entrant's name")]
-MatchId = Annotated[int, Path(ge=1, le=MAX_ID, description="a match's id")]
+MatchId = Annotated[int, Path(ge=1, le=MAX_ID, description="a match's id: its place in the ladder, from 1")]
+
+
+def public_id(number: int) -> int:
+    """A match's one identifier for people and clients (its page, title, download name, API id
+    and log file): its place in the ladder's schedule, from 1. It is known before the match is
+    played, so its log file carries it too (arbiter.arena.ladder)."""
+    return number + 1
 
 
 class Rating(BaseModel):
@@ -57,7 +64,7 @@ class VersionView(Rating):
 class RatingPoint(BaseModel):
     version: int
     game: int = Field(description="the rated game (a duplicate set) in the ladder's order")
-    match_number: int
+    match_number: int = Field(description="the id of the game's last match")
     mu: float
     sigma: float
 
@@ -90,9 +97,8 @@ class FaultView(BaseModel):
 
 
 class MatchSummary(BaseModel):
-    id: int
-    number: int = Field(description="the match's number in the ladder")
-    key: str
+    id: int = Field(description="the match's one identifier: its place in the ladder, from 1 (its page is /matches/ID)")
+    key: str = Field(description="its log's key: the log file is ARENA-KEY.jsonl")
     game: int
     status: str = Field(description="complete | aborted")
     seats: list[SeatView]
@@ -112,6 +118,14 @@ class MatchDetail(MatchSummary):
 class MatchPage(BaseModel):
     matches: list[MatchSummary] = Field(description="newest first")
     next_before: int | None = Field(description="pass as `before` for the next page; none at the end")
+
+
+class LiveMatch(BaseModel):
+    """A match scheduled and not yet recorded: being played, or waiting for a slot."""
+
+    id: int = Field(description="the match's id: its page and log once recorded")
+    game: int = Field(description="its duplicate set")
+    seats: list[SeatView] = Field(description="who sits where (total and place are 0 until it ends)")
 
 
 class ContractScores(BaseModel):
@@ -167,7 +181,7 @@ class SubmissionView(BaseModel):
     created_at: datetime | None
     decided_at: datetime | None
     retired_at: datetime | None
-    author: str | None = Field(default=None, description="shown to its author only")
+    author: str | None = Field(default=None, description="who submitted it (public, as on the leaderboard)")
     bundle: str | None = Field(default=None, description="the bundle's SHA-256; shown to its author only")
     report: Any = Field(default=None, description="the check-bot report; shown to its author only")
 

@@ -34,7 +34,7 @@ class Kind:
     secret: str  # what it is called: "key", "token"
     give: str  # the verb that gives one out: "new", "add"
     store: Callable[["Engine"], "Credentials"]
-    use: Callable[[str], list[str]]  # how the holder uses it, in lines
+    use: Callable[[str, str], list[str]]  # how the holder uses it, in lines (given the site's address)
     file_help: str  # what the file argument is
     needs_entrant: bool  # the holder must be one of the file's entrants
 
@@ -57,9 +57,10 @@ ENTRANT_KEYS = Kind(
     "key",
     "new",
     _keys,
-    lambda name: [
-        f"Save it in a file and give that file to {name}'s author, privately; their bot then plays with",
-        "  arbiter connect --lobby HOST:PORT --key-file FILE -- BOT COMMAND",
+    lambda name, site: [
+        f"Save it in a file and give that file to {name}'s author, privately, with the lobby's CA certificate",
+        "(lobby.tls.cert's CA, when it is a private one); their bot then plays with",
+        "  arbiter connect --lobby HOST:PORT --key-file FILE --ca CA.pem -- BOT COMMAND",
     ],
     "A tournament or arena file: its 'database' (found as `arbiter run` and `arbiter serve` find it), and NAME "
     "must be one of its entrants.",
@@ -71,9 +72,10 @@ AUTHOR_TOKENS = Kind(
     "token",
     "add",
     _tokens,
-    lambda name: [
+    lambda name, site: [
         f"Give it to {name}, privately: they save it in a file and submit a bot folder (with its entrant.yaml) with",
-        "  arbiter submit DIR --arena http://HOST:PORT --token-file FILE",
+        f"  arbiter submit DIR --arena {site} --token-file FILE --wait",
+        f"or log in with it in the browser, in the arena's corner: {site}/me (the site: {site}/).",
     ],
     "An arena file: its 'database' (found as `arbiter serve` finds it).",
     False,
@@ -108,7 +110,7 @@ def commands(kind: Kind, help_text: str) -> typer.Typer:
             print_json({kind.holder: name, f"{kind.secret}_id": secret_id, kind.secret: secret, "database": shown})
             return
         typer.echo(f"A new {kind.secret} for {kind.holder} {name}, in database {shown}: it is shown this once.")
-        for line in kind.use(name):
+        for line in kind.use(name, _site(config)):
             typer.echo(line)
         typer.echo(f"`arbiter {kind.command} revoke {name}` on the same database revokes it.")
         typer.echo(secret)
@@ -130,6 +132,24 @@ def commands(kind: Kind, help_text: str) -> typer.Typer:
         typer.echo(f"revoked {revoked} {kind.secret}{'s' * (revoked != 1)} of {kind.holder} {name} in database {shown}")
 
     return app
+
+
+def _site(config: str | None) -> str:
+    """The arena's address for people, from its file's ``web`` (``http://HOST:PORT`` where the file
+    does not say one: no arena file, any address, any port)."""
+    from arbiter.addresses import host_port
+    from arbiter.arena.config import load_arena
+    from arbiter.errors import ConfigError
+
+    try:
+        found = host_port(load_arena(config, check_commands=False).web) if config is not None else None
+    except ConfigError:  # a tournament file
+        found = None
+    if found is None or found[1] == 0:
+        return "http://HOST:PORT"
+    host, port = found
+    host = "HOST" if host in ("0.0.0.0", "::", "") else f"[{host}]" if ":" in host else host
+    return f"http://{host}:{port}"
 
 
 def _database(

@@ -474,13 +474,20 @@ def _render_think_times(replay: Replay, console: Console) -> None:
 
 
 def _seat(replay: Replay, name: str) -> int:
-    """``--seat``: a seat number, or the name of the entrant that holds one seat of the log."""
+    """``--seat``: a seat number, or the entrant that holds one seat of the log: its name as the
+    log writes it (``lowbot@2`` in an arena's), or a bare name (``lowbot``) when one version holds it."""
     if name.strip() in ("0", "1", "2", "3"):
         return int(name)
-    seats = [s for s in range(4) if replay.header is not None and replay.entrant(s) == name]
+    entrants = [replay.entrant(s) if replay.header is not None else "" for s in range(4)]
+    seats = [s for s in range(4) if entrants[s] == name]
+    if not seats and "@" not in name:
+        seats = [s for s in range(4) if entrants[s].rpartition("@")[0] == name]
+        versions = sorted({entrants[s] for s in seats})
+        if len(versions) > 1:
+            fail(f"--seat {name}: {', '.join(versions)} all play here; give one, e.g. --seat {versions[0]}")
     if len(seats) == 1:
         return seats[0]
-    shown = ", ".join(f"{s} {replay.entrant(s)}" for s in range(4)) if replay.header else "none: no match line"
+    shown = ", ".join(f"{s} {entrants[s]}" for s in range(4)) if replay.header else "none: no match line"
     if seats:
         fail(f"--seat {name}: that entrant holds seats {', '.join(map(str, seats))}; give one seat number")
     fail(f"--seat {name}: no seat 0-3 and no entrant of this log has that name (seats: {shown})")
@@ -498,7 +505,7 @@ def replay_command(
         typer.Option(
             "--seat",
             metavar="SEAT",
-            help="Show only what one seat knew (its own hand and public plays): a seat number 0-3 or an entrant's name.",
+            help="Show only what one seat knew (its own hand and public plays): a seat number 0-3 or an entrant's name (NAME@VERSION, or NAME alone when one version plays).",
         ),
     ] = None,
     html: Annotated[

@@ -14,6 +14,14 @@ def report_command(
     html: Annotated[
         str, typer.Option("--html", metavar="FILE", help="Where to write the report: one self-contained HTML file.")
     ],
+    config: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="FILE",
+            help="A tournament or arena file: its 'database' and name (default: --db and --tournament).",
+            show_default=False,
+        ),
+    ] = None,
     db: Annotated[
         str | None,
         typer.Option(
@@ -25,23 +33,32 @@ def report_command(
         typer.Option("--tournament", "-t", metavar="NAME", help="Which tournament (default: the latest created)."),
     ] = None,
     replays: Annotated[
-        bool,
+        bool | None,
         typer.Option(
             "--replays/--no-replays",
-            help="Also write each match's replay page, in a folder next to the report (report_replays/ for report.html), and link it.",
+            help="Also write each match's replay page, in a folder next to the report (report_replays/ for report.html), "
+            "and link it (default: yes for a tournament, no for an arena's ladder, whose arena serves them).",
+            show_default=False,
         ),
-    ] = True,
+    ] = None,
 ) -> None:
     """Write a tournament report: standings, rating history, contracts, doubling, faults, matches."""
+    from arbiter.cli.common import competition_file
     from arbiter.web.report import build_report  # here: the other commands start without it
 
     with user_errors():
         out = output_path(html, "--html")  # a regular file or a new path, checked before any work
+        if config is not None:
+            cfg = competition_file(config)
+            db = db if db is not None else cfg.database
+            tournament = tournament if tournament is not None else cfg.name
         if replays:
             output_folder(out.with_name(f"{out.stem}_replays"), "the replays folder")
         result = build_report(db, tournament, out, replays=replays)
     note = f"{result.tournament}, {result.matches} match{'es' * (result.matches != 1)}"
-    if replays:
+    if result.light and replays is None:
+        note += " (no replay pages: --replays writes them)"
+    if not result.light:
         note += f", {result.replays} replay page{'s' * (result.replays != 1)} in {result.out.stem}_replays/"
     if result.log_problems:
         note += "; " + ", ".join(f"{n} log{'s' * (n != 1)} {k}" for k, n in sorted(result.log_problems.items()))

@@ -60,12 +60,14 @@ def submit_command(
     status_url = f"{base}/api/submissions/{urllib.parse.quote(str(ident), safe='')}"
     if not as_json:
         typer.echo(_summary(submission))
-        typer.echo(f"status: {printable(status_url)}")
+        typer.echo(f"follow its check in your corner: {printable(base)}/me  (JSON: {printable(status_url)})")
     if wait:
         submission = _wait(client, status_url[len(base) :], submission)
         if not as_json:
             typer.echo(_summary(submission))
             typer.echo(_report_text(submission.get("report")))
+            if submission.get("status") == "active" and isinstance(name := _name(submission), str):
+                typer.echo(f"its page: {printable(base)}/entrants/{urllib.parse.quote(name, safe='')}")
     if as_json:
         print_json(submission)
     if wait and submission.get("status") == "rejected":
@@ -171,8 +173,13 @@ def _wait(client: _Client, path: str, submission: dict[str, Any]) -> dict[str, A
     return submission
 
 
+def _name(submission: dict[str, Any]) -> Any:
+    """The submitted entrant's name, as the arena's API says it (SubmissionView's ``name``)."""
+    return submission.get("name")
+
+
 def _summary(submission: dict[str, Any]) -> str:
-    entrant = submission.get("entrant")
+    entrant = _name(submission)
     version = submission.get("version")
     who = f" {entrant}@{version}" if entrant is not None and version is not None else ""
     return printable(f"submission {submission.get('id')}{who}: {submission.get('status')}")

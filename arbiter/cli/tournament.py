@@ -16,7 +16,15 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from arbiter.cli.common import ClusterOption, DatabaseOption, JobsOption, cluster_address, safe_console, user_errors
+from arbiter.cli.common import (
+    ClusterOption,
+    DatabaseOption,
+    JobsOption,
+    cluster_address,
+    competition_file,
+    safe_console,
+    user_errors,
+)
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 from arbiter.tournament.formats import plays_duplicate_sets
@@ -74,9 +82,11 @@ def run_command(
     if summary.aborted:
         note += f", {summary.aborted} aborted (not rated)"
     if summary.played:
+        remote = any(e.remote for e in cfg.entrants)
         note += (
-            f"; per match: arbiter {summary.arbiter_cpu / summary.played:.2f}s CPU, "
-            f"bots {summary.bots_cpu / summary.played:.2f}s CPU"
+            f"; per match: arbiter {_cpu(summary.arbiter_cpu / summary.played)} CPU, "
+            f"bots {_cpu(summary.bots_cpu / summary.played)} CPU"
+            + (" (local seats only: a remote bot's CPU is its own machine's)" if remote else "")
         )
     console.print(f"{summary.total} matches ({note}); {summary.wall_seconds:.1f}s")
     console.print(
@@ -85,12 +95,18 @@ def run_command(
     )
 
 
+def _cpu(seconds: float) -> str:
+    """CPU seconds as a figure that is never a bare 0.00 for a small but real cost."""
+    return f"{seconds:.2f}s" if seconds >= 0.1 or seconds == 0 else f"{seconds * 1000:.1f}ms"
+
+
 def standings_command(
     config: Annotated[
         str | None,
         typer.Argument(
             metavar="CONFIG",
-            help="A tournament file: its standings, from its 'database' (found as `arbiter run` finds it).",
+            help="A tournament or arena file: its standings, from its 'database' (found as `arbiter run` and "
+            "`arbiter serve` find it).",
             show_default=False,
         ),
     ] = None,
@@ -127,13 +143,12 @@ def standings_command(
     from arbiter.cli.tournament_output import standings_table
     from arbiter.errors import ConfigError
     from arbiter.storage import Repo, open_database
-    from arbiter.tournament.config import load_config
     from arbiter.tournament.kept import kept_standings, rebuild_standings
 
     with user_errors():
         database = db
         if config is not None:
-            cfg = load_config(config, check_commands=False)  # its bots need not be here to show its results
+            cfg = competition_file(config)  # its bots need not be here to show its results
             database = db if db is not None else cfg.database  # --db "" is an error, not the default
             tournament = tournament if tournament is not None else cfg.name
         try:

@@ -133,7 +133,8 @@ class RichReporter:
             where = f"on the Dask cluster at {escape(printable(config.cluster))}"
         self.console.print(
             f"[bold]{escape(printable(config.name))}[/bold]: {config.format.replace('_', ' ')}, {total} matches{resumed}; "
-            f"{where}; results in {escape(printable(run.database))}"
+            f"{where}; results in {escape(printable(run.database))}",
+            soft_wrap=True,  # a path or URL is never cut by a line break of ours
         )
         self.progress = Progress(
             TextColumn("[progress.description]{task.description}"),

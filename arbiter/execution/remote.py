@@ -15,6 +15,7 @@ to the tournament's ``remote_wait``; after that the match is played with that se
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
@@ -28,6 +29,8 @@ from arbiter.match.invited import Invitee
 from arbiter.match.play import MatchHost
 from arbiter.model import BotSpec, MatchOutcome, MatchTask
 from arbiter.referee.players import AbsentPlayer, Player
+
+log = logging.getLogger(__name__)
 
 __all__ = ["RemoteExecutor", "RoutedExecutor", "entrant_of", "has_remote_seat"]
 
@@ -50,6 +53,7 @@ class RemoteExecutor:
             raise ConfigError(f"tournament {venue.name!r} has remote entrants but no lobby")
         self.slots = venue.workers
         self.venue = venue
+        self._told_absent: set[str] = set()  # entrants the operator was told a match waits for
         self._thread = LoopThread("barbu-lobby")
         self.host = MatchHost(reuse=False)
         self.lobby = Lobby(
@@ -96,6 +100,7 @@ class RemoteExecutor:
         async with room:
             remote = [seat for seat, bot in enumerate(task.bots) if bot.remote]
             wait = self.venue.remote_wait
+            self._say_who_is_waited_for(task, [entrant_of(task.bots[s].name) for s in remote], wait)
             reserved = await self.lobby.reserve([entrant_of(task.bots[s].name) for s in remote], wait)
             seats: list[BotSpec | Player | Invitee] = list(task.bots)
             for seat, reservation in zip(remote, reserved, strict=True):
@@ -109,6 +114,20 @@ class RemoteExecutor:
                 for r in reserved:
                     if isinstance(r, Reservation):
                         r.release()
+
+    def _say_who_is_waited_for(self, task: MatchTask, names: list[str], wait: float) -> None:
+        """Once per absence: a match waits for a remote entrant that is not connected."""
+        connected = self.lobby.capacities()
+        self._told_absent -= set(connected)  # back: its next absence is told again
+        absent = sorted({n for n in names if n not in connected} - self._told_absent)
+        if absent:
+            self._told_absent.update(absent)
+            log.warning(
+                "match %s waits up to %g s for %s: not connected to the lobby (then played with the seat absent)",
+                task.key,
+                wait,
+                ", ".join(absent),
+            )
 
     def connected(self) -> dict[str, int]:
         """Each connected remote entrant's capacity (matches at once, over all its streams)."""

@@ -312,7 +312,9 @@ def test_a_submission_is_stored_queued_and_shown_to_its_author(arena):
     assert (made["name"], made["version"], made["status"], made["author"]) == ("bob", 2, "checking", "bob")
     assert arena.queued[-1] == made["id"] and response.headers["location"] == f"/api/submissions/{made['id']}"
     seen_by_alice = arena.get(f"/api/submissions/{made['id']}", arena.tokens["alice"]).json()
-    assert seen_by_alice["status"] == "checking" and seen_by_alice["author"] is None
+    # an author's name is public, as on the leaderboard; the bundle and the report are its own
+    assert (seen_by_alice["status"], seen_by_alice["author"], seen_by_alice["bundle"]) == ("checking", "bob", None)
+    assert arena.get(f"/api/submissions/{made['id']}").json()["author"] == "bob"
     store = ArenaStore(arena.engine)
     store.decide(made["id"], False, json.dumps({"passed": False, "failures": ["illegal play"]}))
     assert arena.get(f"/api/submissions/{made['id']}").json()["report"] is None

@@ -13,6 +13,7 @@ import stat
 import subprocess
 import tarfile
 import uuid
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -155,7 +156,7 @@ def test_an_unsafe_member_is_refused_before_anything_is_written(arena, case):
 def test_what_is_not_a_tar_gz_is_refused(arena):
     plain_tar = zlib.decompress(tar_gz(*GOOD), wbits=31)
     arena.refused(plain_tar, "not a readable .tar.gz")
-    arena.refused(b"PK\x03\x04 a zip file", "not a readable .tar.gz")
+    arena.refused(b"PK\x03\x04 a zip file", "not a readable .tar.gz or .zip")
     arena.refused(tar_gz(*GOOD)[:200], "not a readable .tar.gz")  # cut short
 
 
@@ -256,7 +257,7 @@ ENTRANT_CASES = {
     "absolute-script": ([("entrant.yaml", b"name: alice\ncommand: python /etc/passwd\n")], "outside the bot's folder"),
     "home": ([("entrant.yaml", b"name: alice\ncommand: python ~/bot.py\n")], "outside the bot's folder"),
     "dotdot-script": ([("entrant.yaml", b"name: alice\ncommand: python ../bot.py\n")], "outside the bot's folder"),
-    "in-a-folder": ([("alice/entrant.yaml", ENTRANT), ("alice/random_bot.py", RANDOM_BOT)], "no entrant.yaml"),
+    "two-folders": ([("alice/entrant.yaml", ENTRANT), ("bob/random_bot.py", RANDOM_BOT)], "no entrant.yaml"),
     # the folder itself as the script or the program: the message once named the store's folder
     "script-is-the-folder": ([("entrant.yaml", b"name: alice\ncommand: python .\n")], "no such file: . in the bot's"),
     "program-is-the-folder": ([("entrant.yaml", b"name: alice\ncommand: ./\n")], "no such file: ./ in the bot's"),
@@ -270,7 +271,7 @@ ENTRANT_CASES = {
 @pytest.mark.parametrize("case", sorted(ENTRANT_CASES))
 def test_an_entrant_file_without_a_valid_name_and_command_is_refused(arena, case):
     entries, fragment = ENTRANT_CASES[case]
-    bot = [] if case in ("missing", "in-a-folder") else [("random_bot.py", RANDOM_BOT)]
+    bot = [] if case in ("missing", "two-folders") else [("random_bot.py", RANDOM_BOT)]
     message = arena.refused(tar_gz(*bot, *entries), fragment)
     assert ".upload-" not in message
     if "in the bot's" in fragment:
@@ -310,3 +311,48 @@ def test_packing_a_folder_leaves_out_caches_and_refuses_what_the_arena_would(tmp
     (bot / "link.py").symlink_to("random_bot.py")
     with pytest.raises(SubmissionRefused, match="link.py is a symbolic link"):
         pack_folder(bot)
+
+
+# ---- the archives people make ------------------------------------------------------------------
+def zip_of(*entries: tuple[str, bytes], links: tuple[tuple[str, str], ...] = ()) -> bytes:
+    """A .zip of (name, bytes) files, and symbolic links (name, target) as zip(1) -y stores them."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in entries:
+            z.writestr(name, data)
+        for name, target in links:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            z.writestr(info, target)
+    return buffer.getvalue()
+
+
+def test_an_archive_of_the_folder_itself_and_a_zip_are_taken_as_the_bot(arena):
+    """`tar czf alice.tar.gz alice` (one top folder), and a zip of the folder or of its files, by
+    tar(1) and zip(1) as people make them: the same bot, the same bundle, as `arbiter submit`'s."""
+    source = arena.root / "alice"
+    source.mkdir()
+    for name, data in GOOD:
+        (source / name).write_bytes(data)
+    first = open_archive(pack_folder(source), arena.store, LIMITS)
+    made = subprocess.run(["tar", "-czf", "-", "-C", str(arena.root), "alice"], capture_output=True, check=True).stdout
+    assert open_archive(made, arena.store, LIMITS) == first
+    assert open_archive(zip_of(*[(f"alice/{n}", d) for n, d in GOOD]), arena.store, LIMITS) == first
+    mac = zip_of(*[(f"alice/{n}", d) for n, d in GOOD], ("__MACOSX/alice/._random_bot.py", b""))
+    assert open_archive(mac, arena.store, LIMITS) == first  # what a Mac adds beside the folder is not the bot's
+    assert open_archive(io.BytesIO(zip_of(*GOOD)), arena.store, LIMITS) == first  # as a stream, too
+    assert sorted(p.name for p in arena.store.iterdir()) == [first.digest]
+
+
+@pytest.mark.parametrize(
+    "entries, links, fragment",
+    [
+        ([("../escaped.txt", b"x")], (), "which leaves the folder ('..')"),
+        ([], (("evil", "/etc"),), "a symbolic link"),
+        ([("random_bot.py", b"two")], (), "twice"),
+    ],
+    ids=["dotdot", "symlink", "twice"],
+)
+def test_a_zip_is_checked_as_a_tar_gz_is(arena, entries, links, fragment):
+    arena.refused(zip_of(*GOOD, *entries, links=links), fragment)
+    assert not (arena.root / "arena" / "escaped.txt").exists()

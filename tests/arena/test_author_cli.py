@@ -100,6 +100,19 @@ def test_author_add_finds_the_database_of_an_arena_file(tmp_path):
     revoked = arbiter("author", "revoke", "alice", str(tmp_path / "league.yaml"), cwd=elsewhere)
     assert revoked.returncode == 0, revoked
     assert not (elsewhere / "logs").exists()  # nothing made at the default place
+    assert "http://127.0.0.1:8080/me" in made.stdout  # an arena file without web: the default one
+
+
+def test_author_add_names_the_arenas_pages_from_its_web_address(tmp_path):
+    """The token comes with the arena's own addresses: the corner, the site, the submit command."""
+    (tmp_path / "arena.yaml").write_text(
+        "name: ladder\ndatabase: ladder.db\nweb: 127.0.0.1:8087\n"
+        "entrants:\n  - {name: random, command: python random.py}\n  - {name: greedy, command: python greedy.py}\n"
+    )
+    made = arbiter("author", "add", "alice", str(tmp_path / "arena.yaml"), cwd=tmp_path)
+    assert made.returncode == 0, made
+    assert "arbiter submit DIR --arena http://127.0.0.1:8087 --token-file FILE --wait" in made.stdout
+    assert "http://127.0.0.1:8087/me" in made.stdout and "(the site: http://127.0.0.1:8087/)" in made.stdout
 
 
 def test_author_commands_say_what_is_wrong_in_one_line(tmp_path):

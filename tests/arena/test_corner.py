@@ -3,7 +3,7 @@ create_app over an SQLite database that a real tournament of the sample bots fil
 bob's versions played; bob's bot writes to stderr), with real authors and tokens. Uploads go
 through the arena's real archive step (open_archive into a store folder); the check is decided
 at once by the test's queue, with a report in check-bot's shape. Screenshots of the corner at
-1400×900 and 390×844 go to test-artifacts/.
+1280×800 and 390×844 go to test-artifacts/.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import io
 import json
 import re
 import stat
+import subprocess
 import tarfile
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -27,8 +27,10 @@ from sqlmodel import Session, select
 from arbiter.arena.api import create_app
 from arbiter.arena.checking import check_submission
 from arbiter.arena.corner import COOKIE, session_secret
+from arbiter.arena.events import EventHub
 from arbiter.arena.quotas import Uploads
 from arbiter.arena.service import ArenaService
+from arbiter.arena.views import public_id
 from arbiter.execution.bundle import cached
 from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.process.limits import Limits
@@ -44,6 +46,7 @@ from .test_api import ARENA, ROOT, _tournament_file, serving
 
 ARTIFACTS = ROOT / "test-artifacts"
 HOSTILE = "<img src=x onerror=alert(1)>"  # in a check report: must show as text
+FAILED_STEP = "answers within its time"
 
 
 @dataclasses.dataclass
@@ -60,8 +63,7 @@ class Corner:
             for m in s.exec(select(Match).order_by(Match.id)):
                 seats = m.seats
                 if "alice@1" in seats and "bob@1" in seats:
-                    assert m.id is not None
-                    return m.id, seats.index("alice@1"), seats.index("bob@1"), m.log_path
+                    return public_id(m.number), seats.index("alice@1"), seats.index("bob@1"), m.log_path
         raise AssertionError("no match of alice and bob")
 
 
@@ -79,6 +81,10 @@ def corner(tmp_path_factory):
     for author in ("alice", "bob"):
         row = store.open_submission(ARENA, author, author, "0" * 64, "python bot.py", house=["heuristic"])
         store.decide(row.id, True, json.dumps(report))
+    failed = {"ok": False, "steps": [{"name": "starts", "ok": True}, {"name": FAILED_STEP, "ok": False}]}
+    row = store.open_submission(ARENA, "alice", "alice", "0" * 64, "python bot.py", house=["heuristic"])
+    store.decide(row.id, False, json.dumps(failed))  # alice@2: rejected, alice@1 plays on
+    hub = EventHub()
 
     def check(submission_id: int) -> None:
         """The real check-bot on the upload, in the sandbox, as the arena's checker runs it."""
@@ -89,7 +95,8 @@ def corner(tmp_path_factory):
         passed, text = check_submission(
             files, row.command, isolation=strongest_isolation(), limits=Limits(), time_limit=2
         )
-        store.decide(submission_id, passed, text)
+        decided = store.decide(submission_id, passed, text)
+        hub.publish({"type": "submission", "id": submission_id, "status": decided.status})  # as ArenaHost does
 
     def enqueue(submission_id: int) -> None:
         threading.Thread(target=check, args=(submission_id,), daemon=True).start()
@@ -98,8 +105,9 @@ def corner(tmp_path_factory):
     service = ArenaService(
         engine, ARENA, folder / "logs", uploads=uploads, house=["heuristic"], limiter=FailureLimiter(max_failures=1000)
     )
-    with serving(create_app(service, secret=session_secret(folder / "store"))) as url:
+    with serving(create_app(service, hub=hub, secret=session_secret(folder / "store"))) as url:
         yield Corner(url, folder, engine, service, tokens)
+        hub.close()
 
 
 def _bot_archive(folder: Path, name: str) -> Path:
@@ -116,6 +124,17 @@ def _bot_archive(folder: Path, name: str) -> Path:
     return path
 
 
+def _folder_archive(folder: Path, name: str) -> Path:
+    """A real bot folder archived by tar(1) with the folder itself at the top, as people make it."""
+    bot = folder / name
+    bot.mkdir()
+    (bot / "random_bot.py").write_bytes((ROOT / "sample_bots" / "random_bot.py").read_bytes())
+    (bot / "entrant.yaml").write_text(f"name: {name}\ncommand: python random_bot.py\n")
+    path = folder / f"{name}.tar.gz"
+    subprocess.run(["tar", "czf", str(path), "-C", str(folder), name], check=True)
+    return path
+
+
 def _csrf(html: str) -> str:
     found = re.search(r'name="csrf" value="([^"]+)"', html)
     assert found, "no CSRF field on the page"
@@ -129,7 +148,7 @@ def _logged_in(corner: Corner, author: str) -> tuple[httpx.Client, str]:
     response = client.post("/me/login", data={"token": corner.tokens[author], "csrf": csrf})
     assert response.status_code == 303, response.text
     page = client.get("/me")
-    assert f'<span id="meta">{author}</span>' in page.text
+    assert f'<b id="meta">{author}</b>' in page.text
     return client, _csrf(page.text)
 
 
@@ -147,6 +166,8 @@ def test_an_author_logs_in_uploads_a_bot_and_reads_only_its_own_bots_output(corn
     try:
         page.goto(corner.url + "/me")
         assert page.locator("#login").is_visible()
+        shape = page.get_attribute("input[name=token]", "placeholder")
+        assert "ba1.<16 hex digits>.<43 characters>" in shape and "ba1_" not in page.content()
         page.fill("input[name=token]", corner.tokens["alice"])
         page.click("#login button[type=submit]")
         page.wait_for_selector("#upload")
@@ -160,27 +181,35 @@ def test_an_author_logs_in_uploads_a_bot_and_reads_only_its_own_bots_output(corn
         assert json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))[0] == "alice"
         assert page.evaluate("document.cookie") == ""  # scripts cannot read it
 
-        # the check report shows as text, never as markup
+        # the check report shows as text, never as markup; passing checks folded, failures open
         first = page.locator(".submission[data-status=active]").first
-        assert HOSTILE in first.inner_text() and page.locator(".submission img").count() == 0
+        assert HOSTILE in first.text_content() and page.locator(".submission img").count() == 0
+        assert first.locator("details.passed").get_attribute("open") is None
+        rejected = page.locator(".submission[data-status=rejected]")
+        assert rejected.locator(".steps.failed li.bad").is_visible() and FAILED_STEP in rejected.inner_text()
+        assert "starts" not in rejected.inner_text()  # its passing step is folded away
+        assert "arbiter submit mybot --arena " + corner.url in page.inner_text("#submit-command")
+        assert "MiB" in page.inner_text("#upload") and "bytes" not in page.inner_text("#upload")
 
-        # upload a real bot folder from the browser: checked by check-bot, then an active entrant
-        page.set_input_files("input[name=bundle]", str(_bot_archive(corner.folder, "alicebot")))
+        # upload a real bot folder from the browser, archived as people do (`tar czf alicebot.tar.gz
+        # alicebot`: one top folder): confirmed, checked by check-bot, then an active entrant, the
+        # page following the check on the arena's events, without a reload
+        page.set_input_files("input[name=bundle]", str(_folder_archive(corner.folder, "alicebot")))
         page.click("#upload button[type=submit]")
         page.wait_for_selector(".submission:has-text('alicebot@1')")
+        assert "Received alicebot@1" in page.inner_text("#message")
+        page.wait_for_function("() => document.body.dataset.live === '1'")
+        page.evaluate("window.sameDocument = true")
         uploaded = page.locator(".submission:has-text('alicebot@1')")
-        deadline = time.monotonic() + 120
-        while uploaded.get_attribute("data-status") == "checking" and time.monotonic() < deadline:
-            time.sleep(1)
-            page.reload()
-        assert uploaded.get_attribute("data-status") == "active", uploaded.inner_text()
+        page.wait_for_selector(".submission[data-status=active]:has-text('alicebot@1')", timeout=120_000)
+        assert page.evaluate("window.sameDocument") is True  # updated in place
         assert uploaded.locator(".steps li.good").count() >= 3 and uploaded.locator(".steps li.bad").count() == 0
         board = {row.name: row for row in corner.service.leaderboard().entrants}
         assert board["alicebot"].author == "alice" and board["alicebot"].version == 1
 
         # screenshots, laptop and phone
         ARTIFACTS.mkdir(exist_ok=True)
-        for width, height in ((1400, 900), (390, 844)):
+        for width, height in ((1280, 800), (390, 844)):
             page.set_viewport_size({"width": width, "height": height})
             shot = ARTIFACTS / f"arena-corner-{width}x{height}.png"
             page.screenshot(path=str(shot), full_page=True)
@@ -191,6 +220,7 @@ def test_an_author_logs_in_uploads_a_bot_and_reads_only_its_own_bots_output(corn
         assert errors == []
         # alice's own output is one click away; bob's, guessed by URL, is not there
         match_id, alice_seat, bob_seat, log = corner.seats()
+        assert page.locator(f"#outputs a.replay[href='/matches/{match_id}']").count() >= 1  # each match to its replay
         link = page.locator(f"a.stderr[href='/me/matches/{match_id}/stderr/{alice_seat}']")
         assert (
             link.count() == 1
@@ -398,7 +428,7 @@ def test_a_stolen_session_dies_with_its_token_even_once_the_author_has_a_new_one
     client, _ = _logged_in(corner, "erin")
     try:
         stolen = _session_cookie(client)
-        assert '<span id="meta">erin</span>' in _replayed(corner, stolen)
+        assert '<b id="meta">erin</b>' in _replayed(corner, stolen)
         AuthorTokens(store.engine).revoke("erin")
         corner.tokens["erin"] = AuthorTokens(store.engine).issue("erin")
         for page in (_replayed(corner, stolen), client.get("/me").text):
@@ -432,6 +462,6 @@ def test_logging_out_ends_the_session_and_every_copy_of_its_cookie(corner):
         app = create_app(corner.service, secret=session_secret(corner.folder / "store"))
         with serving(app) as url, httpx.Client(base_url=url, timeout=30) as restarted:
             restarted.cookies.set(COOKIE, kept, domain="127.0.0.1")
-            assert '<span id="meta">fred</span>' in restarted.get("/me").text
+            assert '<b id="meta">fred</b>' in restarted.get("/me").text
     finally:
         fresh.close()

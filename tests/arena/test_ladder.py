@@ -91,9 +91,10 @@ def test_the_ladder_plays_sets_takes_in_a_new_version_and_drains(tmp_path):
     recorded = rows(tmp_path)
     assert len(recorded) >= 24 and summary.played == len(recorded)
     by_set: dict[int, list] = {}
-    for _, key, game, rotation, seats in recorded:
+    for number, key, game, rotation, seats in recorded:
         by_set.setdefault(game, []).append((rotation, tuple(json.loads(seats))))
-        assert key == f"a{game}-{rotation + 1}"
+        assert key == str(number + 1)  # the match's one id: its log is ladder-ID.jsonl
+        assert (tmp_path / "logs" / f"ladder-{key}.jsonl").is_file()
     assert all(len(ms) == 4 for ms in by_set.values())  # every set played whole: 4 rotations of 4 seats
     everyone = {name for ms in by_set.values() for _, seats in ms for name in seats}
     assert everyone == {"a@1", "b@1", "c@1", "d@1"}  # the late version joined the ladder
@@ -124,23 +125,25 @@ def test_a_restart_first_plays_the_rotations_a_stop_cut_short(tmp_path):
     with sqlite3.connect(tmp_path / "r.db") as c:  # as if the stop had come in the middle of set 1
         c.execute("delete from rating_history")
         for table in ("seat_results", "faults"):
-            c.execute(f"delete from {table} where match_id in (select id from matches where key in ('a1-2', 'a1-4'))")
-        c.execute("delete from matches where key in ('a1-2', 'a1-4')")
+            c.execute(f"delete from {table} where match_id in (select id from matches where key in ('6', '8'))")
+        c.execute("delete from matches where key in ('6', '8')")
     engine = open_database(f"sqlite:///{tmp_path}/r.db")
     repo = Repo(engine)
     stored = repo.match_rows(repo.tournament("ladder").id)
     engine.dispose()
-    for key in ("a1-2", "a1-4"):
+    for key in ("6", "8"):  # set 1's rotations 2 and 4: the ladder's matches 6 and 8
         (tmp_path / "logs" / f"ladder-{key}.jsonl").unlink()
     again = ladder(tmp_path, field, stored)
-    assert [m.key for m in again.matches if m.number not in {r.number for r in stored}] == ["a1-2", "a1-4"]
+    assert [m.key for m in again.matches if m.number not in {r.number for r in stored}] == ["6", "8"]
     summary = run_tournament(
         again.config, database=f"sqlite:///{tmp_path}/r.db", executor=inproc.in_process(inproc.play_inprocess),
         schedule=again, observers=[StopAfter(again, 12)],
     )  # fmt: skip
-    keys = [key for _, key, *_ in rows(tmp_path)]
-    assert {"a1-2", "a1-4"} <= set(keys) and summary.recorded_before == 6
-    assert len(keys) == len(set(keys)) and all(len([k for k in keys if k.startswith(f"a{s}-")]) == 4 for s in (0, 1))
+    recorded = rows(tmp_path)
+    keys = [key for _, key, *_ in recorded]
+    assert {"6", "8"} <= set(keys) and summary.recorded_before == 6
+    assert keys == [str(number + 1) for number, *_ in recorded]  # a match's key is its id
+    assert all(len([game for _, _, game, *_ in recorded if game == s]) == 4 for s in (0, 1))
 
 
 def _records(tmp_path):

@@ -29,7 +29,8 @@ from ..report.conftest import ARTIFACTS
 from .test_api import ARENA, _tournament_file, arena, serving  # noqa: F401  (arena: the module's fixture)
 
 HOSTILE = "<script>window.pwned=1</script><b>eve</b>"
-SIZES = {"laptop": (1400, 900), "phone": (390, 844)}
+SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
+NAV = ["/", "/matches", "/live", "/me", "/docs"]
 SHOTS = ARTIFACTS / "arena"
 
 
@@ -48,6 +49,8 @@ def site(arena):  # noqa: F811
     AuthorTokens(store.engine).issue(HOSTILE)
     row = store.open_submission(ARENA, HOSTILE, "mallory", "1" * 64, "python bot.py", house=["heuristic"])
     store.decide(row.id, True, json.dumps({"passed": True}))
+    row = store.open_submission(ARENA, "carol", "carol", "2" * 64, "python bot.py", house=["heuristic"])
+    store.decide(row.id, False, json.dumps({"passed": False}))  # carol@2: rejected
     hub = EventHub()
     with serving(create_app(arena.service, hub=hub)) as url:
         yield Site(url, hub, arena)
@@ -93,8 +96,31 @@ def _shoot(o: Opened, name: str) -> None:
 
 
 def _fits(o: Opened, width: int) -> None:
-    """Nothing wider than the screen: wide tables scroll inside their panels."""
+    """Nothing wider than the screen. At a laptop's width no panel cuts its table; at a phone's, a
+    table wider than the screen scrolls inside its panel, whose edge shadows say so (a list of
+    matches turns into cards instead)."""
     assert o.page.evaluate("document.documentElement.scrollWidth") <= width
+    cut = o.page.evaluate(
+        """() => Array.from(document.querySelectorAll('.panel, .scroll')).filter(p => p.offsetParent)
+            .filter(p => p.scrollWidth > p.clientWidth + 1)
+            .map(p => [p.id || p.className, getComputedStyle(p).overflowX, getComputedStyle(p).backgroundImage])"""
+    )
+    if width >= 1280:
+        assert cut == [], f"cut off at {width} px: {cut}"
+    for where, overflow, background in cut:
+        assert overflow == "auto" and "radial-gradient" in background, f"{where} scrolls without a cue"
+    if width < 600:  # lists of matches are cards: no column heads, each cell labelled
+        assert o.page.locator("table.cards thead").evaluate_all("els => els.filter(e => e.offsetParent).length") == 0
+
+
+def _navigates(o: Opened, here: str | None) -> None:
+    links = o.page.locator("nav.links a")
+    assert links.evaluate_all("els => els.map(e => e.getAttribute('href'))") == NAV
+    current = o.page.locator("nav.links a[aria-current=page]").evaluate_all(
+        "els => els.map(e => e.getAttribute('href'))"
+    )
+    assert current == ([here] if here else [])
+    assert all(link.is_visible() for link in links.all())
 
 
 def test_the_leaderboard_is_complete_as_served(site):
@@ -175,6 +201,7 @@ def test_an_entrant_page_draws_its_chart(site, opened):
         made = o.page.inner_text("#doubling tbody tr[data-version='1'] td:nth-child(2)")
         assert made.split() == [str(first["doubles"]), "/", str(first["redoubles"])]
         _fits(o, size[0])
+        _navigates(o, None)
         _shoot(o, f"entrant-{name}")
         assert o.errors == [] and o.outside(site.url) == []
 
@@ -188,11 +215,22 @@ def test_a_match_page_replays_the_log_with_its_seats_linked(site, opened):
         assert o.page.evaluate("barbuReplay.data.log.length") == len(log.decode().splitlines())
         o.page.keyboard.press("End")
         assert o.page.locator("#chart svg polyline").count() == 4
+        final = o.page.locator("#final-result tr")  # the last frame is the final result
+        assert final.count() == 4 and all(name in o.page.inner_text("#final-result") for name in ("S0", "S3"))
+        if name == "phone":  # cards large enough to read: 52% of their laptop size, not 44%
+            o.page.keyboard.press("Home")
+            card = o.page.locator("#table .card").first.bounding_box()
+            assert card is not None and card["width"] >= 23, card  # 20 px before
+        options = o.page.locator("#speed option").evaluate_all("els => els.map(e => e.textContent)")
+        assert options == ["1×", "4×", "16×", "a deal at a time"]
         seats = o.page.locator("#arena-bar .seat a.ent").evaluate_all("els => els.map(e => e.getAttribute('href'))")
         assert seats == [f"/entrants/{s['name']}" for s in match["seats"]]
         download = o.page.locator("#arena-bar a.download")
         assert download.get_attribute("href") == f"/api/matches/{match['id']}/log"
         _fits(o, size[0])
+        _navigates(o, None)
+        assert o.page.title().startswith(f"Match {match['id']} — ")
+        assert download.get_attribute("download") == f"match-{match['id']}.jsonl"
         _shoot(o, f"match-{name}")
         assert o.errors == [] and o.outside(site.url) == []
     fetched = httpx.get(site.url + download.get_attribute("href"), timeout=30)
@@ -207,6 +245,11 @@ def test_the_leaderboard_at_both_sizes(site, opened):
             httpx.get(site.url + "/api/leaderboard", timeout=30).json()["entrants"]
         )
         _fits(o, size[0])
+        _navigates(o, "/")
+        if name == "phone":  # the key columns stay in sight: rank, entrant, μ−3σ
+            for column in (1, 2, 4):
+                box = o.page.locator(f"#leaderboard tbody tr:first-child td:nth-child({column})").bounding_box()
+                assert box is not None and box["x"] + box["width"] <= size[0], column
         _shoot(o, f"leaderboard-{name}")
         assert o.errors == [] and o.outside(site.url) == []
 
@@ -291,3 +334,156 @@ def test_the_pages_run_their_own_scripts_only_and_are_never_framed(site, opened)
     finally:
         framer.shutdown()
         framer.server_close()
+
+
+def test_the_matches_page_filters_and_pages_by_keyset(site, opened):
+    """/matches: every match, the highest id first, a page at a time through "older", the same
+    ids as the API's; filtered by entrant, version and time; each linked to its replay."""
+    listed = [
+        m["id"] for m in httpx.get(site.url + "/api/matches", params={"limit": 200}, timeout=30).json()["matches"]
+    ]
+    assert listed == sorted(listed, reverse=True) and len(listed) > 5
+    o = opened(site.url + "/matches?limit=5")
+    seen: list[int] = []
+    while True:
+        ids = [
+            int(i) for i in o.page.locator("#match-list tbody tr").evaluate_all("els => els.map(e => e.dataset.match)")
+        ]
+        assert 0 < len(ids) <= 5
+        hrefs = o.page.locator("#match-list td.id a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+        assert hrefs == [f"/matches/{i}" for i in ids]
+        seen += ids
+        if o.page.locator("#older").count() == 0:
+            break
+        o.page.click("#older")
+        assert o.page.locator("#newest").count() == 1
+    assert seen == listed
+    _navigates(o, "/matches")
+
+    o.page.goto(site.url + "/matches")
+    o.page.fill("input[name=entrant]", "bob")
+    o.page.fill("input[name=version]", "1")
+    o.page.click("form.filters button[type=submit]")
+    o.page.wait_for_url("**/matches?entrant=bob&version=1*")
+    rows = o.page.locator("#match-list tbody tr")
+    texts = rows.evaluate_all("els => els.map(e => e.textContent)")
+    assert rows.count() == min(len(listed), 50) and all("bob@1" in t for t in texts)
+    for path, absent in (
+        ("/matches?entrant=bob&until=2000-01-01", "#match-list"),
+        ("/matches?since=2999-01-01", "#match-list"),
+    ):
+        o.page.goto(site.url + path)
+        assert o.page.locator(absent).count() == 0 and "with these filters" in o.page.inner_text("#no-match")
+    assert httpx.get(site.url + "/matches?entrant=nobody", timeout=30).status_code == 404
+    assert httpx.get(site.url + "/matches?version=1", timeout=30).status_code == 400
+    api = httpx.get(site.url + "/api/matches", params={"entrant": "bob", "version": 1, "limit": 3}, timeout=30).json()
+    assert [m["id"] for m in api["matches"]] == listed[:3] and api["next_before"] == listed[2]
+    for size_name, size in SIZES.items():
+        page = opened(site.url + "/matches?limit=20", size)
+        _fits(page, size[0])
+        _shoot(page, f"matches-{size_name}")
+        assert page.errors == [] and page.outside(site.url) == []
+    assert o.errors == [] and o.outside(site.url) == []
+
+
+def test_live_shows_the_matches_in_play_and_follows_them(site, opened):
+    """/live: the matches the loop has in play, their seats linked, replaced on each event by what
+    is in play then, without a reload."""
+    from arbiter.arena.service import ArenaService
+    from arbiter.model import ScheduledMatch
+
+    in_play = [ScheduledMatch(899, "900", 225, 0, 3, 225, ("alice@2", "bob@1", "heuristic@1", "alice@2"), 1, 0)]
+    service = ArenaService(
+        site.arena.engine, ARENA, site.arena.folder / "logs", uploads=site.arena.service.uploads, house=["heuristic"],
+        in_flight=lambda: len(in_play), in_play=lambda: list(in_play),
+    )  # fmt: skip
+    hub = EventHub()
+    with serving(create_app(service, hub=hub)) as url:
+        for name, size in SIZES.items():
+            o = opened(url + "/live", size)
+            o.page.wait_for_function("() => document.body.dataset.live === '1'")
+            row = o.page.locator("#in-play tr[data-match='900']")
+            assert row.count() == 1 and o.page.inner_text("#in-flight") == "1"
+            seats = row.locator("a.ent").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+            assert seats == ["/entrants/alice", "/entrants/bob", "/entrants/heuristic", "/entrants/alice"]
+            assert o.page.locator("#just-played tr[data-match]").count() == 10
+            _navigates(o, "/live")
+            _fits(o, size[0])
+            _shoot(o, f"live-{name}")
+            assert o.errors == [] and o.outside(url) == []
+        o.page.evaluate("window.sameDocument = true")
+        in_play[:] = []
+        hub.publish({"type": "match", "id": 900, "status": "complete"})
+        o.page.wait_for_function("() => document.querySelector('#in-play tr[data-match]') === null")
+        assert o.page.evaluate("window.sameDocument") is True and o.page.inner_text("#in-flight") == "0"
+        hub.close()
+
+
+def test_the_api_docs_are_served_by_the_arena_itself(site, opened):
+    """/docs: every operation of /openapi.json with its parameters, readable with nothing loaded
+    from anywhere else (FastAPI's own pages fetch their scripts from a CDN)."""
+    schema = httpx.get(site.url + "/openapi.json", timeout=30).json()
+    operations = [(m.upper(), path) for path, item in schema["paths"].items() for m in item]
+    for name, size in SIZES.items():
+        o = opened(site.url + "/docs", size)
+        shown = [tuple(h.split(" ", 1)) for h in o.page.locator(".op h3").evaluate_all(
+            "els => els.map(e => e.querySelector('.method').textContent + ' ' + e.querySelector('code').textContent)"
+        )]  # fmt: skip
+        assert sorted(shown) == sorted(operations)
+        matches = o.page.locator("#get--api-matches")
+        for param in ("entrant", "version", "since", "until", "before", "limit"):
+            assert matches.locator(f"td code:text-is('{param}')").count() == 1, param
+        assert o.page.locator("#post--api-submissions .auth").count() == 1
+        _navigates(o, "/docs")
+        _fits(o, size[0])
+        _shoot(o, f"docs-{name}")
+        assert o.errors == [] and o.outside(site.url) == [] and len(o.requests) == 1
+
+
+def test_a_chart_starts_each_version_at_mu0_where_it_joined_in_its_sigma_band(site, opened):
+    """The entrant's chart: μ₀ = 25 dashed where 25 is (not at the first point), each version's line
+    starting there just before its first rated game, in a band of ±σ; a rejected version shows no
+    rating."""
+    entrant = httpx.get(site.url + "/api/entrants/alice", timeout=30).json()
+    o = opened(site.url + "/entrants/alice")
+    lines = o.page.locator("#rating-chart polyline.mu")
+    assert o.page.locator("#rating-chart polygon.band").count() == lines.count() > 0
+    mu0 = float(o.page.get_attribute("#rating-chart line.mu0", "y1"))
+    ticks = o.page.locator("#rating-chart text.ylab").evaluate_all(
+        "els => els.map(e => [e.textContent, +e.getAttribute('y')])"
+    )
+    (v0, y0), (v1, y1) = [(float(label.replace("−", "-")), y - 4) for label, y in (ticks[0], ticks[-1])]
+    y25 = y0 + (25 - v0) * (y1 - y0) / (v1 - v0)  # between two labelled ticks (a label sits 4 px below its line)
+    assert abs(mu0 - y25) < 0.2
+    for line in lines.all():
+        first = line.get_attribute("points").split()[0].split(",")
+        assert abs(float(first[1]) - mu0) < 0.2  # every version starts at μ₀
+    firsts = {}
+    for p in entrant["history"]:
+        firsts.setdefault(p["version"], p["match_number"])
+    assert len(set(firsts.values())) == len(firsts)  # the versions joined at different matches
+    carol = opened(site.url + "/entrants/carol")
+    rejected = carol.page.locator("#versions tr[data-version='2']")
+    assert "rejected" in rejected.inner_text() and "25.00" not in rejected.inner_text()
+    assert "−0.00" not in rejected.inner_text() and "0.00" not in rejected.inner_text()
+
+
+def test_the_replay_plays_at_each_speed_and_a_deal_at_a_time(site, opened):
+    match = httpx.get(site.url + "/api/matches", params={"limit": 1}, timeout=30).json()["matches"][0]
+    o = opened(site.url + f"/matches/{match['id']}")
+    o.page.wait_for_function("() => window.barbuReplay && document.body.dataset.step !== undefined")
+    o.page.select_option("#speed", "deal")
+    o.page.click("#play")
+    o.page.wait_for_function("() => barbuReplay.cur > 0", timeout=10_000)
+    deal = o.page.evaluate("barbuReplay.data.steps[barbuReplay.cur].d")
+    assert deal >= 1 and o.page.evaluate("barbuReplay.data.deals[0].first") == 0  # it jumped a whole deal
+    o.page.click("#play")  # pause
+    o.page.keyboard.press("Home")
+    o.page.select_option("#speed", "40")
+    started = o.page.evaluate("Date.now()")
+    o.page.click("#play")
+    o.page.wait_for_function("() => barbuReplay.cur >= 20", timeout=10_000)
+    elapsed = o.page.evaluate("Date.now()") - started
+    o.page.click("#play")
+    assert elapsed < 20 * 650  # far faster than 1×: 20 steps at 16× take 0.8 s, at 1× 13 s
+    assert o.errors == [] and o.outside(site.url) == []

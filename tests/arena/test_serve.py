@@ -182,6 +182,12 @@ def test_a_submission_is_checked_joins_plays_and_a_new_version_starts_fresh(aren
     arena.until(lambda: leaderboard(arena)["mybot@2"]["matches"] >= 1, "mybot@2 to play")
     code, err = arena.stop()
     assert code == 0, err
+    # the operator sees what happened, on stderr and in the log folder's arbiter.log
+    logged = (folder / "matches" / "arbiter.log").read_text()
+    for seen in (err, logged):
+        assert re.search(r"submission 1: mybot@1 from alice, [0-9.]+ (KiB|bytes), queued for its check", seen), seen
+        assert "submission 1 (mybot@1): active" in seen and "submission 2 (mybot@2): active" in seen
+        assert "draining: no new set starts" in seen
     played = {name for _, _, seats, *_ in recorded(folder) for name in json.loads(seats)}
     assert {"mybot@1", "mybot@2", "heuristic@1", "random@1"} <= played
 
@@ -268,7 +274,17 @@ def test_sigterm_drains_and_a_restart_goes_on_with_every_recorded_result_unchang
     arena.until(lambda: len(recorded(folder)) >= 6, "six matches")
     code, err = arena.stop(signal.SIGTERM)
     assert code == 0 and "drained" in err, err
+    for page in ("/", "/me", "/docs"):  # serve names the site, the corner and the API's docs
+        assert f"{arena.url}{page}" in err, err
     first = recorded(folder)
+    for number, key, *_, path, _ in first:  # one id: the match's page, its API id and its log file
+        assert key == str(number + 1) and Path(path).name == f"ladder-{key}.jsonl"
+    # the arena file is a target of standings and report; an arena's report stays light
+    standings = arbiter(folder, "standings", str(folder / "arena.yaml"), "--json")
+    assert standings.returncode == 0 and {r["name"] for r in json.loads(standings.stdout)} >= {"heuristic@1"}
+    report = arbiter(folder, "report", str(folder / "arena.yaml"), "--html", str(folder / "r.html"))
+    assert report.returncode == 0 and "no replay pages: --replays writes them" in report.stdout, report.stderr
+    assert not (folder / "r_replays").exists() and (folder / "r.html").stat().st_size > 10_000
     assert not list((folder / "matches").glob("*.part"))  # nothing half-written
     hashes = {path: sha for *_, path, sha in first}
     assert all(hashlib.sha256(Path(p).read_bytes()).hexdigest() == sha for p, sha in hashes.items())

@@ -108,7 +108,7 @@ class FakeArena:
         )
         ident = len(self.submissions) + 7
         self.submissions[ident] = {
-            "id": ident, "entrant": bot.name, "version": 1, "status": "active" if passed else "rejected",
+            "id": ident, "name": bot.name, "version": 1, "status": "active" if passed else "rejected",
             "report": report, "bundle": bot.digest,
         }  # fmt: skip
         self.answer(handler, 201, {**self.submissions[ident], "status": "checking", "report": None})
@@ -153,7 +153,7 @@ def test_a_folder_is_packed_posted_and_its_id_status_and_address_printed(tmp_pat
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
         "submission 7 alice@1: checking",
-        f"status: {arena.url}/api/submissions/7",
+        f"follow its check in your corner: {arena.url}/me  (JSON: {arena.url}/api/submissions/7)",
     ]
     (request,) = arena.requests
     assert request["method"] == "POST" and request["path"] == "/api/submissions"
@@ -169,9 +169,11 @@ def test_wait_follows_the_check_and_prints_the_report(tmp_path, arena, token_fil
     result = submit(str(bot_folder(tmp_path)), "--arena", arena.url, "--token-file", str(token_file), "--wait")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[:3] == ["submission 7 alice@1: checking", f"status: {arena.url}/api/submissions/7",
+    assert lines[:3] == ["submission 7 alice@1: checking",
+                         f"follow its check in your corner: {arena.url}/me  (JSON: {arena.url}/api/submissions/7)",
                          "submission 7 alice@1: active"]  # fmt: skip
-    assert lines[3] == "check-bot: python random_bot.py" and lines[-1].startswith("ok: all 22 steps passed")
+    assert lines[3] == "check-bot: python random_bot.py" and lines[-2].startswith("ok: all 22 steps passed")
+    assert lines[-1] == f"its page: {arena.url}/entrants/alice"
     assert [r["method"] for r in arena.requests] == ["POST", "GET", "GET"]
     assert all(r["headers"]["Authorization"] == f"Bearer {TOKEN}" for r in arena.requests)
 
@@ -182,7 +184,7 @@ def test_a_rejected_bot_shows_its_report_and_exits_1(tmp_path, arena, token_file
     assert result.exit_code == 1, result.output
     (line,) = result.stdout.splitlines()
     answer = json.loads(line)
-    assert answer["status"] == "rejected" and answer["entrant"] == "bad"
+    assert answer["status"] == "rejected" and answer["name"] == "bad"
     assert "FAIL  legal-actions" in json.loads(answer["report"])["text"]
 
 

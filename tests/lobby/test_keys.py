@@ -187,6 +187,7 @@ def test_key_new_prints_the_key_alone_on_its_last_line_and_revoke_revokes_it(tmp
     lines = made.stdout.splitlines()
     assert len(lines) > 2 and KEY_RE.fullmatch(lines[-1])
     assert "--key-file" in made.stdout and "arbiter connect" in made.stdout
+    assert "--key-file FILE --ca CA.pem -- BOT COMMAND" in made.stdout  # the docs' private CA works as printed
     assert made.stdout.count(lines[-1]) == 1  # printed once
     assert entrant_of(str(db), lines[-1]) == "alice"
 

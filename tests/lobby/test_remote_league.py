@@ -178,6 +178,9 @@ def test_an_entrant_that_never_connects_is_absent_and_the_league_still_finishes(
     assert {action for *_, action in seen} == {"forfeit"}
     by_name = {row["name"]: row for row in summary["standings"]}
     assert by_name["random2"]["faults"] == 4 and by_name["heuristic"]["faults"] == 0
+    # the run says it waits, once for the whole absence, not once per match
+    waits = [line for line in done.stderr.splitlines() if "waits up to 1 s for random2" in line]
+    assert len(waits) == 1 and waits[0].startswith("warning: match "), done.stderr
 
 
 def test_a_remote_bot_that_dies_mid_match_gets_the_fault_a_local_one_gets_and_capacity_two_plays_two_at_once(

@@ -193,3 +193,20 @@ def test_html(tmp_path, bad_log):
     r = run(str(path), "--html", str(tmp_path / "bad.html"))
     assert r.exit_code == 1 and "invalid: line" in r.stdout
     assert (tmp_path / "bad.html").exists()
+
+
+def test_an_arena_log_takes_name_at_version_and_a_bare_name_when_one_version_plays(tmp_path):
+    """An arena's logs name seats ``lowbot@2``: ``--seat lowbot@2`` and ``--seat lowbot`` are that
+    seat; a bare name two versions share is one clear error naming them."""
+    text = FIXED_LOG.read_text(encoding="utf-8")
+    arena = tmp_path / "arena.jsonl"
+    arena.write_text(text.replace('"random-1"', '"lowbot@2"', 1).replace('"random-3"', '"lowbot@1"', 1), "utf-8")
+    seat_1 = run(str(arena), "--deal", "3", "--seat", "1").stdout
+    for name in ("lowbot@2", "random-2"):
+        assert run(str(arena), "--deal", "3", "--seat", name).exit_code == 0
+    assert run(str(arena), "--deal", "3", "--seat", "lowbot@2").stdout == seat_1
+    r = run(str(arena), "--seat", "lowbot")
+    assert r.exit_code == 2 and "lowbot@1, lowbot@2 all play here; give one, e.g. --seat lowbot@1" in r.stderr
+    one = tmp_path / "one.jsonl"
+    one.write_text(text.replace('"random-1"', '"lowbot@2"', 1), "utf-8")
+    assert run(str(one), "--deal", "3", "--seat", "lowbot").stdout == run(str(one), "--deal", "3", "--seat", "1").stdout

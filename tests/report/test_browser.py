@@ -107,6 +107,18 @@ def test_wide_tables_are_not_cut_off(browser, tmp_path):
                 f"() => {{ const p = document.querySelector('{panel}'); return p.scrollWidth - p.clientWidth; }}"
             )
             assert cut <= 0, f"{panel} {view}: {cut} px of its table cut off at 1400 px"
+        # at a 1280 px laptop's width too, no panel cuts its table (the standings' faults, say);
+        # screenshots at 1280 and at a phone's 390
+        for width, height in ((1280, 800), (390, 844)):
+            o.page.set_viewport_size({"width": width, "height": height})
+            if width == 1280:
+                cut = o.page.evaluate(
+                    "() => Array.from(document.querySelectorAll('.panel')).filter(p => !p.hidden && p.offsetParent)"
+                    ".map(p => [p.id, p.scrollWidth - p.clientWidth]).filter(([, c]) => c > 0)"
+                )
+                assert cut == [], f"cut off at 1280 px: {cut}"
+            ARTIFACTS.mkdir(exist_ok=True)
+            o.page.screenshot(path=str(ARTIFACTS / f"report-{width}.png"), full_page=True)
         assert o.errors == []
     finally:
         o.close()

@@ -427,3 +427,15 @@ def test_without_bubblewrap_the_default_is_none_said_in_one_line(folder, monkeyp
 def test_the_file_chooses_no_isolation_explicitly(folder):
     assert load_config(write(folder, GOOD + "isolation: none\n")).isolation == "none"
     assert load_config(write(folder, GOOD + "isolation: bubblewrap\n")).isolation == "bubblewrap"
+
+
+def test_a_path_up_from_the_files_folder_is_written_without_its_detour(tmp_path):
+    """``log_folder: ../logs`` in tournaments/x.yaml is ``logs``, not ``tournaments/../logs``;
+    through a symbolic link, where the two differ, it keeps the detour."""
+    from arbiter.tournament.config import file_path
+
+    (tmp_path / "tournaments").mkdir()
+    assert file_path("../logs/x.db", tmp_path / "tournaments") == tmp_path / "logs" / "x.db"
+    (tmp_path / "elsewhere" / "deep").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere" / "deep")
+    assert file_path("../logs", tmp_path / "link") == tmp_path / "link" / ".." / "logs"

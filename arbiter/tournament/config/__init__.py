@@ -187,7 +187,11 @@ def _limits(file: LimitsFile) -> Limits:
 def file_path(text: str, base: Path) -> Path:
     """A path written in a file: relative to the file's folder ``base`` unless absolute (``~`` expanded)."""
     path = Path(os.path.expanduser(text))
-    return path if path.is_absolute() else base / path
+    if path.is_absolute():
+        return path
+    joined = base / path
+    tidy = Path(os.path.normpath(joined))  # tournaments/../logs is logs, unless a symbolic link says otherwise
+    return tidy if ".." not in path.parts or tidy.resolve() == joined.resolve() else joined
 
 
 def _database(text: str, base: Path) -> str:

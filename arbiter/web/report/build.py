@@ -21,7 +21,7 @@ from barbu.rules import BarbuError
 from arbiter.errors import ReportError
 from arbiter.files import write_text_atomic
 from arbiter.replay.facts import DealFacts, Facts
-from arbiter.tournament.formats import plays_duplicate_sets
+from arbiter.tournament.formats import format_of, plays_duplicate_sets
 from arbiter.tournament.recorded import read_match_log
 from arbiter.web.report.gather import Gathered, gather
 from arbiter.web.report.render import Colours, chart, render_page
@@ -62,19 +62,28 @@ class ReportResult:
     replays: int
     log_problems: dict[str, int]
     data: dict[str, Any] = field(repr=False, default_factory=dict)
+    light: bool = False  # written without its replay pages
 
 
 def build_report(
-    db: str | None, tournament: str | None, out: str | os.PathLike[str], *, replays: bool = True
+    db: str | None, tournament: str | None, out: str | os.PathLike[str], *, replays: bool | None = True
 ) -> ReportResult:
-    """Gather, analyse, write the replay pages (``OUT_replays/``) and the report; returns a summary."""
+    """Gather, analyse, write the replay pages (``OUT_replays/``) and the report; returns a summary.
+    ``replays=None``: a tournament's, not a ladder's (whose matches keep coming: its report stays
+    light, and its arena serves each replay at /matches/ID)."""
+    from arbiter.files import output_folder
+
     out = _writable(Path(out))
     g = gather(db, tournament)
     t = g.tournament
+    if replays is None:
+        replays = not format_of(t.format).growing
+        if replays:
+            output_folder(out.with_name(f"{out.stem}_replays"), "the replays folder")
     rules_json, rules = _rules(t)
     order = [s.name for s in g.standings]
     colours = {e: (PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)]) for i, e in enumerate(order)}
-    replay_dir = out.parent / f"{out.stem}_replays" if replays else None
+    replay_dir = out.parent / f"{out.stem}_replays" if replays else None  # (None: a light report)
     analysis = Analysis()
     matches = [_match(row, g, rules, analysis, replay_dir, colours) for row in g.rows]
     data = _report_data(g, rules_json, rules, order, colours, analysis, matches)
@@ -92,7 +101,7 @@ def build_report(
         if m["log"] != "ok":
             problems[m["log"]] = problems.get(m["log"], 0) + 1
     written = sum(1 for m in matches if m["replay"] is not None)
-    return ReportResult(out, t.name, len(g.rows), written, problems, data)
+    return ReportResult(out, t.name, len(g.rows), written, problems, data, light=not replays)
 
 
 def _writable(out: Path) -> Path:
@@ -252,7 +261,10 @@ def _report_data(
         "entrants": order,
         "colours": {e: colours[e][0] for e in order},
         "standings": [s.to_json(plays_duplicate_sets(t.format)) for s in g.standings],
-        "history": {"games": len({r.game for r in g.history}), "series": rating_series(g.history, order, MU)},
+        "history": {
+            "games": len({r.game for r in g.history}),
+            "series": rating_series(g.history, order, MU, joined=format_of(g.tournament.format).growing),
+        },
         "contracts": {
             "order": contracts,
             "labels": {c: labels.get(c, c) for c in contracts},

@@ -67,6 +67,7 @@ class ChartLine:
     colour: str
     dash: str
     points: str  # "x,y x,y ..."
+    band: str  # the polygon μ ± σ around the line: its uncertainty
     end: tuple[str, str] | None  # where the line ends (a dot), if it has a point
     mu: float  # the last μ, σ and the number of rated games, for its tooltip
     sigma: float
@@ -78,36 +79,47 @@ class Chart:
     """The rating history, coordinates already formatted: the template only places them."""
 
     axes: Axes
-    mu0: str | None  # y of the starting μ, where everyone starts
+    mu0: str | None  # y of the starting μ (TrueSkill's μ₀ = 25), where every entrant starts
     lines: list[ChartLine]  # the leader last, so it is drawn on top
 
 
 def chart(series: dict[str, list[list[float]]], order: Sequence[str], colours: Colours, x_max: int) -> Chart:
-    """The rating history: one polyline per entrant, μ after each rated game."""
+    """The rating history: one polyline per entrant, μ after each rated game, in a band of ±σ;
+    the dashed line at TrueSkill's starting μ₀ (always in range: everyone starts there)."""
+    from arbiter.tournament.ratings import MU
+
     values = [p[1] for e in order for p in series.get(e, [])]
-    lo, hi = (min(values), max(values)) if values else (20.0, 30.0)
+    ends = [series[e][-1] for e in order if len(series.get(e, [])) > 1]
+    values += [p[1] + d * p[2] for p in ends for d in (-1, 1)]  # each line's band where it ends
+    lo, hi = (min([*values, MU]), max([*values, MU])) if values else (20.0, 30.0)
     if hi - lo < 2:
         lo, hi = lo - 1, hi + 1
     a = axes(lo, hi, x_max, (760, 320), (46, 14, 14, 38))
-    mu0 = next((s[0][1] for s in series.values() if s), None)
+
+    def y(value: float) -> float:  # a band's edge stays inside the plot
+        return a.y(min(a.hi, max(a.lo, value)))
+
     lines = []
     for e in reversed(order):
         pts = series.get(e, [])
         colour, dash = colours[e]
         last = pts[-1] if pts else [0, 0, 0]
+        upper = [f"{a.x(p[0]):.1f},{y(p[1] + p[2]):.1f}" for p in pts]
+        lower = [f"{a.x(p[0]):.1f},{y(p[1] - p[2]):.1f}" for p in reversed(pts)]
         lines.append(
             ChartLine(
                 entrant=e,
                 colour=colour,
                 dash=dash,
                 points=" ".join(f"{a.x(p[0]):.1f},{a.y(p[1]):.1f}" for p in pts),
+                band=" ".join(upper + lower) if len(pts) > 1 else "",
                 end=(f"{a.x(last[0]):.1f}", f"{a.y(last[1]):.1f}") if pts else None,
                 mu=last[1],
                 sigma=last[2],
                 games=len(pts) - 1,
             )
         )
-    return Chart(a, f"{a.y(mu0):.1f}" if mu0 is not None and a.lo <= mu0 <= a.hi else None, lines)
+    return Chart(a, f"{a.y(MU):.1f}" if a.lo <= MU <= a.hi else None, lines)
 
 
 # ---- the match list --------------------------------------------------------------------------

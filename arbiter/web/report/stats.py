@@ -126,15 +126,26 @@ def doubling_stats(analysis: Analysis, entrants: Sequence[str]) -> dict[str, dic
     return out
 
 
-def rating_series(history: Sequence[RatingRow], entrants: Sequence[str], mu0: float) -> dict[str, list[list[float]]]:
-    """Per entrant: [[matches played, μ, σ], ...] from the start (0, μ₀) through every rated game."""
+def rating_series(
+    history: Sequence[RatingRow], entrants: Sequence[str], mu0: float, *, joined: bool = False
+) -> dict[str, list[list[float]]]:
+    """Per entrant: [[matches played, μ, σ], ...] from the start (0, μ₀) through every rated game;
+    ``joined`` (a ladder, whose versions come as it goes): from where each joined instead, μ₀ just
+    before its first rated game, not as if present from the start."""
     from arbiter.tournament.ratings import SIGMA
 
-    series: dict[str, list[list[float]]] = {e: [[0, mu0, round(SIGMA, 4)]] for e in entrants}
+    ends: dict[int, int] = {}  # each rated game's last match, counted from 1
+    first_game: dict[str, int] = {}
     for r in history:
-        series.setdefault(r.entrant, [[0, mu0, round(SIGMA, 4)]]).append(
-            [r.match_number + 1, round(r.mu, 4), round(r.sigma, 4)]
-        )
+        ends[r.game] = max(ends.get(r.game, 0), r.match_number + 1)
+        first_game.setdefault(r.entrant, r.game)
+    series: dict[str, list[list[float]]] = {}
+    for e in [*entrants, *(r.entrant for r in history)]:
+        if e not in series:
+            before = [end for game, end in ends.items() if e in first_game and game < first_game[e]]
+            series[e] = [[max(before, default=0) if joined else 0, mu0, round(SIGMA, 4)]]
+    for r in history:
+        series[r.entrant].append([r.match_number + 1, round(r.mu, 4), round(r.sigma, 4)])
     return series
 
 

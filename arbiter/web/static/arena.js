@@ -1,10 +1,12 @@
-/* The arena's leaderboard (arbiter/arena/pages.py): sorting by a column, and live updates. On each
- * server-sent event of /api/events (a match was recorded) the page is fetched again from the
- * arena and its table and figures are swapped in: the server renders, this only places. */
+/* The arena's pages (arbiter/arena/pages.py, browse.py, corner.py): the leaderboard's sorting by a
+ * column, and live updates on every page that loads this. On each server-sent event of
+ * /api/events (a match recorded, a check over) the page is fetched again from the arena and its
+ * leaderboard, figures and every [data-refresh] region are swapped in: the server renders, this
+ * only places. */
 (function () {
   "use strict";
   const table = document.getElementById("leaderboard");
-  const live = document.getElementById("live");
+  const live = document.getElementById("live") || document.createElement("span");
   let sortBy = 0;
   let ascending = true;
 
@@ -13,6 +15,7 @@
     return cell ? cell.dataset.value || "" : "";
   }
   function sort() {
+    if (!table) return;
     const th = table.tHead.rows[0].cells[sortBy];
     const numeric = th.dataset.sort === "num";
     const body = table.tBodies[0];
@@ -34,7 +37,7 @@
       else h.removeAttribute("aria-sort");
     });
   }
-  Array.from(table.tHead.rows[0].cells).forEach((th, i) => {
+  Array.from(table ? table.tHead.rows[0].cells : []).forEach((th, i) => {
     if (!th.dataset.sort) return;
     th.tabIndex = 0;
     const pick = () => {
@@ -52,10 +55,20 @@
   function refresh() {
     if (fetching) { again = true; return; }
     fetching = true;
-    fetch("/", { headers: { Accept: "text/html" }, cache: "no-store" })
-      .then((r) => { if (!r.ok) throw new Error("the leaderboard answered " + r.status); return r.text(); })
+    fetch(location.pathname + location.search, { headers: { Accept: "text/html" }, cache: "no-store", credentials: "same-origin" })
+      .then((r) => { if (!r.ok) throw new Error("the page answered " + r.status); return r.text(); })
       .then((html) => {
         const fresh = new DOMParser().parseFromString(html, "text/html");
+        document.querySelectorAll("[data-refresh]").forEach((old) => {
+          const now = fresh.querySelector('[data-refresh="' + old.dataset.refresh + '"]');
+          if (now && now.innerHTML !== old.innerHTML) old.replaceWith(document.importNode(now, true));
+        });
+        FIGURES.forEach((id) => {
+          const f = fresh.getElementById(id), here = document.getElementById(id);
+          if (f && here) here.textContent = f.textContent;
+        });
+        document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
+        if (!table) return;
         const before = {};
         Array.from(table.tBodies[0].rows).forEach((r) => { before[r.dataset.entrant] = r.textContent; });
         const body = fresh.querySelector("#leaderboard tbody");
@@ -67,11 +80,6 @@
           table.replaceChild(document.importNode(body, true), table.tBodies[0]);
           sort();
         }
-        FIGURES.forEach((id) => {
-          const f = fresh.getElementById(id);
-          if (f) document.getElementById(id).textContent = f.textContent;
-        });
-        document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
       })
       .catch(() => { live.classList.add("off"); })
       .finally(() => {
@@ -87,7 +95,7 @@
     events.onmessage = (e) => {
       let event = null;
       try { event = JSON.parse(e.data); } catch (err) { return; }
-      if (event && event.type === "match") refresh();
+      if (event && (event.type === "match" || event.type === "submission")) refresh();
     };
   }
   window.barbuArena = { refresh: refresh };

@@ -190,7 +190,18 @@
     setHTML(centre.finish, st.fin.length ? "out: " + st.fin.map((s, i) => place(i + 1) + " " + seatName(s)).join(", ") : "");
   }
 
+  // The match's end: every seat's total and place, best first.
+  function finalResult(st) {
+    const order = [0, 1, 2, 3].sort((a, b) => st.tot[b] - st.tot[a] || a - b);
+    const rows = order.map((s) => {
+      const place = 1 + [0, 1, 2, 3].filter((o) => st.tot[o] > st.tot[s]).length;
+      return '<tr><td>' + place + '.</td><td class="who">' + seatName(s) + " " + esc(D.match.seats[s]) + '</td><td class="total ' + numClass(st.tot[s]) + '">' + signed(st.tot[s]) + "</td></tr>";
+    });
+    return '<div class="announce" id="announce">Final result<table class="final" id="final-result">' + rows.join("") + "</table></div>";
+  }
+
   function drawAnnounce(st, deal) {
+    if (st.k === "match_end") return finalResult(st);
     if (!deal) return '<div class="announce"><div class="big">' + suitify(st.t) + "</div></div>";
     let html = '<div class="announce" id="announce">';
     if (st.k === "deal" || !deal.label || (st.k === "stop" && !st.db.length && !st.tr && !st.lay)) {
@@ -214,8 +225,8 @@
   }
 
   function drawCentre(st, deal) {
-    if (st.lay) drawLayout(st, deal);
-    else if (st.tr) drawTrick(st);
+    if (st.k !== "match_end" && st.lay) drawLayout(st, deal);
+    else if (st.k !== "match_end" && st.tr) drawTrick(st);
     else {
       const html = drawAnnounce(st, deal);
       if (centreMode !== "announce" || shown.centre !== html) {
@@ -384,10 +395,19 @@
     $("seat-select").value = String(s);
     draw();
   }
+  // Play: a step every 650 ms (1×), 160 ms (4×) or 40 ms (16×), or a deal every 1.5 s.
+  function tick() {
+    if (cur >= N - 1) { togglePlay(); return; }
+    if ($("speed").value === "deal") jumpDeal(1); else step(1);
+  }
+  function startTimer() {
+    const speed = $("speed").value;
+    timer = setInterval(tick, speed === "deal" ? 1500 : +speed);
+  }
   function togglePlay() {
     if (timer) { clearInterval(timer); timer = null; $("play").textContent = "▷ Play"; return; }
     if (cur >= N - 1) go(0);
-    timer = setInterval(() => { if (cur >= N - 1) togglePlay(); else step(1); }, 650);
+    startTimer();
     $("play").textContent = "❚❚ Pause";
   }
 
@@ -417,6 +437,7 @@
     $("prev-deal").addEventListener("click", () => jumpDeal(-1));
     $("next-deal").addEventListener("click", () => jumpDeal(1));
     $("play").addEventListener("click", togglePlay);
+    $("speed").addEventListener("change", () => { if (timer) { clearInterval(timer); startTimer(); } });
     document.addEventListener("keydown", (e) => {
       const tag = e.target && e.target.tagName;
       if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || e.ctrlKey || e.metaKey || e.altKey) return;
