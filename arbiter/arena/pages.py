@@ -31,7 +31,8 @@ from arbiter.web.report.render import Chart, chart, cls, num, plural
 
 from .browse import add_browse, arena_title
 from .events import EventHub, add_events
-from .service import ArenaService, LogGone, NotFound, split_version
+from .service import ArenaService, LogGone, NotFound
+from .shaping import split_version
 from .snapshots import Snapshot, Snapshots
 from .views import ArenaState, EntrantView, Leaderboard, MatchId, MatchSummary, Name
 

@@ -21,7 +21,6 @@ import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import func
 from sqlalchemy.engine import Engine
@@ -31,7 +30,6 @@ from arbiter.errors import ArbiterError
 from arbiter.files import FileTooLarge, human_size, read_bounded
 from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.model import ScheduledMatch, Tally
-from arbiter.stats import Moments
 from arbiter.storage import Repo, row_id
 from arbiter.storage.arena import ArenaStore, SubmissionRow
 from arbiter.storage.models import Fault, Match, SeatResult, Tournament
@@ -41,13 +39,25 @@ from arbiter.tournament.recorded import read_match_log
 from arbiter.tournament.standings import TREND_POINTS, fresh, standing_of
 
 from .quotas import Uploads
+from .shaping import (
+    contract_scores,
+    doubling_record,
+    fault_view,
+    house_version_view,
+    live_view,
+    match_summary,
+    rating_fields,
+    rating_point,
+    split_version,
+    submission_view,
+    utc,
+    version_view,
+)
 from .tokens import TokenCheck
 from .views import (
     ArenaState,
-    ContractScore,
     ContractScores,
     Doubling,
-    DoublingRecord,
     EntrantView,
     FaultView,
     Leaderboard,
@@ -57,9 +67,7 @@ from .views import (
     MatchPage,
     MatchSummary,
     RatingPoint,
-    SeatView,
     SubmissionView,
-    VersionView,
     public_id,
 )
 
@@ -87,19 +95,6 @@ class NothingToRetire(ArbiterError):
 
 class UploadTooLarge(ArbiterError):
     """An upload over the arena's archive limit."""
-
-
-def split_version(entrant: str) -> tuple[str, int]:
-    """``NAME@VERSION`` as (NAME, VERSION); a name without a version is version 1 (a house entrant
-    of a tournament that named it so)."""
-    name, at, version = entrant.rpartition("@")
-    if at and version.isdigit():
-        return name, int(version)
-    return entrant, 1
-
-
-def _utc(dt: datetime) -> datetime:
-    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
 
 
 class ArenaService:
@@ -206,7 +201,9 @@ class ArenaService:
         board = []
         for rank, s in enumerate(rows, start=1):
             name, version = split_version(s.name)
-            board.append(LeaderboardRow(rank=rank, name=name, version=version, author=active[s.name], **_rating(s)))
+            board.append(
+                LeaderboardRow(rank=rank, name=name, version=version, author=active[s.name], **rating_fields(s))
+            )
         return Leaderboard(arena=self.arena, matches=self._count(t), entrants=board)
 
     def _count(self, t: Tournament | None, since: datetime | None = None) -> int:
@@ -214,7 +211,7 @@ class ArenaService:
             return 0
         query = select(func.count()).select_from(Match).where(Match.tournament_id == row_id(t))
         if since is not None:
-            query = query.where(col(Match.finished_at) >= _utc(since))
+            query = query.where(col(Match.finished_at) >= utc(since))
         with self.repo.reading(f"arena {self.arena!r}"), self.repo.session() as s:
             return s.exec(query).one()
 
@@ -241,7 +238,7 @@ class ArenaService:
     # ---- matches ---------------------------------------------------------------------------
     def live(self) -> list[LiveMatch]:
         """The matches in play now (or waiting for a slot), the lowest id first."""
-        return [_live(m) for m in sorted(self._in_play(), key=lambda m: m.number)]
+        return [live_view(m) for m in sorted(self._in_play(), key=lambda m: m.number)]
 
     def _versions_of(self, t_id: int, entrant: str) -> dict[int, str]:
         """The tournament's entrant rows (id -> NAME@VERSION) that are ``entrant``: a NAME (every
@@ -276,9 +273,9 @@ class ArenaService:
                 played = select(SeatResult.match_id).where(col(SeatResult.entrant_id).in_(ids))
                 query = query.where(col(Match.id).in_(played))
             if since is not None:
-                query = query.where(col(Match.finished_at) >= _utc(since))
+                query = query.where(col(Match.finished_at) >= utc(since))
             if until is not None:
-                query = query.where(col(Match.finished_at) < _utc(until))
+                query = query.where(col(Match.finished_at) < utc(until))
             if before is not None:
                 query = query.where(col(Match.number) < before - 1)
             rows = checked(s, query.order_by(col(Match.number).desc()).limit(limit + 1))
@@ -293,7 +290,7 @@ class ArenaService:
             query = select(SeatResult).where(col(SeatResult.match_id).in_(ids))
             for sr in checked(s, query.order_by(col(SeatResult.match_id), col(SeatResult.seat))):
                 seats.setdefault(sr.match_id, []).append(sr)
-        return [_summary(m, seats.get(row_id(m), []), names) for m in rows]
+        return [match_summary(m, seats.get(row_id(m), []), names) for m in rows]
 
     def _match_row(self, match_id: int) -> tuple[Tournament, Match]:
         t = self._tournament()
@@ -317,7 +314,7 @@ class ArenaService:
             reason=m.reason if m.status != "complete" else None,
             deals=m.deals,
             wall_seconds=round(m.wall_seconds, 3),
-            fault_list=[_fault(f, names, {row_id(m): m.number}) for f in faults],
+            fault_list=[fault_view(f, names, {row_id(m): m.number}) for f in faults],
         )
 
     def match_log(self, match_id: int) -> bytes:
@@ -384,7 +381,9 @@ class ArenaService:
         own = [f"{name}@1"] if house else [f"{v.entrant}@{v.version}" for v in versions]
         table = self._table(t, own)
         views = (
-            [_house_version(table[own[0]])] if house else [_version(v, table[f"{name}@{v.version}"]) for v in versions]
+            [house_version_view(table[own[0]])]
+            if house
+            else [version_view(v, table[f"{name}@{v.version}"]) for v in versions]
         )
         active = next((v.version for v in views if v.status == "active"), None)
         if t is None:
@@ -404,7 +403,8 @@ class ArenaService:
         with self.repo.reading(f"entrant {name!r}"):
             history = [
                 RatingPoint(
-                    version=split_version(r.entrant)[1], **_point(r.game, public_id(r.match_number), r.mu, r.sigma)
+                    version=split_version(r.entrant)[1],
+                    **rating_point(r.game, public_id(r.match_number), r.mu, r.sigma),
                 )
                 for r in self.repo.rating_history(t_id, entrants=own)
             ]
@@ -435,7 +435,7 @@ class ArenaService:
             match_ids = list({f.match_id for f in rows})
             found = s.exec(select(Match.id, Match.number).where(col(Match.id).in_(match_ids))).all()
         numbers = {i: number for i, number in found if i is not None}
-        return [_fault(f, ids, numbers) for f in rows], counts
+        return [fault_view(f, ids, numbers) for f in rows], counts
 
     def _deal_records(self, t: Tournament, own: Sequence[str]) -> tuple[ContractScores, Doubling]:
         """Per version, the mean deal score per contract and the doubling record, as the standings
@@ -450,11 +450,11 @@ class ArenaService:
         scores = ContractScores(
             matches=analysed,
             contracts=contracts,
-            by_version={split_version(v)[1]: _contract_scores(tally, contracts) for v, tally in tallies.items()},
+            by_version={split_version(v)[1]: contract_scores(tally, contracts) for v, tally in tallies.items()},
         )
         doubling = Doubling(
             matches=analysed,
-            by_version={split_version(v)[1]: _doubling(tally) for v, tally in tallies.items()},
+            by_version={split_version(v)[1]: doubling_record(tally) for v, tally in tallies.items()},
         )
         return scores, doubling
 
@@ -478,11 +478,11 @@ class ArenaService:
         row = self.store.submission(submission_id)
         if row is None or row.arena != self.arena:
             raise NotFound(f"no submission {submission_id} in arena {self.arena!r}")
-        return _submission(row, token is not None and self.author(token, client) == row.author)
+        return submission_view(row, token is not None and self.author(token, client) == row.author)
 
     def submissions_of(self, author: str) -> list[SubmissionView]:
         """Every submission of ``author`` in this arena with its check report, newest first."""
-        return [_submission(row, True) for row in reversed(self.store.by_author(self.arena, author))]
+        return [submission_view(row, True) for row in reversed(self.store.by_author(self.arena, author))]
 
     def retire(self, name: str, token: str, client: str) -> SubmissionView:
         """Retire the author's active version of ``name``: it stops playing and keeps its history."""
@@ -503,136 +503,3 @@ class ArenaService:
 
 
 # ---- plain values to views ------------------------------------------------------------------
-def _rating(s: Standing) -> dict[str, Any]:
-    return {
-        "mu": round(s.mu, 4),
-        "sigma": round(s.sigma, 4),
-        "conservative": round(s.rating, 4),
-        "matches": s.matches,
-        "mean_score": None if s.mean_score is None else round(s.mean_score, 3),
-        "ci95": None if s.ci95 is None else (round(s.ci95[0], 3), round(s.ci95[1], 3)),
-        "faults": s.faults,
-    }
-
-
-def _moments(m: Moments) -> tuple[float | None, tuple[float, float] | None]:
-    mean, ci = m.mean_ci()
-    return (None if mean is None else round(mean, 3)), (None if ci is None else (round(ci[0], 3), round(ci[1], 3)))
-
-
-def _contract_scores(tally: Tally, contracts: Sequence[str]) -> dict[str, ContractScore]:
-    out = {}
-    every = Moments()
-    for c in contracts:
-        m = tally.contracts.get(c, Moments())
-        every = every.merge(m)
-        mean, ci = _moments(m)
-        out[c] = ContractScore(mean=mean, n=m.n, ci95=ci)
-    mean, ci = _moments(every)
-    out["all"] = ContractScore(mean=mean, n=every.n, ci95=ci)
-    return out
-
-
-def _doubling(tally: Tally) -> DoublingRecord:
-    d = tally.doubling
-    mean, ci = _moments(d.acted)
-    passive, _ = _moments(d.passive)
-    return DoublingRecord(
-        doubles=d.doubles,
-        redoubles=d.redoubles,
-        pairs=d.acted.n,
-        won=d.won,
-        lost=d.lost,
-        net=d.net,
-        mean=mean,
-        ci95=ci,
-        doubled_pairs=d.passive.n,
-        doubled_mean=passive,
-    )
-
-
-def _point(game: int, match_number: int, mu: float, sigma: float) -> dict[str, Any]:
-    return {"game": game, "match_number": match_number, "mu": round(mu, 4), "sigma": round(sigma, 4)}
-
-
-def _version(row: SubmissionRow, s: Standing) -> VersionView:
-    return VersionView(
-        version=row.version,
-        status=row.status,
-        created_at=row.created_at,
-        decided_at=row.decided_at,
-        retired_at=row.retired_at,
-        **_rating(s),
-    )
-
-
-def _submission(row: SubmissionRow, own: bool) -> SubmissionView:
-    """A submission as anyone sees it (its author too, as the leaderboard and the entrant pages
-    show it: an author's name is public); ``own``: as its author does (its bundle and check
-    report too)."""
-    view = SubmissionView(
-        id=row.id,
-        name=row.entrant,
-        version=row.version,
-        status=row.status,
-        created_at=row.created_at,
-        decided_at=row.decided_at,
-        retired_at=row.retired_at,
-        author=row.author,
-    )
-    if own:
-        view.bundle, view.report = row.bundle, _report(row.report)
-    return view
-
-
-def _house_version(s: Standing) -> VersionView:
-    return VersionView(version=1, status="active", created_at=None, decided_at=None, retired_at=None, **_rating(s))
-
-
-def _seat(seat: int, entrant: str, total: int = 0, place: int = 0, forfeit: bool = False, faults: int = 0) -> SeatView:
-    name, version = split_version(entrant)
-    return SeatView(seat=seat, name=name, version=version, total=total, place=place, forfeited=forfeit, faults=faults)
-
-
-def _live(m: ScheduledMatch) -> LiveMatch:
-    return LiveMatch(id=public_id(m.number), game=m.game, seats=[_seat(i, e) for i, e in enumerate(m.seats)])
-
-
-def _summary(m: Match, seats: Sequence[SeatResult], names: dict[int, str]) -> MatchSummary:
-    views = [_seat(sr.seat, names.get(sr.entrant_id, "?"), sr.total, sr.place, sr.forfeited, sr.faults) for sr in seats]
-    match_id = public_id(m.number)
-    return MatchSummary(
-        id=match_id,
-        key=m.key,
-        game=m.game,
-        status=m.status,
-        seats=views,
-        totals=m.totals,
-        places=m.places,
-        finished_at=_utc(m.finished_at),
-        log=f"/api/matches/{match_id}/log",
-    )
-
-
-def _fault(f: Fault, names: dict[int, str], numbers: dict[int, int]) -> FaultView:
-    """A fault; ``numbers``: its match's ladder number by the match's row id."""
-    name, version = split_version(names.get(f.entrant_id, "?"))
-    return FaultView(
-        match=public_id(numbers.get(f.match_id, -1)),
-        seat=f.seat,
-        name=name,
-        version=version,
-        deal=f.deal,
-        kind=f.kind,
-        detail=f.detail,
-        action=f.action,
-    )
-
-
-def _report(text: str | None) -> Any:
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return text
