@@ -234,6 +234,9 @@ def _python_dirs() -> list[str]:
     return sorted(d for d in dirs if d and os.path.isdir(d))
 
 
+BOT_FOLDER_MARK = "entrant.yaml"  # a folder holding one is a bot's own: the sandbox shows it whole
+
+
 def _bot_dirs(argv: list[str], cwd: str) -> list[str]:
     """The folders of the bot's own files: every argument that names an existing file."""
     dirs = set()
@@ -266,8 +269,13 @@ def _within(path: str, folders: list[str]) -> bool:
 
 def _shown_folders(argv: list[str], cwd: str, user: BotUser) -> list[str]:
     """The host folders shown read-only at their own paths: the arbiter's Python and the protocol
-    files (where the bot's user may read them), and the bot's own folders (which it must)."""
+    files (where the bot's user may read them), and the bot's own folders (which it must): those of
+    the files its command names, and its whole working folder when that is a bot's folder (it holds
+    an entrant.yaml: a submission, a folder from new-bot), so that a runtime it carries (a jlink
+    image, a virtual environment) finds its own libraries whatever its command names."""
     own = _bot_dirs(argv, cwd)
+    if os.path.isfile(os.path.join(cwd, BOT_FOLDER_MARK)):
+        own = [os.path.realpath(cwd), *own]
     for d in own:
         if problem := path_problem(d, user, "rx", parents=False):
             raise ConfigError(f"the bot's folder cannot be shown in its sandbox as user {user.name}: {problem}")

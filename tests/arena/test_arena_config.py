@@ -70,7 +70,7 @@ def test_the_example_arena_loads():
     assert t.entrant_names == ["heuristic", "random"]
     assert all(e.cwd == str(EXAMPLE.parent.resolve()) for e in t.entrants)
     assert config.web == "127.0.0.1:8080"
-    assert config.store == EXAMPLE.parent.resolve() / "../logs/arena/bundles"
+    assert config.store == EXAMPLE.parent.resolve().parent / "logs/arena/bundles"  # the path as people read it
     assert config.uploads == UploadLimits(10 << 20, 100 << 20, 2000)
     assert t.isolation is not None  # chosen for this machine
     assert config.source == EXAMPLE.read_text() == t.source
@@ -116,7 +116,7 @@ def test_every_arena_key(folder):
     assert config.seed == config.tournament.seed == 42
     assert config.matchmaking == Matchmaking(provisional=4, min_share=0.5, window=2.5, tail=0.5)
     assert config.web == "[::1]:0"
-    assert config.store == folder.resolve() / "../store"
+    assert config.store == folder.resolve().parent / "store"
     assert config.uploads == UploadLimits(archive=1 << 20, unpacked=3 << 29, files=50)
     assert config.check_time_limit == 0.5 and config.drain_seconds == 0.0
     assert config.quotas == Quotas(author_store=200 << 20, store=2 << 30, uploads_per_hour=4, queued=2, keep_seconds=60)

@@ -184,3 +184,24 @@ def test_under_the_default_a_bot_reaches_no_record(tmp_path):
     assert not list(tmp_path.rglob("planted.jsonl"))
     header = json.loads(sorted((folder / "logs").glob("t-*.jsonl"))[0].read_text().splitlines()[0])
     assert header["isolation"] == "bubblewrap"
+
+
+def test_a_bots_own_folder_is_shown_whole_and_any_other_working_folder_only_in_what_the_command_names(tmp_path):
+    """A folder with an entrant.yaml (a submission, a new-bot folder) is the bot's: its runtime's
+    libraries are found whatever the command names (a jlink image's lib/ beside its bin/java).
+    A tournament's folder, shared by its entrants, stays hidden but for the named files' folders."""
+    user = sandbox.sandbox_user(sandbox.bot_user(None, "bubblewrap"))
+    for name, marked in (("bot", True), ("tournament", False)):
+        folder = tmp_path / name
+        (folder / "jre" / "bin").mkdir(parents=True)
+        (folder / "jre" / "lib").mkdir()
+        (folder / "jre" / "bin" / "java").write_text("#!/bin/sh\n")
+        if marked:
+            (folder / "entrant.yaml").write_text("name: bot\ncommand: jre/bin/java -jar bot.jar\n")
+        argv = sandbox.bubblewrap_argv(
+            ["jre/bin/java", "-jar", "bot.jar"], cwd=str(folder), socket=None, user=user, tmp_size=None
+        )
+        binds = {argv[i + 1] for i, word in enumerate(argv) if word == "--ro-bind"}
+        real = os.path.realpath(folder)
+        assert (real in binds) is marked, (name, sorted(binds))
+        assert os.path.join(real, "jre", "bin") in binds or real in binds

@@ -52,7 +52,7 @@ def card(rank: str, suit: str) -> int:
     return SUITS.index(suit) * 13 + RANKS.index(rank)
 
 
-def parse_card(text: str) -> int:
+def parse_card(text: object) -> int:
     """``"TH"`` -> the ten of hearts; also accepts ``"10H"`` and lower case.
 
     Raises :class:`~barbu.rules.NotationError` naming the bad text.
@@ -71,7 +71,7 @@ def parse_card(text: str) -> int:
         raise NotationError(f"bad card {text!r}: expected rank 2-9 T J Q K A then suit C D H S, e.g. 'TH'") from None
 
 
-def parse_rank(text: str) -> int:
+def parse_rank(text: object) -> int:
     """``"7"`` -> 5 (the rank index); accepts ``"10"`` for the ten.
 
     >>> parse_rank("7"), parse_rank("10"), parse_rank("a")
@@ -85,7 +85,7 @@ def parse_rank(text: str) -> int:
     return RANKS.index(key)
 
 
-def parse_suit(text: str) -> int:
+def parse_suit(text: object) -> int:
     """``"H"`` -> 2 (the suit index, clubs 0 .. spades 3); lower case is accepted.
 
     >>> parse_suit("h") == HEARTS
