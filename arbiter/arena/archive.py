@@ -55,10 +55,8 @@ from arbiter.execution.bundle import MAX_BUNDLE_BYTES, SKIPPED, pack, unpack
 from arbiter.files import human_size, read_text
 from arbiter.process.command import BotCommand
 from arbiter.text import printable
-from arbiter.tournament.config import checks
-from arbiter.tournament.config.checks import problem
 from arbiter.tournament.config.environment import check_launch, launch_command
-from arbiter.tournament.config.schema import EntrantFile, config_error
+from arbiter.tournament.config.schema import EntrantFile, command_text, config_error
 from arbiter.tournament.config.yamltree import read_tree
 
 ENTRANT_FILE = "entrant.yaml"
@@ -190,19 +188,10 @@ def entrant_of(folder: Path) -> tuple[str, str]:
     return entrant.name, entrant.command
 
 
-def _build(value: object) -> str:
-    command = checks.text(value)
-    try:
-        BotCommand.parse(command)
-    except ValueError as e:
-        raise problem(str(e)) from None
-    return command
-
-
 class SubmittedEntrant(EntrantFile):
     """An entrant.yaml: a tournament file's entrant, and the build step of a bot sent as sources."""
 
-    build: Annotated[str | None, BeforeValidator(_build)] = None
+    build: Annotated[str | None, BeforeValidator(command_text)] = None
 
 
 def entrant_file(folder: Path) -> SubmittedEntrant:

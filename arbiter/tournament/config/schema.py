@@ -85,7 +85,8 @@ class Section(BaseModel):
         return data
 
 
-def _command(value: Any) -> str:
+def command_text(value: Any) -> str:
+    """A command line as a file gives it: text whose words parse as a bot command."""
     command = checks.text(value)
     try:
         BotCommand.parse(command)
@@ -108,7 +109,7 @@ class EntrantFile(Section):
     required: ClassVar[dict[str, str]] = {"name": "the key 'name' is missing"}
 
     name: Annotated[str, BeforeValidator(checks.name)]
-    command: Annotated[str | None, BeforeValidator(_command)] = None
+    command: Annotated[str | None, BeforeValidator(command_text)] = None
     remote: Annotated[bool, BeforeValidator(checks.flag)] = False
     transport: Annotated[Transport, BeforeValidator(_transport)] = Transport.UNIX
 
