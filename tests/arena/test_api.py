@@ -28,6 +28,7 @@ from arbiter.arena.config import UploadLimits
 from arbiter.arena.guards import FORM_LIMIT
 from arbiter.arena.quotas import Uploads
 from arbiter.arena.service import ArenaService
+from arbiter.arena.views import public_id
 from arbiter.arena.webserver import WebServer
 from arbiter.lobby.ratelimit import FailureLimiter
 from arbiter.storage import Repo, open_database, row_id
@@ -103,7 +104,7 @@ class Arena:
 
     def matches(self) -> list[Match]:
         with Session(self.engine) as s:  # type: ignore[arg-type]
-            return list(s.exec(select(Match).order_by(Match.id)))
+            return list(s.exec(select(Match).order_by(Match.number)))  # a match's public id: number + 1
 
 
 @contextmanager
@@ -231,10 +232,10 @@ def _check_doubling(arena, alice: dict, played: int) -> None:
 def test_matches_are_listed_newest_first_filtered_and_paged(arena):
     rows = arena.matches()
     listed = arena.get("/api/matches").json()
-    assert [m["id"] for m in listed["matches"]] == [row_id(m) for m in reversed(rows)]
+    assert [m["id"] for m in listed["matches"]] == [public_id(m.number) for m in reversed(rows)]
     first = listed["matches"][-1]
     assert [s["name"] for s in first["seats"]] == [n.split("@")[0] for n in rows[0].seats]
-    assert first["totals"] == rows[0].totals and first["log"] == f"/api/matches/{row_id(rows[0])}/log"
+    assert first["totals"] == rows[0].totals and first["log"] == f"/api/matches/{public_id(rows[0].number)}/log"
     paged, before = [], None
     while True:
         page = arena.get("/api/matches", limit=5, **({"before": before} if before else {})).json()
@@ -247,7 +248,7 @@ def test_matches_are_listed_newest_first_filtered_and_paged(arena):
     assert arena.get("/api/matches", since="2999-01-01T00:00:00Z").json()["matches"] == []
     assert "limit" in _one_line_error(arena.get("/api/matches", limit=201), 400)
     _one_line_error(arena.get("/api/matches", entrant="carol"), 404)
-    detail = arena.get(f"/api/matches/{row_id(rows[0])}").json()
+    detail = arena.get(f"/api/matches/{public_id(rows[0].number)}").json()
     assert detail["deals"] == 12 and detail["status"] == "complete"
     faults = [f for f in Repo(arena.engine).faults(rows[0].tournament_id) if f.match_id == row_id(rows[0])]
     assert [(f["seat"], f["deal"], f["kind"]) for f in detail["fault_list"]] == [
@@ -261,12 +262,12 @@ def test_the_log_is_served_byte_for_byte_and_only_as_recorded(arena):
     row = arena.matches()[0]
     path = Path(row.log_path)
     original = path.read_bytes()
-    response = arena.get(f"/api/matches/{row_id(row)}/log")
+    response = arena.get(f"/api/matches/{public_id(row.number)}/log")
     assert response.status_code == 200 and response.content == original
     assert hashlib.sha256(response.content).hexdigest() == row.log_sha256
     try:
         path.write_bytes(original.replace(b'"no_tricks"', b'"no_hearts"', 1))
-        assert "SHA-256" in _one_line_error(arena.get(f"/api/matches/{row_id(row)}/log"), 410)
+        assert "SHA-256" in _one_line_error(arena.get(f"/api/matches/{public_id(row.number)}/log"), 410)
     finally:
         path.write_bytes(original)
     outside = arena.folder / path.name  # the same bytes, outside the log folder
@@ -277,28 +278,28 @@ def test_the_log_is_served_byte_for_byte_and_only_as_recorded(arena):
         s.add(stored)
         s.commit()
     try:
-        assert "log folder" in _one_line_error(arena.get(f"/api/matches/{row_id(row)}/log"), 404)
+        assert "log folder" in _one_line_error(arena.get(f"/api/matches/{public_id(row.number)}/log"), 404)
     finally:
         with Session(arena.engine) as s:
             stored = s.get_one(Match, row_id(row))
             stored.log_path = str(path)
             s.add(stored)
             s.commit()
-    assert arena.get(f"/api/matches/{row_id(row)}/log").content == original
+    assert arena.get(f"/api/matches/{public_id(row.number)}/log").content == original
 
 
 def test_a_bots_output_is_for_its_author_alone(arena):
     row = arena.matches()[0]
     seats = row.seats
     bob_seat, house_seat = seats.index("bob@1"), seats.index("heuristic@1")
-    url = f"/api/matches/{row_id(row)}/stderr/{bob_seat}"
+    url = f"/api/matches/{public_id(row.number)}/stderr/{bob_seat}"
     response = arena.get(url, arena.tokens["bob"])
     assert response.status_code == 200 and b"bob was here" in response.content
     assert response.content == Path(row.log_path.removesuffix(".jsonl") + f".seat{bob_seat}.stderr").read_bytes()
     for token in (arena.tokens["alice"], None):
         _one_line_error(arena.get(url, token), 404)
-    _one_line_error(arena.get(f"/api/matches/{row_id(row)}/stderr/{house_seat}", arena.tokens["bob"]), 404)
-    _one_line_error(arena.get(f"/api/matches/{row_id(row)}/stderr/4", arena.tokens["bob"]), 400)
+    _one_line_error(arena.get(f"/api/matches/{public_id(row.number)}/stderr/{house_seat}", arena.tokens["bob"]), 404)
+    _one_line_error(arena.get(f"/api/matches/{public_id(row.number)}/stderr/4", arena.tokens["bob"]), 400)
     _one_line_error(arena.get(url, "ba1_not_a_token"), 401)
 
 
