@@ -104,8 +104,8 @@ def test_standings_of_a_tournament_file(tmp_path, monkeypatch):
     monkeypatch.chdir(folder)  # without the file: the default database, and a hint at the file
     assert_one_line_error(*invoke("standings"), "no such database", "arbiter standings FILE.yaml")
     assert_one_line_error(*invoke("standings", "t.yaml", "-t", "other"), "no tournament named 'other'")
-    for bad, words in (("", "the tournament file name is empty"), ("none.yaml", "no such tournament file"),
-                       (".", "the tournament file name is empty"), ("/", "is a folder")):  # fmt: skip
+    for bad, words in (("", "the tournament or arena file name is empty"), ("none.yaml", "no such tournament file"),
+                       (".", "the tournament or arena file name is empty"), ("/", "is a folder")):  # fmt: skip
         assert_one_line_error(*invoke("standings", bad), words)
 
 
