@@ -104,7 +104,7 @@ def test_standings_of_a_tournament_file(tmp_path, monkeypatch):
     monkeypatch.chdir(folder)  # without the file: the default database, and a hint at the file
     assert_one_line_error(*invoke("standings"), "no such database", "arbiter standings FILE.yaml")
     assert_one_line_error(*invoke("standings", "t.yaml", "-t", "other"), "no tournament named 'other'")
-    for bad, words in (("", "the tournament or arena file name is empty"), ("none.yaml", "no such tournament file"),
+    for bad, words in (("", "the tournament or arena file name is empty"), ("none.yaml", "no such tournament or arena file"),
                        (".", "the tournament or arena file name is empty"), ("/", "is a folder")):  # fmt: skip
         assert_one_line_error(*invoke("standings", bad), words)
 
