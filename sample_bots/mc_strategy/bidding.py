@@ -101,7 +101,7 @@ def simulate_double(view: View, rng: random.Random, deadline: float, min_samples
                         if RAW_MODE == "playout"
                         else [(a + b) / 2 for a, b in zip(raw, played, strict=True)]
                     )
-            values[i] = scoring.settle(rules, raw, s.levels)[me]
+            values[i] = scoring.settle(rules, [round(x) for x in raw], s.levels)[me]  # the engine scores whole points
         stats.add(w, values)
     return stats
 
@@ -163,7 +163,8 @@ def simulate_declaration(view: View, rng: random.Random, deadline: float, keep: 
             if len(s.results) > len(state.results):  # an undoubled split: no play
                 values[i] = s.results[-1].scores[me]
                 continue
-            static = scoring.settle(rules, static_raw(rules, decl, estimates), s.levels)[me]
+            raw = [round(x) for x in static_raw(rules, decl, estimates)]  # the engine scores whole points
+            static = scoring.settle(rules, raw, s.levels)[me]
             if DECLARE_MODE == "static":
                 values[i] = static
                 continue
