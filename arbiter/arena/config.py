@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
@@ -36,7 +37,17 @@ from arbiter.tournament.config import (
     resolve_environment,
 )
 from arbiter.tournament.config.checks import problem
-from arbiter.tournament.config.schema import Section, SharedFile, listen_address, not_empty, shown_size, validate
+from arbiter.tournament.config.schema import (
+    Section,
+    SharedFile,
+    given,
+    held,
+    listen_address,
+    not_empty,
+    section,
+    shown_size,
+    validate,
+)
 from arbiter.tournament.config.yamltree import read_tree
 
 DEFAULT_WEB = "127.0.0.1:8080"
@@ -62,7 +73,6 @@ MAX_KEEP_SECONDS = 7 * 86400.0
 DEFAULT_FREE_SPACE = 1 << 30
 DEFAULT_HUMAN_TABLES = 2
 MAX_HUMAN_TABLES = 100
-_MATCHMAKING = Matchmaking()
 
 
 @dataclass(frozen=True)
@@ -112,7 +122,7 @@ class ArenaConfig:
 
 
 # ---- the file's schema -------------------------------------------------------------------------
-def _bytes(minimum: int, maximum: int) -> BeforeValidator:
+def _bytes(minimum: int, maximum: int) -> Callable[[Any], int]:
     """A check of a size in bytes (``10 MiB``, ``1048576``) from ``minimum`` to ``maximum``."""
 
     def check(value: Any) -> int:
@@ -123,7 +133,7 @@ def _bytes(minimum: int, maximum: int) -> BeforeValidator:
             raise problem(f"must be at least {shown_size(minimum)}, got {value}")
         return number
 
-    return BeforeValidator(check)
+    return check
 
 
 def _proxies(value: Any) -> list[str]:
@@ -142,31 +152,33 @@ def _proxies(value: Any) -> list[str]:
     return out
 
 
-class MatchmakingFile(Section):
-    provisional: Annotated[int, BeforeValidator(checks.whole(minimum=0))] = _MATCHMAKING.provisional
-    min_share: Annotated[float, BeforeValidator(checks.number(0.0, 1.0))] = _MATCHMAKING.min_share
-    window: Annotated[float, BeforeValidator(checks.number(0.0, MAX_WINDOW, above=True))] = _MATCHMAKING.window
-    tail: Annotated[float, BeforeValidator(checks.number(0.0, MAX_TAIL, above=True))] = _MATCHMAKING.tail
-
-
-_UPLOADS = UploadLimits()
-
-
-class UploadsFile(Section):
-    archive: Annotated[int, _bytes(MIN_UPLOAD_BYTES, MAX_ARCHIVE_BYTES)] = _UPLOADS.archive
-    unpacked: Annotated[int, _bytes(MIN_UPLOAD_BYTES, MAX_UNPACKED_BYTES)] = _UPLOADS.unpacked
-    files: Annotated[int, BeforeValidator(checks.whole(1, MAX_UPLOAD_FILES))] = _UPLOADS.files
-
-
-_QUOTAS = Quotas()
-
-
-class QuotasFile(Section):
-    author_store: Annotated[int, _bytes(MIN_UPLOAD_BYTES, MAX_STORE_BYTES)] = _QUOTAS.author_store
-    store: Annotated[int, _bytes(MIN_UPLOAD_BYTES, MAX_STORE_BYTES)] = _QUOTAS.store
-    uploads_per_hour: Annotated[int, BeforeValidator(checks.whole(1, MAX_UPLOADS_PER_HOUR))] = _QUOTAS.uploads_per_hour
-    queued: Annotated[int, BeforeValidator(checks.whole(1, MAX_QUEUED))] = _QUOTAS.queued
-    keep_seconds: Annotated[float, BeforeValidator(checks.number(0.0, MAX_KEEP_SECONDS))] = _QUOTAS.keep_seconds
+MATCHMAKING = section(
+    Matchmaking,
+    {
+        "provisional": checks.whole(minimum=0),
+        "min_share": checks.number(0.0, 1.0),
+        "window": checks.number(0.0, MAX_WINDOW, above=True),
+        "tail": checks.number(0.0, MAX_TAIL, above=True),
+    },
+)
+UPLOADS = section(
+    UploadLimits,
+    {
+        "archive": _bytes(MIN_UPLOAD_BYTES, MAX_ARCHIVE_BYTES),
+        "unpacked": _bytes(MIN_UPLOAD_BYTES, MAX_UNPACKED_BYTES),
+        "files": checks.whole(1, MAX_UPLOAD_FILES),
+    },
+)
+QUOTAS = section(
+    Quotas,
+    {
+        "author_store": _bytes(MIN_UPLOAD_BYTES, MAX_STORE_BYTES),
+        "store": _bytes(MIN_UPLOAD_BYTES, MAX_STORE_BYTES),
+        "uploads_per_hour": checks.whole(1, MAX_UPLOADS_PER_HOUR),
+        "queued": checks.whole(1, MAX_QUEUED),
+        "keep_seconds": checks.number(0.0, MAX_KEEP_SECONDS),
+    },
+)
 
 
 class CheckFile(Section):
@@ -187,13 +199,13 @@ class ArenaFile(SharedFile):
         "standings_every": "an arena has no 'standings_every' key: its leaderboard is live (GET /api/leaderboard)",
     }
 
-    matchmaking: MatchmakingFile = MatchmakingFile()
+    matchmaking: Annotated[Matchmaking, held(given(Matchmaking), MATCHMAKING)] = Matchmaking()
     web: Annotated[str, listen_address("the arena's API", "0.0.0.0:8080")] = DEFAULT_WEB
     proxies: Annotated[list[str], BeforeValidator(_proxies)] = []
     store: Annotated[str, not_empty("the folder name is empty")] = DEFAULT_STORE
-    uploads: UploadsFile = UploadsFile()
-    quotas: QuotasFile = QuotasFile()
-    free_space: Annotated[int, _bytes(0, MAX_STORE_BYTES)] = DEFAULT_FREE_SPACE
+    uploads: Annotated[UploadLimits, held(given(UploadLimits), UPLOADS)] = UploadLimits()
+    quotas: Annotated[Quotas, held(given(Quotas), QUOTAS)] = Quotas()
+    free_space: Annotated[int, BeforeValidator(_bytes(0, MAX_STORE_BYTES))] = DEFAULT_FREE_SPACE
     check: CheckFile = CheckFile()
     drain_seconds: Annotated[float, BeforeValidator(checks.number(0.0, MAX_DRAIN_SECONDS))] = DEFAULT_DRAIN_SECONDS
     human_tables: Annotated[int, BeforeValidator(checks.whole(0, MAX_HUMAN_TABLES))] = DEFAULT_HUMAN_TABLES
@@ -228,17 +240,16 @@ def parse_arena(
     """The arena file ``text`` as a config (``check_commands``: :func:`check_environment` too)."""
     base = (base_dir or Path.cwd()).resolve()
     data, lines = read_tree(text, display, kind="arena file", needs=None)
-    file = validate(data, lines, ArenaFile)
+    file = validate(data, lines, ArenaFile, base)
     tournament = build_config(file, lines, text, base, kept=("store",), format=FORMAT.name)
-    m, u, q = file.matchmaking, file.uploads, file.quotas
     config = ArenaConfig(
         tournament=tournament,
-        matchmaking=Matchmaking(m.provisional, m.min_share, m.window, m.tail),
+        matchmaking=file.matchmaking,
         web=file.web,
         proxies=tuple(file.proxies),
         store=file_path(file.store, base),
-        uploads=UploadLimits(u.archive, u.unpacked, u.files),
-        quotas=Quotas(q.author_store, q.store, q.uploads_per_hour, q.queued, q.keep_seconds),
+        uploads=file.uploads,
+        quotas=file.quotas,
         free_space=file.free_space,
         check_time_limit=file.check.time_limit,
         drain_seconds=file.drain_seconds,

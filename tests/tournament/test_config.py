@@ -189,7 +189,7 @@ def test_a_lobby_remote_entrants_and_remote_wait(folder):
     assert config.lobby == LobbySettings("0.0.0.0:7400", tls / "server.pem", tls / "server.key")
     assert config.remote_wait == 2.5
     b = config.entrant("b")
-    assert b.remote and b.command is None and b.launch is None and b.line == 5
+    assert b.remote and b.command is None and b.launch is None
     plain = load_config(write(folder, GOOD))
     assert plain.lobby is None and plain.remote_wait == 60.0
     assert plain.fingerprint() == load_config(write(folder, GOOD + TLS + "remote_wait: 5\n")).fingerprint()

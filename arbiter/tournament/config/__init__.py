@@ -26,25 +26,23 @@ from pydantic import ValidationError
 from arbiter.errors import ConfigError
 from arbiter.files import read_text
 from arbiter.process.limits import Limits
-from arbiter.referee.faults import FaultPolicy
-from arbiter.referee.timecontrol import TimeControl
 from arbiter.storage.dburl import without_password
 from arbiter.text import printable
 from arbiter.tournament.config.checks import NAME_RE, cluster_address_problem
 from arbiter.tournament.config.deals import read_deals
-from arbiter.tournament.config.environment import bot_command, launch_command, resolve_environment
+from arbiter.tournament.config.environment import bot_command, resolve_environment
 from arbiter.tournament.config.model import (
     DEFAULT_LOG_ROOT,
     EntrantConfig,
     LobbySettings,
     TournamentConfig,
 )
-from arbiter.tournament.config.schema import UNLIMITED, LimitsFile, LobbyFile, SharedFile, TournamentFile, validate
+from arbiter.tournament.config.schema import LIMITS, SharedFile, TournamentFile, file_path, given, validate
 from arbiter.tournament.config.yamltree import Lines, dotted, read_tree
 
 MAX_FILE_BYTES = 1 << 20  # a tournament file
 TOP_KEYS = tuple(TournamentFile.model_fields)
-LIMIT_KEYS = tuple(LimitsFile.model_fields)
+LIMIT_KEYS = tuple(LIMITS.model_fields)
 
 
 def load_config(path: str | os.PathLike[str], *, check_commands: bool = True) -> TournamentConfig:
@@ -70,7 +68,7 @@ def parse_config(
     """The tournament file ``text`` as a config (``check_commands``: :func:`resolve_environment` too)."""
     base = (base_dir or Path.cwd()).resolve()
     data, lines = read_tree(text, display)
-    config = _build(validate(data, lines, TournamentFile), lines, text, base)
+    config = _build(validate(data, lines, TournamentFile, base), lines, text, base)
     return resolve_environment(config) if check_commands else config
 
 
@@ -120,41 +118,24 @@ def build_config(
     where = {key: lines.where(loc) for loc in lines.nodes if (key := dotted(loc)) in kept}
     return TournamentConfig(
         name=name,
-        entrants=tuple(
-            EntrantConfig(
-                e.name,
-                e.command,
-                None if e.command is None else launch_command(e.command),
-                str(base),
-                e.remote,
-                lines.line(("entrants", i)) or 0,
-                transport=e.transport,
-            )
-            for i, e in enumerate(file.entrants)
-        ),
+        entrants=file.entrants,
         rules=file.rules if file.rules is not None else make_ruleset("standard"),
         seed=file.seed,
-        time_control=TimeControl(**file.time_control.model_dump(exclude_none=True)),
-        fault_policy=FaultPolicy(**file.faults.model_dump(exclude_none=True)),
+        time_control=file.time_control,
+        fault_policy=file.faults,
         parallelism=file.parallelism,
         database=None if file.database is None else _database(file.database, base),
         log_folder=Path(DEFAULT_LOG_ROOT) / name if file.log_folder is None else file_path(file.log_folder, base),
-        limits=_limits(file.limits),
+        limits=file.limits,
         isolation=file.isolation,
         cluster=file.cluster,
-        lobby=None if file.lobby is None else _lobby(file.lobby, base),
+        lobby=file.lobby,
         remote_wait=file.remote_wait,
         description=file.description,
         source=_kept_source(text, file.database, lines),
         where=where,
         **own,
     )
-
-
-def _lobby(file: LobbyFile, base: Path) -> LobbySettings:
-    if file.tls is None:
-        return LobbySettings(file.listen)
-    return LobbySettings(file.listen, file_path(file.tls.cert, base), file_path(file.tls.key, base))
 
 
 def limits_from(pairs: Sequence[str], option: str = "--limit") -> Limits:
@@ -168,30 +149,13 @@ def limits_from(pairs: Sequence[str], option: str = "--limit") -> Limits:
         if not equals or not key or not value:
             raise ConfigError(f"{option} {printable(pair)}: expected KEY=VALUE, e.g. memory=2GiB")
         try:
-            LimitsFile.model_validate({key: int(value) if value.isdigit() else value})
+            LIMITS.model_validate({key: int(value) if value.isdigit() else value})
         except ValidationError as e:
             error = e.errors(include_url=False)[0]
             message = (error.get("ctx") or {}).get("message") or error["msg"]
             raise ConfigError(f"{option} {printable(pair)}: {printable(str(message))}") from None
         values[key] = int(value) if value.isdigit() else value
-    return _limits(LimitsFile.model_validate(values))
-
-
-def _limits(file: LimitsFile) -> Limits:
-    values: dict[str, Any] = {
-        key: None if value == UNLIMITED else value for key, value in file.model_dump(exclude_none=True).items()
-    }
-    return Limits(**values)
-
-
-def file_path(text: str, base: Path) -> Path:
-    """A path written in a file: relative to the file's folder ``base`` unless absolute (``~`` expanded)."""
-    path = Path(os.path.expanduser(text))
-    if path.is_absolute():
-        return path
-    joined = base / path
-    tidy = Path(os.path.normpath(joined))  # tournaments/../logs is logs, unless a symbolic link says otherwise
-    return tidy if ".." not in path.parts or tidy.resolve() == joined.resolve() else joined
+    return given(Limits)(LIMITS.model_validate(values), Path.cwd())
 
 
 def _database(text: str, base: Path) -> str:

@@ -28,7 +28,6 @@ class EntrantConfig:
     launch: str | None  # the command actually started: ``python`` is the arbiter's own interpreter
     cwd: str  # bots run in the tournament file's folder
     remote: bool = False
-    line: int = 0
     transport: Transport = Transport.UNIX  # how the bot reaches the arbiter (a loopback TCP port: tcp)
 
     @property

@@ -4,6 +4,12 @@
 forms: arbiter.arena.config builds its ``ArenaFile`` on it); :class:`TournamentFile` adds the
 tournament's own.
 
+A section that is a value of the domain (``time_control``: a
+:class:`~arbiter.model.TimeControl`, ``limits``, ``faults``, an entrant, the lobby) is validated
+straight into that frozen value: :func:`section` takes its keys and defaults from the domain
+dataclass itself, so a key is declared once, and :func:`held` makes the file's field hold the
+domain value, not a copy to convert later.
+
 Only the file's own content is checked here (types, bounds, names, how the keys fit together);
 what depends on this machine (programs, users, the sandbox, folders) is
 :mod:`arbiter.tournament.config.environment`'s. Every message is ours (:mod:`.checks`), and
@@ -12,8 +18,11 @@ what depends on this machine (programs, users, the sandbox, folders) is
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
-from collections.abc import Mapping
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, TypeVar
 
 from barbu.rules import SWITCHES, BarbuError, Ruleset, make_ruleset
@@ -21,21 +30,27 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    GetPydanticSchema,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
+from pydantic_core import core_schema
 
 from arbiter.addresses import host_port, is_loopback
 from arbiter.errors import ConfigError
-from arbiter.model import Transport, seconds_problem
+from arbiter.lobby.server import LobbySettings
+from arbiter.model import Limits, TimeControl, Transport, seconds_problem
 from arbiter.process.command import BotCommand
 from arbiter.process.sandbox import Isolation
+from arbiter.referee.faults import FaultPolicy
 from arbiter.text import printable
 from arbiter.tournament.config import checks
 from arbiter.tournament.config.checks import MAX_INT, problem
-from arbiter.tournament.config.model import DEFAULT_REMOTE_WAIT
+from arbiter.tournament.config.environment import launch_command
+from arbiter.tournament.config.model import DEFAULT_REMOTE_WAIT, EntrantConfig
 from arbiter.tournament.config.yamltree import Lines, Loc, LongNumber, describe
 from arbiter.tournament.formats import file_formats, format_of
 from arbiter.tournament.schedule import MAX_MATCHES
@@ -85,6 +100,39 @@ class Section(BaseModel):
         return data
 
 
+Built = TypeVar("Built")
+
+
+def section(kind: type[object], checks: Mapping[str, Callable[..., Any]]) -> type[Section]:
+    """The schema of a mapping whose keys are the fields of the frozen dataclass ``kind`` (names
+    and defaults as ``kind`` declares them), each value checked by ``checks[key]``."""
+    fields = {f.name: f for f in dataclasses.fields(kind)}  # type: ignore[arg-type]
+    if set(fields) != set(checks):
+        raise TypeError(f"{kind.__name__}'s keys {sorted(fields)} need one check each, got {sorted(checks)}")
+    return create_model(  # type: ignore[call-overload,no-any-return]
+        f"{kind.__name__}Section",
+        __base__=Section,
+        **{key: (Annotated[Any, BeforeValidator(checks[key])], fields[key].default) for key in fields},
+    )
+
+
+def held(build: Callable[[Any, Path], Built], model: type[Section]) -> GetPydanticSchema:
+    """A field checked as ``model`` and held as the domain value ``build`` makes of it (with the
+    folder the file's paths are relative to, the ``base`` of :func:`validate`)."""
+
+    def value(checked: Section, info: core_schema.ValidationInfo) -> Built:
+        return build(checked, (info.context or {}).get("base") or Path.cwd())
+
+    return GetPydanticSchema(
+        lambda _type, handler: core_schema.with_info_after_validator_function(value, handler(model))
+    )
+
+
+def given(kind: Callable[..., Built]) -> Callable[[Section, Path], Built]:
+    """A builder of ``kind`` from the keys the file gives (the others keep ``kind``'s defaults)."""
+    return lambda checked, _base: kind(**{key: getattr(checked, key) for key in checked.model_fields_set})
+
+
 def command_text(value: Any) -> str:
     """A command line as a file gives it: text whose words parse as a bot command."""
     command = checks.text(value)
@@ -122,6 +170,12 @@ class EntrantFile(Section):
         return self
 
 
+def entrant_config(file: EntrantFile, base: Path) -> EntrantConfig:
+    """The entrant ``file`` describes, its bot run in the file's folder ``base``."""
+    launch = None if file.command is None else launch_command(file.command)
+    return EntrantConfig(file.name, file.command, launch, str(base), file.remote, transport=file.transport)
+
+
 def _seconds(value: Any, info: ValidationInfo) -> float:
     seconds = checks.seconds(value)
     why = seconds_problem(str(info.field_name), seconds)
@@ -130,18 +184,8 @@ def _seconds(value: Any, info: ValidationInfo) -> float:
     return seconds
 
 
-Seconds = Annotated[float | None, BeforeValidator(_seconds)]
-
-
-class TimeControlFile(Section):
-    per_decision: Seconds = None
-    reserve: Seconds = None
-    connect: Seconds = None
-    match_limit: Seconds = None
-
-
-class FaultsFile(Section):
-    max_strikes: Annotated[int | None, BeforeValidator(checks.whole(1, MAX_STRIKES))] = None
+TIME_CONTROL = section(TimeControl, dict.fromkeys(("per_decision", "reserve", "connect", "match_limit"), _seconds))
+FAULTS = section(FaultPolicy, {"max_strikes": checks.whole(1, MAX_STRIKES)})
 
 
 SIZE_KEYS = ("memory", "file_size", "output")
@@ -159,11 +203,11 @@ def _shown(key: str, value: int) -> str:
     return shown_size(value) if key in SIZE_KEYS else str(value)
 
 
-def _limit(value: Any, info: ValidationInfo) -> int | str:
-    """A limit: a whole number or a size within the limit's bounds, or 'unlimited'."""
+def _limit(value: Any, info: ValidationInfo) -> int | None:
+    """A limit: a whole number or a size within the limit's bounds, or 'unlimited' (None)."""
     key = str(info.field_name)
     if value == UNLIMITED and key != "output":
-        return UNLIMITED
+        return None
     unlimited = "" if key == "output" else " or 'unlimited'"
     if key in SIZE_KEYS:
         number = checks.size(value, unlimited)
@@ -188,17 +232,7 @@ def _user(value: Any) -> str:
     return text
 
 
-Limit = Annotated[int | str | None, BeforeValidator(_limit)]
-
-
-class LimitsFile(Section):
-    memory: Limit = None
-    cpu: Limit = None
-    processes: Limit = None
-    open_files: Limit = None
-    file_size: Limit = None
-    output: Limit = None
-    user: Annotated[str | None, BeforeValidator(_user)] = None
+LIMITS = section(Limits, {**dict.fromkeys(LIMIT_MAXIMUMS, _limit), "user": _user})
 
 
 def _out_of_range(value: Any, loc: Loc = ()) -> tuple[Loc, str] | None:
@@ -321,6 +355,23 @@ class LobbyFile(Section):
         return self
 
 
+def lobby_settings(file: LobbyFile, base: Path) -> LobbySettings:
+    """Where the lobby listens, its TLS files found from the file's folder ``base``."""
+    if file.tls is None:
+        return LobbySettings(file.listen)
+    return LobbySettings(file.listen, file_path(file.tls.cert, base), file_path(file.tls.key, base))
+
+
+def file_path(text: str, base: Path) -> Path:
+    """A path written in a file: relative to the file's folder ``base`` unless absolute (``~`` expanded)."""
+    path = Path(os.path.expanduser(text))
+    if path.is_absolute():
+        return path
+    joined = base / path
+    tidy = Path(os.path.normpath(joined))  # tournaments/../logs is logs, unless a symbolic link says otherwise
+    return tidy if ".." not in path.parts or tidy.resolve() == joined.resolve() else joined
+
+
 def _entrant_list(value: Any) -> Any:
     if not isinstance(value, list):
         raise problem(f"expected a list of entrants (each a name and a command), got {describe(value)}")
@@ -333,25 +384,27 @@ class SharedFile(Section):
 
     name: Annotated[str | None, BeforeValidator(checks.name)] = None
     description: Annotated[str, BeforeValidator(checks.text)] = ""
-    entrants: Annotated[list[EntrantFile], BeforeValidator(_entrant_list)] = []
+    entrants: Annotated[
+        tuple[Annotated[EntrantConfig, held(entrant_config, EntrantFile)], ...], BeforeValidator(_entrant_list)
+    ] = ()
     rules: Annotated[Ruleset | None, BeforeValidator(_rules)] = None
     seed: Annotated[int, BeforeValidator(checks.whole(minimum=0))] = 0
-    time_control: TimeControlFile = TimeControlFile()
-    faults: FaultsFile = FaultsFile()
+    time_control: Annotated[TimeControl, held(given(TimeControl), TIME_CONTROL)] = TimeControl()
+    faults: Annotated[FaultPolicy, held(given(FaultPolicy), FAULTS)] = FaultPolicy()
     parallelism: Annotated[int | None, BeforeValidator(_parallelism)] = None
     database: Annotated[str | None, not_empty("the database name is empty: give an SQLite file or a database URL")] = (
         None
     )
     log_folder: Annotated[str | None, not_empty("the folder name is empty")] = None
-    limits: LimitsFile = LimitsFile()
+    limits: Annotated[Limits, held(given(Limits), LIMITS)] = Limits()
     isolation: Annotated[Isolation | None, BeforeValidator(_isolation)] = None
     cluster: Annotated[str | None, BeforeValidator(_cluster)] = None
-    lobby: LobbyFile | None = None
+    lobby: Annotated[LobbySettings | None, held(lobby_settings, LobbyFile)] = None
     remote_wait: Annotated[float, BeforeValidator(_seconds)] = DEFAULT_REMOTE_WAIT
 
     @field_validator("entrants")
     @classmethod
-    def _unique_names(cls, entrants: list[EntrantFile]) -> list[EntrantFile]:
+    def _unique_names(cls, entrants: tuple[EntrantConfig, ...]) -> tuple[EntrantConfig, ...]:
         seen: dict[str, int] = {}
         for i, entrant in enumerate(entrants):
             if entrant.name in seen:
@@ -413,11 +466,11 @@ class TournamentFile(SharedFile):
 FileT = TypeVar("FileT", bound=Section)
 
 
-def validate(data: Any, lines: Lines, model: type[FileT]) -> FileT:
-    """The file's values as a ``model`` (a :class:`TournamentFile`, an arena's file); its first
-    mistake as one ConfigError."""
+def validate(data: Any, lines: Lines, model: type[FileT], base: Path) -> FileT:
+    """The file's values as a ``model`` (a :class:`TournamentFile`, an arena's file), its paths
+    relative to the file's folder ``base``; its first mistake as one ConfigError."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context={"base": base})
     except ValidationError as e:
         raise config_error(e, lines) from None
 
