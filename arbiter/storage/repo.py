@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from sqlalchemy import func, insert, inspect, update
+from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, select
@@ -39,7 +40,7 @@ from arbiter.storage.models import (
     row_id,
     table_of,
 )
-from arbiter.storage.rows import bad_row, checked
+from arbiter.storage.rows import bad_row, check_value, checked
 from arbiter.storage.standings import clear_standings, read_standings, write_mark, write_tallies
 
 
@@ -329,16 +330,33 @@ class Repo:
     def matches(self, tournament_id: int, rows: Sequence[Match] | None = None) -> list[MatchRecord]:
         """Every recorded match as a plain record, in schedule order (``rows``: its match rows,
         when the caller read them already)."""
-        names = self.entrants_by_id(tournament_id)
-        seats = self.seat_results(tournament_id)
-        out = []
-        for m in self.match_rows(tournament_id) if rows is None else rows:
-            records = []
-            for sr in seats.get(row_id(m), []):
-                if sr.entrant_id not in names:
-                    raise bad_row("seat_results", sr, "entrant_id", "names no entrant of this tournament")
-                records.append(SeatRecord(names[sr.entrant_id], sr.total, sr.forfeited, sr.faults))
-            out.append(MatchRecord(number=m.number, game=m.game, status=m.status, seats=tuple(records)))
+        seats = self._seat_records(tournament_id, self.entrants_by_id(tournament_id))
+        return [
+            MatchRecord(number=m.number, game=m.game, status=m.status, seats=tuple(seats.get(row_id(m), ())))
+            for m in (self.match_rows(tournament_id) if rows is None else rows)
+        ]
+
+    def _seat_records(self, tournament_id: int, names: dict[int, str]) -> dict[int, list[SeatRecord]]:
+        """Each recorded match's seats as records, by match id, in seat order: read as plain
+        columns (a history of 100 000 matches holds 400 000 of them), each value checked."""
+        table = table_of(SeatResult)
+        query = (
+            sa_select(
+                table.c.id, table.c.match_id, table.c.entrant_id, table.c.total, table.c.forfeited, table.c.faults
+            )
+            .join(table_of(Match), table.c.match_id == table_of(Match).c.id)
+            .where(table_of(Match).c.tournament_id == tournament_id)
+            .order_by(table.c.match_id, table.c.seat)
+        )
+        out: dict[int, list[SeatRecord]] = {}
+        with self.engine.connect() as c:
+            for seat_id, match_id, entrant_id, total, forfeited, faults in c.execute(query):
+                if entrant_id not in names:
+                    raise bad_row("seat_results", seat_id, "entrant_id", "names no entrant of this tournament")
+                check_value("seat_results", seat_id, "total", total, int)
+                check_value("seat_results", seat_id, "faults", faults, int)
+                check_value("seat_results", seat_id, "forfeited", forfeited, bool)
+                out.setdefault(match_id, []).append(SeatRecord(names[entrant_id], total, bool(forfeited), faults))
         return out
 
     def match_rows(self, tournament_id: int) -> list[Match]:

@@ -67,17 +67,22 @@ def check_row(row: SQLModel) -> None:
             if not may_be_empty:
                 raise bad_row(name, row, column, "is empty")
             continue
-        kind = type(value)
-        if kind is want or (kind is int and want is float):
-            continue  # the common case, at once
-        fits = isinstance(value, want) and not (want is int and isinstance(value, bool))
-        if want is float and isinstance(value, int) and not isinstance(value, bool):
-            fits = True
-        if not fits:
-            raise bad_row(name, row, column, f"{printable(repr(value)[:40])} is not a {_WORDS[want]}")
+        check_value(name, row, column, value, want)
     if isinstance(row, Match):
         for name, (kind, words) in _LISTS.items():
             _check_list(row, name, kind, words)
+
+
+def check_value(table: str, row: object, column: str, value: object, want: type) -> None:
+    """``value`` of ``row``'s ``column`` is a ``want`` (a whole number where a number is wanted)."""
+    kind = type(value)
+    if kind is want or (kind is int and want is float):
+        return  # the common case, at once
+    fits = isinstance(value, want) and not (want is int and isinstance(value, bool))
+    if want is float and isinstance(value, int) and not isinstance(value, bool):
+        fits = True
+    if not fits:
+        raise bad_row(table, row, column, f"{printable(repr(value)[:40])} is not a {_WORDS[want]}")
 
 
 def _check_list(row: Match, name: str, kind: type, words: str) -> None:
