@@ -177,7 +177,7 @@ def _reads(app: FastAPI, service: ArenaService, snapshots: Snapshots) -> None:
         """An entrant's versions, rating history, per-contract scores, recent matches and faults.
         With an ``ETag``: 304 to ``If-None-Match``."""
         return await snapshots.tagged(
-            request, lambda: Response(service.entrant(name).model_dump_json(), media_type=JSON)
+            request, f"api {name}", lambda: Response(service.entrant(name).model_dump_json(), media_type=JSON)
         )
 
     @app.get("/api/matches", response_model=MatchPage, tags=["matches"])

@@ -175,7 +175,7 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub, snapshots: Sna
 
     @app.get("/entrants/{name}", response_class=HTMLResponse, include_in_schema=False)
     async def entrant(name: Name, request: Request) -> Response:
-        return await snapshots.tagged(request, lambda: entrant_page(name))
+        return await snapshots.tagged(request, f"page {name}", lambda: entrant_page(name))
 
     @app.get("/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
     def match(match_id: MatchId) -> HTMLResponse:

@@ -16,8 +16,10 @@ latest decision on a submission, the pause): a version made active by the checke
 the matches in play. When nobody has read for ``IDLE_SECONDS`` the thread ends, and the next read
 starts it again.
 
-An entrant's JSON and page are computed per request, but tagged with that stamp: a client whose
-``If-None-Match`` is the current stamp's gets 304 without a query.
+An entrant's JSON and page are rendered on the first request after a change, tagged with that
+stamp, and kept until the stamp moves (the requests that arrive while it renders wait for that
+one rendering): a client whose ``If-None-Match`` is the current stamp's gets 304 without a query,
+and the others get the kept bytes.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ log = logging.getLogger(__name__)
 
 REFRESH_SECONDS = 1.0  # how stale the state (matches in play) may be while anyone reads
 IDLE_SECONDS = 60.0  # no read for this long: the thread stops looking
+KEPT_ANSWERS = 256  # entrants' renderings kept at once (the least recently made go first)
 GZIP_FROM = 1024  # bytes: smaller bodies are sent as they are
 JSON = "application/json"
 HTML = "text/html; charset=utf-8"
@@ -90,9 +93,9 @@ class Snapshot:
     gzipped: bytes | None = None
 
     @classmethod
-    def of(cls, body: bytes, media_type: str) -> Snapshot:
+    def of(cls, body: bytes, media_type: str, etag: str | None = None) -> Snapshot:
         packed = gzip.compress(body, 6, mtime=0) if len(body) >= GZIP_FROM else None
-        return cls(body, media_type, _tag(body), packed)
+        return cls(body, media_type, etag or _tag(body), packed)
 
     def response(self, request: Request) -> Response:
         if _fresh(request, self.etag):
@@ -133,6 +136,8 @@ class Snapshots:
         self._last_read = time.monotonic()
         self._wake = threading.Event()
         self._rendering = threading.Lock()  # one rendering at a time
+        # per key (an entrant's JSON or page): the stamp's tag and its rendering, the oldest first
+        self._answers: dict[str, tuple[str, asyncio.Future[Snapshot | Response]]] = {}
         hub.gate(self._arrived)
 
     # ---- what the routes call -----------------------------------------------------------------
@@ -144,17 +149,39 @@ class Snapshots:
             rendered = await asyncio.to_thread(self.refresh)
         return rendered
 
-    async def tagged(self, request: Request, answer: Callable[[], Response]) -> Response:
-        """``answer()`` (computed in a worker thread) with the stamp's tag, or 304 if the client
-        holds it."""
+    async def tagged(self, request: Request, key: str, answer: Callable[[], Response]) -> Response:
+        """The answer ``answer()`` gives (rendered in a worker thread once per stamp and ``key``,
+        then kept) with the stamp's tag, or 304 if the client holds it. An answer other than
+        200 (a missing entrant) is not kept."""
         tag = (await self.current()).tag  # read before the answer: a change meanwhile changes the tag
         if _fresh(request, tag):
             return not_modified(tag)
-        response = await asyncio.to_thread(answer)
-        if response.status_code == 200:
-            response.headers["ETag"] = tag
-            response.headers.update(REVALIDATE)
-        return response
+        kept = self._answers.get(key)
+        if kept is None or kept[0] != tag or kept[1].get_loop() is not asyncio.get_running_loop():
+            kept = (tag, asyncio.ensure_future(asyncio.to_thread(self._answer, answer, tag)))
+            self._answers[key] = kept
+            while len(self._answers) > KEPT_ANSWERS:
+                del self._answers[next(iter(self._answers))]
+        try:
+            made = await asyncio.shield(kept[1])
+        except BaseException:
+            self._forget(key, kept)
+            raise
+        if isinstance(made, Snapshot):
+            return made.response(request)
+        self._forget(key, kept)
+        return made
+
+    @staticmethod
+    def _answer(answer: Callable[[], Response], tag: str) -> Snapshot | Response:
+        response = answer()
+        if response.status_code != 200:
+            return response
+        return Snapshot.of(bytes(response.body), response.media_type or JSON, tag)
+
+    def _forget(self, key: str, kept: tuple[str, asyncio.Future[Snapshot | Response]]) -> None:
+        if self._answers.get(key) is kept:
+            del self._answers[key]
 
     def refresh(self, *, full: bool = True) -> _Rendered:
         """Render again now (``full``: the leaderboard and its page too, else only when the
