@@ -39,6 +39,7 @@ from .corner import add_corner
 from .events import EventHub
 from .guards import SECURITY_HEADERS, BodyGuard, SecurityHeaders, Upload, error
 from .pages import add_pages, leaderboard_page
+from .play import HumanTables, add_play
 from .quotas import OverQuota, TooManyUploads
 from .service import MAX_PAGE, ArenaService, LogGone, NotFound, NothingToRetire, NotYours, UploadTooLarge
 from .snapshots import JSON, Snapshots
@@ -95,11 +96,18 @@ def _answer(e: ArbiterError) -> JSONResponse:
     return error(status, str(e), headers)
 
 
-def create_app(service: ArenaService, *, hub: EventHub | None = None, secret: bytes | None = None) -> FastAPI:
+def create_app(
+    service: ArenaService,
+    *,
+    hub: EventHub | None = None,
+    secret: bytes | None = None,
+    tables: HumanTables | None = None,
+) -> FastAPI:
     """The API over ``service``, with the pages for people and the events they listen to
     (``hub``: what the arena publishes, arbiter.arena.events): one app per arena; with
     ``secret``, the author's corner too (``/me``, its sessions signed with it:
-    :func:`arbiter.arena.corner.session_secret`)."""
+    :func:`arbiter.arena.corner.session_secret`); with ``tables``, people's tables (``/play``,
+    arbiter.arena.play), which the entrant pages and the corner open too."""
     app = FastAPI(
         title=arena_title(service.arena),
         summary="A standing ladder of Barbu bots: leaderboard, entrants, matches, submissions",
@@ -111,10 +119,12 @@ def create_app(service: ArenaService, *, hub: EventHub | None = None, secret: by
     _errors(app)
     _reads(app, service, snapshots)
     _authored(app, service, snapshots)
-    add_pages(app, service, hub, snapshots)
+    add_pages(app, service, hub, snapshots, tables)
     uploads = {SUBMISSIONS: Upload(service.upload_limit, functools.partial(_admit, service))}
     if secret is not None:
-        uploads.update(add_corner(app, service, secret))
+        uploads.update(add_corner(app, service, secret, tables))
+    if tables is not None:
+        add_play(app, tables)
     app.add_middleware(BodyGuard, uploads=uploads)
     app.add_middleware(SecurityHeaders)  # the outermost: it sees every response but a crash's (_errors)
     return app

@@ -23,6 +23,9 @@ checks folded, failures open; a check in progress shows its end without a reload
 arena's events), a form to upload a bot's folder as a .tar.gz or .zip with the command that does
 the same from a terminal, retiring a version, and the output of its own bots in their matches,
 each linked to its replay (:meth:`ArenaService.stderr_of`: anything else, guessed or not, is 404).
+Where the arena seats people (arbiter.arena.play), "Play my bot" (``POST /me/play``) seats the
+author against three copies of one of their active versions: every bot decision at that table
+is the author's bot's, seen from each seat, and the author's name is in the log.
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ from arbiter.web.html import render
 
 from .browse import arena_title
 from .guards import Upload
+from .play import COOKIE as TABLE_COOKIE
+from .play import SEATS, HumanTables, NoTable, seated
 from .service import ArenaService, NotFound
 from .tokens import TooManyAttempts
 from .views import SubmissionView
@@ -179,22 +184,27 @@ def _report_steps(report: Any) -> list[dict[str, Any]] | None:
     ]
 
 
-def add_corner(app: FastAPI, service: ArenaService, secret: bytes) -> dict[str, Upload]:
-    """The author's corner's routes on ``app``, sessions signed with ``secret``; its upload
-    route, to be admitted on its head (arbiter.arena.guards)."""
-    corner = _Corner(service, Sessions(secret))
+def add_corner(
+    app: FastAPI, service: ArenaService, secret: bytes, tables: HumanTables | None = None
+) -> dict[str, Upload]:
+    """The author's corner's routes on ``app``, sessions signed with ``secret``, its bots played
+    at one of ``tables``; its upload route, to be admitted on its head (arbiter.arena.guards)."""
+    corner = _Corner(service, Sessions(secret), tables)
     _session_routes(app, corner)
     _author_routes(app, corner)
+    if tables is not None:
+        _play_route(app, corner, tables)
     return {"/me/submit": Upload(service.upload_limit, corner.admit)}
 
 
 class _Corner:
     """What the corner's routes share: the service, the sessions, the page and the checks."""
 
-    def __init__(self, service: ArenaService, sessions: Sessions):
+    def __init__(self, service: ArenaService, sessions: Sessions, tables: HumanTables | None):
         self.service = service
         self.sessions = sessions
         self.authors = service.tokens.authors
+        self.seats_people = tables is not None and tables.capacity > 0
 
     def current(self, request: Request) -> Session | None:
         return self.sessions.decode(request.cookies.get(COOKIE))
@@ -241,6 +251,7 @@ class _Corner:
             message=message,
             good=good,
             submissions=_submissions(views),
+            playable=_playable(views) if self.seats_people else [],
             outputs=_outputs(self.service, author) if author else [],
             upload_limit=human_size(self.service.upload_limit),
             token_shape=TOKEN_SHAPE,
@@ -345,6 +356,26 @@ def _author_routes(app: FastAPI, corner: _Corner) -> None:
         except NotFound:
             return PlainTextResponse(f"no output of seat {seat} of match {match_id} for you", 404, NO_STORE)
         return Response(data, media_type="text/plain; charset=utf-8", headers=NO_STORE)
+
+
+def _playable(views: list[SubmissionView]) -> list[str]:
+    """The author's active versions (``NAME@VERSION``): those "Play my bot" seats."""
+    return [f"{v.name}@{v.version}" for v in views if v.status == "active"]
+
+
+def _play_route(app: FastAPI, corner: _Corner, tables: HumanTables) -> None:
+    @app.post("/me/play", include_in_schema=False)
+    def play_mine(request: Request, version: Annotated[str, Form(max_length=80)] = "", csrf: Csrf = "") -> Response:
+        author = corner.author_of(request)
+        if author is None or not corner.guarded(request, csrf):
+            return _refused()
+        if version not in _playable(corner.service.submissions_of(author)):
+            return corner.page(request, f"{version!r} is not an active version of yours: choose one listed here", 400)
+        try:
+            key = tables.open(request.cookies.get(TABLE_COOKIE), [version] * SEATS, author=author)
+        except NoTable as e:
+            return corner.page(request, str(e), e.status)
+        return seated(key)
 
 
 def _submissions(views: list[SubmissionView]) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
-"""The arena's pages for people: the leaderboard (``/``), an entrant (``/entrants/{name}``) and a
-match's replay (``/matches/{id}``), served beside the API by the same app, with the pages to
-find one's way (arbiter.arena.browse: every match, the matches in play, the API's docs); every
-page has the same navigation (``templates/_arena.html``).
+"""The arena's pages for people: the leaderboard (``/``), an entrant (``/entrants/{name}``, with a
+form to sit at a table with it: arbiter.arena.play) and a match's replay (``/matches/{id}``),
+served beside the API by the same app, with the pages to find one's way (arbiter.arena.browse:
+every match, the matches in play, the API's docs); every page has the same navigation
+(``templates/_arena.html``).
 
 Each page is rendered on the server from :class:`arbiter.arena.service.ArenaService` with the
 report's templates, styles and chart (arbiter.web), so it is complete with JavaScript off. The
@@ -31,6 +32,7 @@ from arbiter.web.report.render import Chart, chart, cls, num, plural
 
 from .browse import add_browse, arena_title
 from .events import EventHub, add_events
+from .play import SEATS, HumanTables
 from .service import ArenaService, LogGone, NotFound
 from .shaping import split_version
 from .snapshots import Snapshot, Snapshots
@@ -118,6 +120,20 @@ def _missing(arena: str, e: ArbiterError, status: int = 404) -> HTMLResponse:
     return _page("arena_missing.html", status, arena=arena, title="Not here", message=str(e))
 
 
+def seating(tables: HumanTables | None, view: EntrantView) -> dict[str, Any] | None:
+    """The entrant page's form to sit with it: the active versions to choose from, and the
+    seats as first offered (the entrant, then the best of the others; copies when too few);
+    None where the arena seats no people."""
+    if tables is None or tables.capacity == 0:
+        return None
+    choices = tables.choices()
+    own = f"{view.name}@{view.active_version}"
+    if view.active_version is None or own not in choices:
+        return {"choices": choices, "picked": []}
+    picked = [own, *(c for c in choices if c != own)][:SEATS]
+    return {"choices": choices, "picked": picked + [own] * (SEATS - len(picked))}
+
+
 def leaderboard_page(service: ArenaService, board: Leaderboard, state: ArenaState) -> str:
     """The leaderboard page (rendered once per change: arbiter.arena.snapshots)."""
     trends = service.trends()
@@ -133,9 +149,12 @@ def leaderboard_page(service: ArenaService, board: Leaderboard, state: ArenaStat
     )
 
 
-def add_pages(app: FastAPI, service: ArenaService, hub: EventHub, snapshots: Snapshots) -> None:
+def add_pages(
+    app: FastAPI, service: ArenaService, hub: EventHub, snapshots: Snapshots, tables: HumanTables | None = None
+) -> None:
     """The pages, and the events the leaderboard listens to, on ``app``; the leaderboard page is
-    served as ``snapshots`` last rendered it."""
+    served as ``snapshots`` last rendered it; an entrant's page offers to sit with it at one of
+    ``tables``."""
     add_events(app, hub)
     arena = service.arena
     add_browse(
@@ -171,6 +190,7 @@ def add_pages(app: FastAPI, service: ArenaService, hub: EventHub, snapshots: Sna
             chart=rating_chart,
             colours=colours,
             opponents=head_to_head(name, view.recent_matches),
+            seating=seating(tables, view),
         )
 
     @app.get("/entrants/{name}", response_class=HTMLResponse, include_in_schema=False)

@@ -241,7 +241,7 @@ class ArenaHost:
     def started(self, run: Run) -> None:
         from arbiter.arena.api import create_app
         from arbiter.arena.corner import session_secret
-        from arbiter.arena.play import add_people
+        from arbiter.arena.play import HumanTables
         from arbiter.arena.quotas import Uploads, sweep_seconds
         from arbiter.arena.service import ArenaService
         from arbiter.arena.webserver import WebServer
@@ -279,8 +279,8 @@ class ArenaHost:
             in_play=self._in_play,
             paused=disk.paused if disk is not None else lambda: None,
         )
-        app = create_app(service, hub=self.events, secret=session_secret(self.arena.store))
-        self.tables = add_people(app, self.arena, service, self.schedule.lookup)
+        self.tables = HumanTables(self.arena.tournament, service, self.schedule.lookup, self.arena.human_tables)
+        app = create_app(service, hub=self.events, secret=session_secret(self.arena.store), tables=self.tables)
         self.web = WebServer(app, self.listen, proxies=self.arena.proxies)
         self.web.start()
         self.checker.start()

@@ -30,7 +30,7 @@ from .test_api import ARENA, _tournament_file, arena, serving  # noqa: F401  (ar
 
 HOSTILE = "<script>window.pwned=1</script><b>eve</b>"
 SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
-NAV = ["/", "/matches", "/live", "/me", "/docs"]
+NAV = ["/", "/matches", "/live", "/play", "/me", "/docs"]
 SHOTS = ARTIFACTS / "arena"
 
 
