@@ -1,5 +1,5 @@
-"""The arena's capacity, side by side in one run: how fast the ladder records whatever its history's
-size, and how fast its API answers while matches play.
+"""The arena's capacity, side by side in one run: how fast the ladder records whatever its
+history's size, how fast its API answers while matches play, and what a second API process adds.
 
 1. **The recorder's rate against the history**: the arena's own loop (arbiter.tournament.loop with
    the ladder's :class:`~arbiter.arena.ladder.ArenaSchedule`, its matchmaking, the recorder, the
@@ -12,22 +12,25 @@ size, and how fast its API answers while matches play.
    (``arbiter standings --rebuild``: the replay); the run then takes them up at its start (it
    reads the stored matches once, timed apart) and records ``--matches`` more, whose rate is
    matches recorded per second from the first to the last, and over its first and last tenth.
-2. **The API under load**: a real ``arbiter serve`` process (port 0; its address read from its
-   "serving http://..." line) on the same arena, ``--entrants`` house entrants (the sample
-   heuristic and random bots), over the SQLite database with the largest history; its matches
-   play while ``--clients`` concurrent clients (asyncio, httpx) ask ``GET /api/leaderboard`` for
-   ``--seconds``, then the leaderboard page ``GET /`` and ``GET /api/matches?limit=50`` as long
-   each: latency p50 / p99, requests per second, failures. Then the server is stopped (SIGTERM:
-   it drains) and the matches it played give the CPU one match costs (the arbiter's and the four
-   bots', as the worker measured them). Also timed in this process first: one leaderboard read
-   afresh (nothing cached) from that database.
+2. **Reads while the ladder plays**, on the PostgreSQL database with the largest history: a real
+   ``arbiter serve`` (port 0), ``--entrants`` house entrants (the sample heuristic and random bots)
+   playing; ``--clients`` concurrent clients (asyncio, httpx, kept-alive connections) ask, for
+   ``--seconds`` each, ``GET /api/health`` (the trivial endpoint: a constant from an ``async``
+   route of the same app, behind the same middlewares, on the same uvicorn), the leaderboard, an
+   entrant (and again with its ``ETag`` in ``If-None-Match``: 304) and ``GET
+   /api/matches?limit=50``: p50 and p99 latency, requests per second, and each p99 as a multiple
+   of the trivial endpoint's. Goal: the leaderboard's p99 within 2x.
+3. **API processes apart**: the ladder stopped, one ``arbiter serve --api-only`` process, then two
+   (the clients split between them), each asked ``GET /api/leaderboard`` for ``--seconds``:
+   requests per second, two against one. Goal: 1.7x. The client is one Python process on the same
+   machine: on few cores it competes with the servers.
 
 The machine's load is printed first: the figures shift with it; compare only figures of one run.
-Last line: ``arena: recorder N/s at 0, M/s at 100k stored (SQLite), P/s at 0, Q/s at 100k
-(PostgreSQL); leaderboard p50 X ms p99 Y ms at 50 clients (Z req/s); its page ...`` (``100k``:
-the largest ``--history``).
+Last line: ``arena: recorder N/s at 0, M/s at 100k stored; leaderboard p99 X ms = R x a trivial
+endpoint at 50 clients; 2 API processes S x one`` (SQLite's recorder; ``100k``: the largest
+``--history``).
 
-    .venv/bin/python bench/arena.py [--history 0,10000,100000] [--matches 1000] [--clients 50] [--seconds 20]
+    .venv/bin/python bench/arena.py [--history 0,10000,100000] [--matches 1000] [--entrants 200] [--clients 50] [--seconds 10]
 """
 
 from __future__ import annotations
@@ -38,8 +41,6 @@ import os
 import random
 import re
 import signal
-import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,7 +68,7 @@ from tests.tournament.inproc import in_process  # noqa: E402
 
 PY = sys.executable
 ARENA = "bench"
-SERVE_START_SECONDS = 120  # the server reads the whole history before it listens
+START_SECONDS = 300  # the server reads the whole history before it listens
 STOP_SECONDS = 120
 QUICK = ["--history", "0,200", "--matches", "30", "--entrants", "4", "--clients", "2", "--seconds", "1"]
 """--quick: a run of seconds that tests/test_benches.py makes."""
@@ -236,81 +237,54 @@ def recorder_rate(arena: ArenaConfig, url: str, label: str, matches: int) -> flo
     return rate
 
 
-def leaderboard_compute_ms(arena: ArenaConfig, url: str, repeats: int = 5) -> float:
-    """Median milliseconds of one leaderboard read afresh (nothing cached) from the database."""
-    from arbiter.arena.quotas import Uploads
-    from arbiter.arena.service import ArenaService
-    from arbiter.storage.arena import ArenaStore
+# ---- the API under load -----------------------------------------------------------------------
+class Served:
+    """``arbiter serve ARGS`` in a subprocess; its stderr goes to a file."""
 
-    engine = open_database(url)
-    times = []
-    try:
-        for _ in range(repeats):
-            house = [e.name for e in arena.tournament.entrants]
-            uploads = Uploads(arena.name, ArenaStore(engine), arena.store, enqueue=lambda _: None, house=house)
-            service = ArenaService(engine, arena.name, Path(arena.tournament.log_folder), uploads=uploads, house=house)
-            started = time.perf_counter()
-            service.leaderboard()
-            times.append(time.perf_counter() - started)
-    finally:
-        engine.dispose()
-    return 1000 * statistics.median(times)
-
-
-# ---- the server under load -----------------------------------------------------------------------
-class Server:
-    """``arbiter serve`` in a subprocess; its stderr goes to a file (read at the end)."""
-
-    def __init__(self, arena_file: Path, db: Path):
-        self.errors_path = arena_file.parent / "serve.stderr"
+    def __init__(self, arena_file: Path, url: str, name: str, *extra: str):
+        self.errors_path = arena_file.parent / f"{name}.stderr"
         self.errors = self.errors_path.open("w+")
         self.proc = subprocess.Popen(
-            [PY, "-m", "arbiter", "serve", str(arena_file), "--db", str(db)], cwd=arena_file.parent, stdout=subprocess.DEVNULL,
-            stderr=self.errors,
+            [PY, "-m", "arbiter", "serve", str(arena_file), "--db", url, *extra], cwd=arena_file.parent,
+            stdout=subprocess.DEVNULL, stderr=self.errors,
         )  # fmt: skip
-        deadline = time.monotonic() + SERVE_START_SECONDS
-        while True:
-            found = re.search(r"serving (http://\S+)", self.errors_path.read_text())
-            if found:
-                self.url = found.group(1)
-                return
+        deadline = time.monotonic() + START_SECONDS
+        while not (found := re.search(r"serving (http://\S+)", self.errors_path.read_text())):
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.kill()
-                raise SystemExit(f"arbiter serve did not start: {self.errors_path.read_text()[-2000:]}")
+                self.stop()
+                raise SystemExit(f"arbiter serve {name} did not start: {self.errors_path.read_text()[-2000:]}")
             time.sleep(0.2)
+        self.url = found.group(1)
 
-    def stop(self) -> str:
-        """SIGTERM (it drains: the matches in play finish); its stderr."""
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(STOP_SECONDS)
-        except subprocess.TimeoutExpired:
-            self.kill()
-        self.errors.close()
-        return self.errors_path.read_text()
-
-    def kill(self) -> None:
+    def stop(self) -> int | None:
         if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.errors.close()
+        return self.proc.returncode
 
 
-async def load(url: str, clients: int, seconds: float) -> tuple[list[float], int, float]:
-    """``clients`` clients asking ``url`` one request after another for ``seconds``: the
-    latencies of the answered requests (200), the number of failed ones, the wall time."""
+async def load(
+    urls: list[str], clients: int, seconds: float, headers: dict[str, str]
+) -> tuple[list[float], int, float]:
+    """``clients`` clients (spread over ``urls``) asking one request after another for
+    ``seconds``: the latencies of the answered requests (200 or 304), the failed ones, the wall."""
     latencies: list[float] = []
     failed = 0
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(limits=limits, timeout=30) as http:
+    async with httpx.AsyncClient(limits=limits, timeout=60, headers=headers) as http:
         deadline = time.perf_counter() + seconds
 
-        async def client() -> None:
+        async def client(url: str) -> None:
             nonlocal failed
             while time.perf_counter() < deadline:
                 started = time.perf_counter()
                 try:
-                    response = await http.get(url)
-                    ok = response.status_code == 200
+                    ok = (await http.get(url)).status_code in (200, 304)
                 except httpx.HTTPError:
                     ok = False
                 if ok:
@@ -319,7 +293,7 @@ async def load(url: str, clients: int, seconds: float) -> tuple[list[float], int
                     failed += 1
 
         started = time.perf_counter()
-        await asyncio.gather(*(client() for _ in range(clients)))
+        await asyncio.gather(*(client(urls[i % len(urls)]) for i in range(clients)))
     return latencies, failed, time.perf_counter() - started
 
 
@@ -328,54 +302,66 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
 
 
-def served_matches(db: Path, after: int) -> list[tuple[float, float, float]]:
-    """(arbiter CPU, bots' CPU, wall seconds) of the matches recorded after row ``after``."""
-    with sqlite3.connect(db) as c:
-        query = "select arbiter_cpu, bots_cpu, wall_seconds from matches where id > ? and status = 'complete'"
-        return c.execute(query, (after,)).fetchall()
+def measured(
+    label: str, urls: list[str], args: argparse.Namespace, headers: dict[str, str] | None = None
+) -> tuple[float, float, float]:
+    """p50 and p99 (ms) and requests per second of ``urls`` under the clients' load; printed."""
+    latencies, failed, wall = asyncio.run(load(urls, args.clients, args.seconds, headers or {}))
+    if not latencies:
+        raise SystemExit(f"{label}: no request answered ({failed} failed)")
+    p50, p99, rate = 1000 * percentile(latencies, 50), 1000 * percentile(latencies, 99), len(latencies) / wall
+    print(
+        f"{label}: {args.clients} clients, {wall:.1f}s: {len(latencies)} answered ({rate:.0f} req/s), {failed} "
+        f"failed; p50 {p50:.1f} ms, p99 {p99:.1f} ms",
+        flush=True,
+    )
+    return p50, p99, rate
 
 
-def under_load(args: argparse.Namespace, arena_file: Path, db: Path) -> tuple[float, float, float]:
-    """Part 2 on the SQLite database ``db`` that part 1 filled most: the leaderboard's p50 and p99
-    (ms) and requests per second."""
-    arena = load_arena(arena_file)
-    with sqlite3.connect(db) as c:
-        before, history = c.execute("select max(id), count(*) from matches").fetchone()
-    computed = leaderboard_compute_ms(arena, f"sqlite:///{db}")
-    print(f"leaderboard read afresh over {history} matches of {args.entrants} entrants: {computed:.0f} ms", flush=True)
-    started = time.perf_counter()
-    server = Server(arena_file, db)
-    print(f"arbiter serve listening after {time.perf_counter() - started:.1f}s at {server.url}", flush=True)
-    figures = {}
+def reads_while_playing(args: argparse.Namespace, arena_file: Path, url: str) -> float:
+    """Part 2: the leaderboard's p99 (ms) as a multiple of the trivial endpoint's, printed."""
+    ladder = Served(arena_file, url, "ladder")
     try:
-        for path in ("/api/leaderboard", "/", "/api/matches?limit=50"):
-            latencies, failed, wall = asyncio.run(load(server.url + path, args.clients, args.seconds))
-            if not latencies:
-                raise SystemExit(f"GET {path}: no request answered ({failed} failed)")
-            p50, p99 = 1000 * percentile(latencies, 50), 1000 * percentile(latencies, 99)
-            rate = len(latencies) / wall
-            figures[path] = (p50, p99, rate)
-            print(
-                f"GET {path}: {args.clients} clients, {wall:.1f}s: {len(latencies)} answered ({rate:.0f} req/s), "
-                f"{failed} failed; p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {1000 * max(latencies):.0f} ms",
-                flush=True,
-            )
-    finally:
-        errors = server.stop()
-    played = served_matches(db, before)
-    wall_served = time.perf_counter() - started
-    print(f"arbiter serve: exit {server.proc.returncode}, {len(played)} matches played in {wall_served:.0f}s")
-    for line in errors.splitlines():
-        if "Traceback" in line or "ERROR" in line or line.startswith("error"):
-            print(f"  server stderr: {line}")
-    if played:
-        arbiter_cpu = statistics.median(p[0] for p in played)
-        bots_cpu = statistics.median(p[1] for p in played)
+        base = ladder.url
+        entrant = f"{base}/api/entrants/heuristic01"
+        tag = httpx.get(entrant, timeout=60).headers["etag"]
+        figures = {
+            "trivial": measured("GET /api/health (trivial)", [f"{base}/api/health"], args),
+            "leaderboard": measured("GET /api/leaderboard", [f"{base}/api/leaderboard"], args),
+            "entrant": measured("GET /api/entrants/heuristic01", [entrant], args),
+            "entrant 304": measured(
+                "GET /api/entrants/heuristic01, If-None-Match", [entrant], args, {"If-None-Match": tag}
+            ),
+            "matches": measured("GET /api/matches?limit=50", [f"{base}/api/matches?limit=50"], args),
+        }
+        trivial = figures["trivial"][1]
         print(
-            f"per match (median of {len(played)}, 28 deals): arbiter CPU {arbiter_cpu:.2f}s, bots CPU "
-            f"{bots_cpu:.2f}s, total {arbiter_cpu + bots_cpu:.2f}s; wall {statistics.median(p[2] for p in played):.1f}s"
+            "p99 / the trivial endpoint's p99: "
+            + ", ".join(f"{name} {p99 / trivial:.1f}x" for name, (_, p99, _) in figures.items() if name != "trivial"),
+            flush=True,
         )
-    return figures["/api/leaderboard"], figures["/"]
+    finally:
+        code = ladder.stop()
+        print(f"the ladder's arbiter serve: exit {code}", flush=True)
+    return figures["leaderboard"][1], figures["leaderboard"][1] / trivial
+
+
+def api_processes(args: argparse.Namespace, arena_file: Path, url: str) -> float:
+    """Part 3: requests per second of two API processes against one."""
+    rates = []
+    for n in (1, 2):
+        servers = [Served(arena_file, url, f"api{i}", "--api-only", "--web", "127.0.0.1:0") for i in range(n)]
+        try:
+            for s in servers:
+                httpx.get(s.url + "/api/leaderboard", timeout=60)  # rendered once before the clock starts
+            _, _, rate = measured(
+                f"{n} API process(es), GET /api/leaderboard", [s.url + "/api/leaderboard" for s in servers], args
+            )
+            rates.append(rate)
+        finally:
+            for s in servers:
+                s.stop()
+    return rates[1] / rates[0]
 
 
 def stored_label(n: int) -> str:
@@ -399,9 +385,9 @@ def main() -> None:
         "--history", default="0,10000,100000", help="matches stored before each recorder run (default 0,10000,100000)"
     )
     parser.add_argument("--matches", type=int, default=1000, help="synthetic matches per recorder run (default 1000)")
-    parser.add_argument("--entrants", type=int, default=20, help="house entrants of the arena (default 20)")
+    parser.add_argument("--entrants", type=int, default=200, help="house entrants of the arena (default 200)")
     parser.add_argument("--clients", type=int, default=50, help="concurrent API clients (default 50)")
-    parser.add_argument("--seconds", type=float, default=20, help="seconds of load per endpoint (default 20)")
+    parser.add_argument("--seconds", type=float, default=10, help="seconds of load per endpoint (default 10)")
     parser.add_argument("--jobs", type=int, default=2, help="matches the server plays at once (default 2)")
     parser.add_argument("--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}")
     args = parser.parse_args()
@@ -422,21 +408,23 @@ def main() -> None:
         pg = PostgresServer(bindir)
         pg.start()
         try:
-            pg_rates = rates_by_history(arena, {h: pg.create_database() for h in histories}, "PostgreSQL", args.matches)
+            pg_urls = {h: pg.create_database() for h in histories}
+            pg_rates = rates_by_history(arena, pg_urls, "PostgreSQL", args.matches)
+            most = histories[-1]
+            p99, ratio = reads_while_playing(args, arena_file, pg_urls[most])
+            scaling = api_processes(args, arena_file, pg_urls[most])
         finally:
             pg.stop()
-        most = histories[-1]
-        (p50, p99, rate), (page50, page99, page_rate) = under_load(args, arena_file, folder / f"recorder{most}.db")
     top = stored_label(most)
     print(
         f"recorder rate at {top} stored / at 0: SQLite {sqlite_rates[most] / sqlite_rates[0]:.2f}, "
-        f"PostgreSQL {pg_rates[most] / pg_rates[0]:.2f} (goal: at least 0.67, and 200/s on SQLite)"
+        f"PostgreSQL {pg_rates[most] / pg_rates[0]:.2f} (goal: at least 0.67, and 200/s on SQLite); PostgreSQL "
+        f"{pg_rates[0]:.0f}/s at 0, {pg_rates[most]:.0f}/s at {top}"
     )
     print(
-        f"arena: recorder {sqlite_rates[0]:.0f}/s at 0, {sqlite_rates[most]:.0f}/s at {top} stored (SQLite), "
-        f"{pg_rates[0]:.0f}/s at 0, {pg_rates[most]:.0f}/s at {top} (PostgreSQL); leaderboard p50 {p50:.0f} ms "
-        f"p99 {p99:.0f} ms at {args.clients} clients ({rate:.0f} req/s); its page p50 {page50:.0f} ms "
-        f"p99 {page99:.0f} ms ({page_rate:.0f} req/s)"
+        f"arena: recorder {sqlite_rates[0]:.0f}/s at 0, {sqlite_rates[most]:.0f}/s at {top} stored; leaderboard p99 "
+        f"{p99:.1f} ms = {ratio:.2f} x a trivial endpoint at {args.clients} clients; 2 API processes "
+        f"{scaling:.2f} x one"
     )
 
 

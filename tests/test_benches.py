@@ -19,20 +19,13 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 HELPERS = {"echo_bot.py"}  # run by match.py and remote.py, not a bench itself
-SLOW = {
-    "cluster.py",
-    "arena.py",
-    "arena_serving.py",
-}  # whole systems started (a Dask cluster; PostgreSQL and `arbiter serve`)
+SLOW = {"cluster.py", "arena.py"}  # whole systems started (a Dask cluster; PostgreSQL and `arbiter serve`)
 SECONDS = 240  # a quick run takes seconds; this only turns a hang into a failure
 
 N = r"[+-]?(?:\d+(?:\.\d+)?|inf)"  # a figure, as the benches print them
 LAST_LINES = {
-    "arena.py": rf"arena: recorder {N}/s at 0, {N}/s at \w+ stored \(SQLite\), {N}/s at 0, {N}/s at \w+ "
-    rf"\(PostgreSQL\); leaderboard p50 {N} ms p99 {N} ms at \d+ clients \({N} req/s\); its page p50 {N} ms "
-    rf"p99 {N} ms \({N} req/s\)",
-    "arena_serving.py": rf"arena serving: leaderboard p99 {N} ms = {N} x a trivial endpoint at \d+ clients; "
-    rf"2 API processes {N} x one",
+    "arena.py": rf"arena: recorder {N}/s at 0, {N}/s at \w+ stored; leaderboard p99 {N} ms = {N} x a trivial "
+    rf"endpoint at \d+ clients; 2 API processes {N} x one",
     "cluster.py": rf"cluster: overhead {N} ms per match, {N} matches/min local vs {N} on the cluster",
     "engine.py": rf"engine: {N} playouts/s compiled = {N} x pure; {N} random matches/s compiled",
     "heuristic_vs_random.py": rf"heuristic_vs_random: margin {N} per match \(95% CI {N}\.\.{N}\), win rate {N}%, "
