@@ -24,7 +24,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from arbiter.arena.disk import DiskWatch, disk_full
 from arbiter.arena.matchmaking import Contender, Matchmaking, next_sets
@@ -36,6 +36,9 @@ from arbiter.tournament.formats import Format, register
 from arbiter.tournament.loop import Run, Schedule
 from arbiter.tournament.ratings import ENV
 from arbiter.tournament.schedule import rotations
+
+if TYPE_CHECKING:
+    from arbiter.storage.models import Match
 
 __all__ = ["ArenaSchedule", "LadderEntrant", "LOCAL_CAPACITY", "versioned"]
 
@@ -69,8 +72,8 @@ class ArenaSchedule(Schedule):
     """The ladder's matches, chosen as the loop has room (see the module's docstring).
 
     ``field`` gives the active versions now; ``lookup`` any version by name (a stopped set's
-    rotations may need one retired since); ``stored`` the arena's recorded match rows; ``disk``
-    whether the arena is short of disk space."""
+    rotations may need one retired since); ``disk`` whether the arena is short of disk space.
+    The arena's recorded matches come when the loop has read them (:meth:`take_up`)."""
 
     poll_seconds = POLL_SECONDS
 
@@ -81,7 +84,6 @@ class ArenaSchedule(Schedule):
         seed: int,
         field: Callable[[], Sequence[LadderEntrant]],
         lookup: Callable[[str], EntrantConfig | None],
-        stored: Sequence[Any] = (),
         disk: DiskWatch | None = None,
     ):
         self.policy = policy
@@ -97,9 +99,8 @@ class ArenaSchedule(Schedule):
         self._pending: dict[int, ScheduledMatch] = {}  # scheduled, not counted as recorded yet
         self.config = replace(tournament, format=FORMAT.name, entrants=(), rounds=0)
         self._adopt([e.entrant.name for e in field()])  # the remote ones among them open the lobby
-        self.matches = self._taken_up(stored)
-        self._pending = {m.number: m for m in self.matches}
-        self.next_set = max((m.game for m in self.matches), default=-1) + 1
+        self.matches: list[ScheduledMatch] = []
+        self.next_set = 0
 
     def build(self) -> list[ScheduledMatch]:
         return []  # built from the stored rows (``_taken_up``) and grown by matchmaking
@@ -111,13 +112,18 @@ class ArenaSchedule(Schedule):
                 "give the arena another name or use another database"
             )
 
+    def take_up(self, stored: Sequence[Match]) -> None:
+        self.matches = self._taken_up(stored)
+        self._pending = {m.number: m for m in self.matches}
+        self.next_set = max((m.game for m in self.matches), default=-1) + 1
+
     def drain(self) -> None:
         """No set starts any more; the run ends when the matches in play have ended."""
         self.draining.set()
         self.changed.set()
 
     # ---- taking up what is recorded ----------------------------------------------------------
-    def _taken_up(self, stored: Sequence[Any]) -> list[ScheduledMatch]:
+    def _taken_up(self, stored: Sequence[Match]) -> list[ScheduledMatch]:
         """The recorded matches as the schedule's first ones, plus the missing rotations of each
         set a stop cut short (played again first: until they are in, the set is not rated)."""
         matches: dict[int, ScheduledMatch] = {}

@@ -429,10 +429,10 @@ def serve(
     try:
         repo = Repo(engine)
         known = repo.tournament(arena.name)
-        stored = repo.match_rows(row_id(known)) if known is not None else []
+        stored = repo.count_matches(row_id(known)) if known is not None else 0
         field, lookup = field_of(arena, ArenaStore(engine))
         disk = DiskWatch(_folders(arena, engine), arena.free_space)
-        schedule = ArenaSchedule(tournament, arena.matchmaking, arena.seed, field, lookup, stored, disk)
+        schedule = ArenaSchedule(tournament, arena.matchmaking, arena.seed, field, lookup, disk)
         host = ArenaHost(arena, url, web or arena.web, schedule, announce)
 
         def drain(signum: int) -> None:
@@ -456,8 +456,8 @@ def serve(
     return ServeResult(
         arena=arena.name,
         web=host.web.address if host.web is not None else "",
-        played=summary.played if summary is not None else total - len(stored),
-        recorded_before=len(stored),
+        played=summary.played if summary is not None else total - stored,
+        recorded_before=stored,
         abandoned=summary is None,
         wall_seconds=time.perf_counter() - started,
     )

@@ -63,6 +63,10 @@ class Schedule:
     def resume(self, stored_rounds: int | None, stored_format: str | None) -> None:
         """What the database holds of this tournament (None: nothing yet), before it is started."""
 
+    def take_up(self, stored: Sequence[Match]) -> None:
+        """The tournament's recorded match rows, read once by the run holding the lease, before
+        its first match (a schedule that chooses matches as it plays builds its first ones here)."""
+
     def grow(self, run: Run) -> list[ScheduledMatch]:
         """Matches to add now that the executor has room and nothing is queued (``self.config``
         then holds the grown tournament); none: the run ends when the last one is recorded."""
@@ -162,16 +166,18 @@ class Recorder:
         self.entrant_ids: dict[str, int] = {}
         self.tournament_id: int | None = None
 
-    def open(self, config: TournamentConfig, schedule: list[ScheduledMatch], records: dict[int, MatchRecord]) -> int:
+    def open(self, schedule: Schedule, records: dict[int, MatchRecord]) -> int:
         """Claim the folder (first: a run that may not write there changes nothing in the
-        database), start the tournament, read what it holds, take up its standings (rebuilt
-        when missing or behind); its row id."""
+        database), read what the tournament holds (once: the schedule takes it up too), start it,
+        take up its standings (rebuilt when missing or behind); its row id."""
         from arbiter.storage import row_id
 
-        known = self.repo.tournament(config.name)
+        known = self.repo.tournament(schedule.config.name)
         known_rows = self.repo.match_rows(row_id(known)) if known else []
         self.folder.claim({Path(r.log_path).name: r.log_sha256 for r in known_rows}, file_sha256)
-        tournament_id = self.extend(config, schedule, stored_rows=known_rows)
+        schedule.take_up(known_rows)
+        config = schedule.config
+        tournament_id = self.extend(config, schedule.matches, stored_rows=known_rows)
         records.update({r.number: r for r in self.repo.matches(tournament_id, known_rows if known else None)})
         self.take_up(tournament_id, config, known_rows, records)
         return tournament_id
@@ -398,7 +404,8 @@ def _run_holding_lease(
     recorder = Recorder(repo, lease, folder)
     try:
         records: dict[int, MatchRecord] = {}
-        tournament_id = recorder.open(config, schedule.matches, records)
+        tournament_id = recorder.open(schedule, records)
+        config = schedule.config
         pending = [m for m in schedule.matches if m.number not in records]
         workers = max(1, min(jobs or config.parallelism or default_jobs(), len(pending) or 1))
         run = Run(config, schedule.matches, shown_db, repo, tournament_id, workers, records)

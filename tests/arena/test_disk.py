@@ -257,7 +257,7 @@ def test_a_ladder_whose_database_fills_holds_what_it_could_not_write(small_disk,
     field = Field(entrant("a", "random"), entrant("b", "first"), entrant("c", "random"), entrant("d", "first"))
     config = parse_config(BASE, base_dir=tmp_path, check_commands=False)
     watch = DiskWatch({"the database": disk}, 0)
-    schedule = ArenaSchedule(config, Matchmaking(provisional=4), 7, field, field.lookup, (), watch)
+    schedule = ArenaSchedule(config, Matchmaking(provisional=4), 7, field, field.lookup, watch)
     filled: list[Path] = []
 
     class FillAfterFour(Observer):

@@ -72,7 +72,9 @@ class StopAfter(Observer):
 
 def ladder(tmp_path, field: Field, stored=()) -> ArenaSchedule:
     config = parse_config(BASE, base_dir=tmp_path, check_commands=False)
-    return ArenaSchedule(config, Matchmaking(provisional=4), 7, field, field.lookup, stored)
+    schedule = ArenaSchedule(config, Matchmaking(provisional=4), 7, field, field.lookup)
+    schedule.take_up(stored)
+    return schedule
 
 
 def rows(tmp_path):

@@ -200,9 +200,6 @@ def ladder(arena_file: Path, url: str, retired: set[str], die_at: int | None, st
     arena = load_arena(arena_file)
     engine = open_database(url)
     try:
-        repo = Repo(engine)
-        known = repo.tournament(arena.name)
-        stored = repo.match_rows(row_id(known)) if known is not None else []
         field, lookup = field_of(arena, ArenaStore(engine))
     finally:
         engine.dispose()
@@ -210,7 +207,7 @@ def ladder(arena_file: Path, url: str, retired: set[str], die_at: int | None, st
     def active():
         return [e for e in field() if e.entrant.name not in retired]
 
-    schedule = ArenaSchedule(arena.tournament, arena.matchmaking, arena.seed, active, lookup, stored)
+    schedule = ArenaSchedule(arena.tournament, arena.matchmaking, arena.seed, active, lookup)
     observer = Retire(schedule, retired, "bot2@1", 40, stop)
     run_tournament(
         schedule.config, database=url, executor=inproc.in_process(synthetic(die_at)), observers=[observer],
