@@ -35,11 +35,18 @@ def pytest_configure(config) -> None:
         os.environ[HUNG_FOLDER] = tempfile.mkdtemp(prefix="barbu-hung-")
 
 
-def pytest_report_header(config) -> str:
-    """Which build the tests import: compiled (mypyc) or pure Python (docs/speed.md)."""
+def pytest_report_header(config) -> list[str]:
+    """Which build the tests import (compiled, mypyc, or pure Python: docs/speed.md), and how
+    much the ample wall-clock limits are stretched for this machine's load (tests/timing.py)."""
     from barbu.build import describe
 
-    return f"barbu build: {describe()}"
+    from tests.timing import SLOWNESS
+
+    load = os.getloadavg()[0]
+    return [
+        f"barbu build: {describe()}",
+        f"machine: load {load:.1f} on {os.cpu_count()} cores: ample limits x{SLOWNESS:.1f}",
+    ]
 
 
 # ---- the summary says how many slow tests the default run (-m 'not slow') left out

@@ -13,6 +13,7 @@ from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.logfile import read_log_lines
 from arbiter.referee.loop import MatchSetup
 from arbiter.referee.timecontrol import TimeControl
+from tests.timing import patient
 
 from .conftest import BOTS, PY, RANDOM, leftover_processes
 
@@ -38,7 +39,7 @@ def test_misbehaving_bot(tmp_path, case):
     commands = [RANDOM] * 4
     commands[bad_seat] = command
     bots = [BotSpec(f"bot{s}", c) for s, c in enumerate(commands)]
-    control = TimeControl(per_decision=0.3, reserve=0.5, connect=3.0)
+    control = TimeControl(per_decision=0.3, reserve=0.5, connect=patient(3.0))
     played = play_bot_match(
         bots,
         MatchSetup(make_ruleset(), seed=11, match_id=case),

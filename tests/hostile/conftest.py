@@ -35,6 +35,7 @@ from arbiter.process.users import path_problem, resolve_user
 from arbiter.referee.logfile import read_log_lines
 from arbiter.referee.loop import MatchSetup
 from arbiter.referee.timecontrol import TimeControl
+from tests.timing import patient
 
 from ..arbiter.conftest import leftover_processes
 
@@ -131,7 +132,7 @@ def play(
     mode: str = "user",
     bad_seat: int = 2,
     limits: dict | None = None,
-    control: TimeControl = TimeControl(per_decision=2.0, reserve=4.0, connect=10.0, match_limit=60.0),
+    control: TimeControl = TimeControl(per_decision=2.0, reserve=4.0, connect=patient(10.0), match_limit=patient(60.0)),
     max_strikes: int = 3,
     rules=SHORT,
     seed: int = 5,

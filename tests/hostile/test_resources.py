@@ -10,12 +10,13 @@ import pytest
 from arbiter.process.cgroup import per_bot_controllers
 from arbiter.process.sandbox import DEFAULT_UIDS
 from arbiter.referee.timecontrol import TimeControl
+from tests.timing import patient
 
 from .conftest import BOTS, UIDS, TaskWatch, check, play
 
 HOG = "env BARBU_MODE={mode} {{py}} {{bots}}/hostile_hog.py"
 # Long decisions: the bot attacks inside a decision and must die of its limit before any timeout.
-PATIENT = TimeControl(per_decision=8.0, reserve=4.0, connect=10.0, match_limit=60.0)
+PATIENT = TimeControl(per_decision=patient(8.0), reserve=4.0, connect=patient(10.0), match_limit=patient(60.0))
 
 
 @pytest.mark.parametrize("mode", ["user", "bubblewrap"])
