@@ -424,7 +424,8 @@ class Lobby:
         get: asyncio.Future[lpb.LobbyMessage | None] | None = None
         try:
             while True:
-                get = get or asyncio.ensure_future(stream.outbox.get())
+                if get is None:
+                    get = asyncio.ensure_future(stream.outbox.get())
                 done, _ = await asyncio.wait((get, reader), timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
                 if get in done:
                     message, get = get.result(), None
