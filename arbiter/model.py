@@ -167,7 +167,8 @@ class MatchOutcome:
     log_sha256: str = ""
     wall_seconds: float = 0.0
     arbiter_cpu: float = 0.0
-    bots_cpu: float = 0.0
+    bots_cpu: float = 0.0  # the bot processes of this machine
+    remote_seats: int = 0  # seats played from elsewhere (a remote entrant's, played or absent): bots_cpu is not theirs
     deals: tuple[DealSummary, ...] = ()  # each finished deal (a complete, valid log's): what the standings sum
 
 

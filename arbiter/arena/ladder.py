@@ -248,6 +248,10 @@ class ArenaSchedule(Schedule):
         self.disk.failed(error)
         return True
 
+    def over(self, run: Run) -> bool:
+        """A drained arena is served again after its restart: its bridges wait for it."""
+        return False
+
     def wait_for_more(self, run: Run) -> bool:
         if self.draining.is_set():
             return False

@@ -56,7 +56,8 @@ def connect_command(
     out: OutOption = "connect-logs",
     transport: TransportOption = "unix",
 ) -> None:
-    """Connect a bot to a lobby and play the matches it is invited to, until stopped (Ctrl-C):
+    """Connect a bot to a lobby and play the matches it is invited to, until its tournament is over
+    or it is stopped (Ctrl-C):
     arbiter connect --lobby HOST:PORT --key-file FILE [--ca FILE] -- CMD... (docs/remote.md)."""
     # grpc's own log lines (a failed TLS handshake, at info level) would repeat ours, untidily.
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
@@ -99,9 +100,11 @@ def connect_command(
 
     try:
         with user_errors():
-            run_blocking(Bridge(settings).run())
+            reason = run_blocking(Bridge(settings).run())
     except INTERRUPTS:  # Ctrl-C, SIGTERM: the bots are killed by now; stopping is how a bridge ends
         typer.echo(f"stopped: disconnected from {printable(lobby)}", err=True)
+        return
+    typer.echo(f"{reason}: disconnected from {printable(lobby)}", err=True)  # the lobby's words, made printable
 
 
 def _usage(message: str) -> Exception:

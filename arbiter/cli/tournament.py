@@ -11,7 +11,7 @@ JSON document on stdout and nothing else there.
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -28,6 +28,9 @@ from arbiter.cli.common import (
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 from arbiter.tournament.formats import plays_duplicate_sets
+
+if TYPE_CHECKING:
+    from arbiter.tournament.loop import RunSummary
 
 REPLAYED_NOTE = (
     "note: the standings table is missing or behind the matches: replayed from them; "
@@ -82,17 +85,23 @@ def run_command(
     if summary.aborted:
         note += f", {summary.aborted} aborted (not rated)"
     if summary.played:
-        remote = any(e.remote for e in cfg.entrants)
-        note += (
-            f"; per match: arbiter {_cpu(summary.arbiter_cpu / summary.played)} CPU, "
-            f"bots {_cpu(summary.bots_cpu / summary.played)} CPU"
-            + (" (local seats only: a remote bot's CPU is its own machine's)" if remote else "")
-        )
+        note += f"; per match: arbiter {_cpu(summary.arbiter_cpu / summary.played)} CPU{_bots_cpu(summary)}"
     console.print(f"{summary.total} matches ({note}); {summary.wall_seconds:.1f}s")
     console.print(
         "Ranked by the conservative rating μ−3σ (TrueSkill). score: mean total per match, 95% confidence interval"
         + ("; vs field: mean difference per match to the others holding the same cards." if duplicate else ".")
     )
+
+
+def _bots_cpu(summary: RunSummary) -> str:
+    """The bots' CPU as far as it was measured: a remote seat's is spent on its own machine,
+    unseen here, so with remote seats the figure is per local seat and the rest said unknown."""
+    if not summary.remote_seats:
+        return f", bots {_cpu(summary.bots_cpu / summary.played)} CPU"
+    if not summary.local_seats:
+        return "; bots' CPU unknown (every seat remote: spent on their own machines)"
+    per_seat = _cpu(summary.bots_cpu / summary.local_seats)
+    return f"; bots {per_seat} CPU per local seat, unknown for the {summary.remote_seats} remote seats (their own machines')"
 
 
 def _cpu(seconds: float) -> str:

@@ -35,8 +35,9 @@ class Executor(Protocol):
     def connected(self) -> dict[str, int]:
         """The remote entrants connected to its lobby now, with the matches each may play at once."""
 
-    def close(self, *, cancel: bool) -> None:
-        """Release the workers; ``cancel``: stop now, dropping queued matches and killing running ones."""
+    def close(self, *, cancel: bool, over: bool = False) -> None:
+        """Release the workers; ``cancel``: stop now, dropping queued matches and killing running ones;
+        ``over``: the run is over for good (its remote entrants are told so, where it has a lobby)."""
 
 
 @dataclass(frozen=True)
@@ -109,5 +110,5 @@ class LocalExecutor:
     def connected(self) -> dict[str, int]:
         return {}
 
-    def close(self, *, cancel: bool) -> None:
+    def close(self, *, cancel: bool, over: bool = False) -> None:
         self.pool.close(cancel=cancel)

@@ -65,6 +65,7 @@ async def play_task(
         wall_seconds=played.wall_seconds,
         arbiter_cpu=cpu,
         bots_cpu=played.bots_cpu,
+        remote_seats=sum(bot.remote for bot in task.bots),
         deals=deals,
     )
 

@@ -133,20 +133,21 @@ class RemoteExecutor:
         """Each connected remote entrant's capacity (matches at once, over all its streams)."""
         return dict(self._thread.call(self.lobby.capacities))
 
-    def close(self, *, cancel: bool) -> None:
+    def close(self, *, cancel: bool, over: bool = False) -> None:
         """Stop the lobby and the host; ``cancel``: matches in progress are abandoned (their bots
-        killed, their logs discarded), else they are waited for."""
+        killed, their logs discarded), else they are waited for; ``over``: the connected entrants
+        are told the tournament is over (their bridges exit rather than wait for a next run)."""
         try:
             if cancel:
                 for future in list(self._running):
                     future.cancel()
-            self._thread.run(self._close())
+            self._thread.run(self._close(f"tournament {self.venue.name!r} is over" if over else ""))
         finally:
             self._thread.close()
 
-    async def _close(self) -> None:
+    async def _close(self, over: str) -> None:
         await asyncio.gather(*self._tasks, return_exceptions=True)  # cancelled matches clean up first
-        await self.lobby.stop()
+        await self.lobby.stop(over=over)
         await self.host.close()
 
 
@@ -170,9 +171,9 @@ class RoutedExecutor:
     def connected(self) -> dict[str, int]:
         return self.remote.connected()
 
-    def close(self, *, cancel: bool) -> None:
+    def close(self, *, cancel: bool, over: bool = False) -> None:
         try:
             if self._local is not None:
-                self._local.close(cancel=cancel)
+                self._local.close(cancel=cancel, over=over)
         finally:
-            self.remote.close(cancel=cancel)
+            self.remote.close(cancel=cancel, over=over)

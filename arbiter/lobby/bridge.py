@@ -11,9 +11,10 @@ in any language, without TLS code of its own.
 It stays connected by itself: keepalive both ways (it answers the lobby's pings and pings a
 silent lobby), and a stream that drops or a lobby that cannot be reached is retried with
 exponential backoff and jitter, while the matches in progress go on (their streams are their
-own). It stops for good, with :class:`~arbiter.errors.LobbyRefused` saying why, only where
-retrying cannot help: a wrong or revoked key, the key of an entrant that is not remote there, an
-unsupported version, a certificate it cannot trust.
+own). It ends by itself when the lobby says its tournament is over (an Over message, the last
+before the stream ends), and stops for good, with :class:`~arbiter.errors.LobbyRefused` saying
+why, where retrying cannot help: a wrong or revoked key, the key of an entrant that is not remote
+there, an unsupported version, a certificate it cannot trust.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ log = logging.getLogger(__name__)
 
 CONNECT = "/barbu.v1.Lobby/Connect"
 BACKOFF_FIRST = 0.5  # seconds before the first retry; doubles up to BACKOFF_MAX
-BACKOFF_MAX = 30.0
+BACKOFF_MAX = 30.0  # the longest wait between two attempts, jitter included (docs/remote.md)
+BACKOFF_JITTER = 0.25  # each wait is drawn within ±25% of its step
 WELCOME_SECONDS = 30.0  # from the hello to the lobby's answer
 KEEPALIVE_DEFAULT = 30.0  # when a Welcome names none
 EXIT_GRACE = 2.0  # after its match's stream ended, a bot may exit by itself this long before it is killed
@@ -127,9 +129,21 @@ def read_ca(path: str) -> bytes:
     return text.encode()
 
 
+def backoff(failures: int) -> float:
+    """Seconds to wait after ``failures`` attempts in a row failed: 0.5 s doubled each time, drawn
+    within ±25% (bridges that lost one lobby together do not all come back at once), the step
+    held where its jitter reaches ``BACKOFF_MAX``, never past it."""
+    step = min(BACKOFF_MAX / (1 + BACKOFF_JITTER), BACKOFF_FIRST * 2.0 ** min(failures, 16))
+    return step * random.uniform(1 - BACKOFF_JITTER, 1 + BACKOFF_JITTER)
+
+
 # ---- why a stream ended ---------------------------------------------------------------------
 class _Lost(Exception):
     """The lobby went away or turned us away for now: retry after a while."""
+
+
+class _Over(Exception):
+    """The lobby said its tournament is over (its Over message, whose reason this carries)."""
 
 
 def _refusal(code: grpc.StatusCode | None, details: str | None, settings: BridgeSettings, welcomed: bool) -> Exception:
@@ -207,8 +221,11 @@ class _Link:
     async def _read(self, on_message: Callable[[lpb.LobbyMessage], None], settings: BridgeSettings) -> None:
         while (message := await self.call.read()) is not grpc.aio.EOF:
             self.heard, self.ping_sent = self._loop.time(), None  # any message shows the lobby is there
-            if message.WhichOneof("msg") == "ping":
+            kind = message.WhichOneof("msg")
+            if kind == "ping":
                 await self.send(lpb.EntrantMessage(pong=lpb.Pong(nonce=message.ping.nonce)))
+            elif kind == "over":
+                raise _Over(printable(message.over.reason[:DETAIL_CHARS]) or "the tournament is over")
             else:
                 on_message(message)
         code = await self.call.code()
@@ -253,8 +270,9 @@ class _Seat:
 
 
 class Bridge:
-    """Run with ``await bridge.run()``: returns never by itself; raises :class:`LobbyRefused` when
-    the lobby turns it away for good, and kills its bots on the way out (a stop signal cancels it)."""
+    """Run with ``await bridge.run()``: returns when the lobby says its tournament is over (the
+    lobby's words); raises :class:`LobbyRefused` when the lobby turns it away for good, and kills
+    its bots on the way out (a stop signal cancels it)."""
 
     def __init__(self, settings: BridgeSettings):
         self.settings = settings
@@ -273,10 +291,10 @@ class Bridge:
         credentials = grpc.ssl_channel_credentials(root_certificates=self.settings.ca)
         return grpc.aio.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
 
-    async def run(self) -> None:
+    async def run(self) -> str:
         self._relay = await Relay(self._table_channel).start()
         try:
-            await self._stay_connected()
+            return await self._stay_connected()
         finally:
             self._stopping = True
             for task in self._tasks:
@@ -287,21 +305,31 @@ class Bridge:
     def _table_channel(self, address: str) -> grpc.aio.Channel:
         return self.channel(address or self.settings.lobby)
 
-    async def _stay_connected(self) -> None:
-        """Connect, and connect again whenever the stream is lost, with backoff and jitter."""
+    async def _stay_connected(self) -> str:
+        """Connect, and connect again whenever the stream is lost, with backoff and jitter, until
+        the lobby says its tournament is over (what it said)."""
         failures = 0
         while True:
             welcomed = self.welcomes
             try:
                 await self._session()
+            except _Over as e:
+                await self._let_bots_exit()
+                return str(e)
             except _Lost as e:
                 if self.welcomes > welcomed:  # that stream had been welcomed: start the backoff over
                     failures = 0
-                delay = min(BACKOFF_MAX, BACKOFF_FIRST * 2**failures) * random.uniform(0.75, 1.25)
+                delay = backoff(failures)
                 failures += 1
                 how = "lost the lobby" if self.welcomes > welcomed else "cannot reach the lobby"
                 log.warning("%s (%s); retrying in %.1f s", how, e, delay)
                 await asyncio.sleep(delay)
+
+    async def _let_bots_exit(self) -> None:
+        """The tournament is over, so every match has ended: its bots get the grace they always get
+        to exit by themselves (and say how they ended) before what still runs is killed."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=EXIT_GRACE + DYING_GRACE)
 
     async def _session(self) -> None:
         """One Connect stream, from its hello to its end (which it raises)."""

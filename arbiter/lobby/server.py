@@ -244,10 +244,15 @@ class Lobby:
         log.info("lobby listening on %s (%s)", self.address, "TLS" if self.credentials else "plaintext")
         return self
 
-    async def stop(self, grace: float = 0.5) -> None:
+    async def stop(self, grace: float = 0.5, *, over: str = "") -> None:
+        """End every stream and stop serving. ``over``: what is served is over for good (a finished
+        tournament), said in these words first, as an Over message: bridges exit rather than
+        reconnect. Without it a stream just ends, and its bridge comes back to the next run."""
         for streams in self._streams.values():
             for s in streams:
                 s.alive = False
+                if over:
+                    s.outbox.put_nowait(lpb.LobbyMessage(over=lpb.Over(reason=over)))
                 s.outbox.put_nowait(None)  # its handler returns: the stream ends with status OK
         await asyncio.sleep(0.05)
         if self._grpc is not None:
@@ -416,27 +421,32 @@ class Lobby:
         """Send what is queued, ping a silent entrant; returns why the stream must be cut, or
         None when the entrant ended it."""
         ping_sent: float | None = None
-        while True:
-            get = asyncio.ensure_future(stream.outbox.get())
-            done, _ = await asyncio.wait((get, reader), timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
-            if get in done:
-                message = get.result()
-                if message is None:
+        get: asyncio.Future[lpb.LobbyMessage | None] | None = None
+        try:
+            while True:
+                if get is None:
+                    get = asyncio.ensure_future(stream.outbox.get())
+                done, _ = await asyncio.wait((get, reader), timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+                if get in done:
+                    message, get = get.result(), None
+                    if message is None:
+                        return None
+                    await context.write(message)
+                    continue
+                if reader in done:
+                    return reader.result()
+                now = time.monotonic()
+                if ping_sent is not None and stream.last_heard >= ping_sent:
+                    ping_sent = None  # it answered (anything it sends counts)
+                elif ping_sent is not None and now - ping_sent > self.keepalive_seconds:
+                    log.warning("%s did not answer a ping for %.0f s: dropped", stream.entrant, now - ping_sent)
                     return None
-                await context.write(message)
-                continue
-            get.cancel()
-            if reader in done:
-                return reader.result()
-            now = time.monotonic()
-            if ping_sent is not None and stream.last_heard >= ping_sent:
-                ping_sent = None  # it answered (anything it sends counts)
-            elif ping_sent is not None and now - ping_sent > self.keepalive_seconds:
-                log.warning("%s did not answer a ping for %.0f s: dropped", stream.entrant, now - ping_sent)
-                return None
-            if ping_sent is None and now - stream.last_heard >= self.keepalive_seconds:
-                ping_sent = now
-                await context.write(lpb.LobbyMessage(ping=lpb.Ping(nonce=next(self._nonces))))
+                if ping_sent is None and now - stream.last_heard >= self.keepalive_seconds:
+                    ping_sent = now
+                    await context.write(lpb.LobbyMessage(ping=lpb.Ping(nonce=next(self._nonces))))
+        finally:
+            if get is not None:  # the call ended (or was cut: the entrant went away): no read outlives it
+                get.cancel()
 
     async def _read(self, stream: _Stream, context: Any) -> str | None:
         """Read the entrant's messages; returns a violation, or None at the end of its stream."""

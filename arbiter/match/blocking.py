@@ -30,6 +30,7 @@ __all__ = ["BlockingHost", "LoopThread", "MatchOptions", "play_bot_match", "run_
 T = TypeVar("T")
 
 STOP_SECONDS = 30.0  # for a cancelled coroutine's clean-up (bots killed, folders removed) to end
+CANCEL_ROUNDS = 5  # at close: rounds of cancelling what runs, for what a clean-up started meanwhile
 
 
 class LoopThread:
@@ -81,13 +82,20 @@ class LoopThread:
         return self.loop.is_closed()
 
     def close(self) -> None:
-        """Cancel what still runs in the loop, stop it and its thread (once)."""
+        """Cancel what still runs in the loop and wait for it, stop the loop and its thread (once).
+        Nothing is left pending when the loop closes: a task destroyed pending, or an asynchronous
+        generator finalized after, says so on stderr at the end of the run ("Task was destroyed
+        but it is pending!", "Event loop is closed"), as ``asyncio.run`` would not let happen."""
 
         async def cancel_all() -> None:
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            for _ in range(CANCEL_ROUNDS):  # a task's clean-up may start another: that one too
+                tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+                if not tasks:
+                    break
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.get_running_loop().shutdown_asyncgens()
 
         if self.loop.is_closed():
             return

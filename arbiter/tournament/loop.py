@@ -80,6 +80,11 @@ class Schedule:
         waits here for entrants); False ends the run."""
         return False
 
+    def over(self, run: Run) -> bool:
+        """The run ended by itself (no error, no stop signal): whether it is over for good, its
+        remote entrants told so (their bridges exit), or only stopped until it is run again."""
+        return True
+
     def paused(self, run: Run) -> bool:
         """Whether to start no match now, nor grow (an arena short of disk space); the matches in
         play go on."""
@@ -121,7 +126,9 @@ class Run:
     aborted: int = 0
     reconciled: int = 0  # finished logs a killed run left unrecorded, recorded from the log now
     arbiter_cpu: float = 0.0
-    bots_cpu: float = 0.0
+    bots_cpu: float = 0.0  # the bot processes of this machine: a remote seat's CPU is spent elsewhere, unseen
+    local_seats: int = 0  # the seats of the matches played now whose CPU bots_cpu counts
+    remote_seats: int = 0  # and those played from elsewhere (through the lobby), whose CPU is unknown
     ratings: RatingBook | None = None  # as far as the recorded games go (the recorder keeps it)
     tallies: dict[str, Tally] = field(default_factory=dict)  # each entrant's standing (the recorder keeps it)
     executor: Executor | None = None  # once made: what plays the matches (a schedule may ask it who is connected)
@@ -294,7 +301,9 @@ class RunSummary:
     standings: list[Standing]
     wall_seconds: float
     arbiter_cpu: float = 0.0  # over the matches played in this run
-    bots_cpu: float = 0.0
+    bots_cpu: float = 0.0  # over their local seats (Run.bots_cpu)
+    local_seats: int = 0
+    remote_seats: int = 0
     reconciled: int = 0  # finished logs a killed run left unrecorded, recorded from the log now
 
     def to_json(self) -> dict[str, object]:
@@ -444,6 +453,8 @@ def _run_holding_lease(
             wall_seconds=0.0,
             arbiter_cpu=run.arbiter_cpu,
             bots_cpu=run.bots_cpu,
+            local_seats=run.local_seats,
+            remote_seats=run.remote_seats,
             reconciled=run.reconciled,
         )
     finally:
@@ -507,6 +518,8 @@ class _Loop:
             run.reconciled += 1
         else:
             run.played += 1
+            run.remote_seats += outcome.remote_seats
+            run.local_seats += len(m.seats) - outcome.remote_seats
         run.aborted += not outcome.result.complete
         run.arbiter_cpu += outcome.arbiter_cpu
         run.bots_cpu += outcome.bots_cpu
@@ -572,4 +585,4 @@ class _Loop:
             ok = True
         finally:
             if executor is not None:
-                executor.close(cancel=not ok)
+                executor.close(cancel=not ok, over=ok and self.schedule.over(self.run))

@@ -405,6 +405,8 @@ def test_a_remote_house_entrant_plays_while_its_bridge_is_connected_and_is_never
         server.until(lambda: leaderboard(server).get("far@1", {}).get("matches", 0) >= 2, "far@1 to play")
         code, err = server.stop()
         assert code == 0, err
+        time.sleep(1.0)
+        assert bridge.poll() is None  # a drained arena is not over: its bridge waits for the restart
     finally:
         if server.proc.poll() is None:
             server.stop(signal.SIGKILL)

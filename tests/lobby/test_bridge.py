@@ -28,8 +28,9 @@ from barbu.rules import make_ruleset
 from barbu.v1 import arbiter_pb2 as pb
 from barbu.v1 import lobby_pb2 as lpb
 
-from arbiter.errors import LobbyRefused
-from arbiter.lobby.bridge import Bridge, BridgeSettings
+from arbiter.errors import KeyRefused, LobbyRefused
+from arbiter.lobby.bridge import BACKOFF_MAX, Bridge, BridgeSettings, backoff
+from arbiter.lobby.server import Lobby
 from arbiter.model import Transport
 from arbiter.referee.logfile import AtomicLogFile
 from arbiter.referee.loop import MatchSetup, Referee
@@ -461,3 +462,48 @@ def test_a_table_restarted_on_the_same_port_gets_the_next_bot_at_once(tmp_path, 
     first, second = lobby.seat_ended()
     assert (first.match_id, second.match_id) == ("during", "after")
     assert [match for match, *_ in again.played] == ["after"], second.detail  # the second bot played
+
+
+def test_a_finished_tournament_ends_its_bridges_a_lobby_that_only_stopped_is_retried(tmp_path, caplog):
+    """Against the real lobby: one stopped without a word (a run interrupted, to be resumed) is
+    retried until it is back; one whose tournament is over says so, and the bridge's run returns
+    the lobby's words instead of retrying."""
+    caplog.set_level(logging.INFO, "arbiter.lobby.bridge")
+
+    def lobby_on(port: int) -> Lobby:
+        def check_key(key: str) -> str:
+            if key != KEY:
+                raise KeyRefused("unknown key")
+            return "alice"
+
+        return Lobby(f"127.0.0.1:{port}", credentials=None, check_key=check_key, entrants=["alice"],
+                     play=lambda: None, name="test")  # fmt: skip
+
+    async def scenario() -> str:
+        lobby = await lobby_on(0).start()
+        port = int(lobby.address.rsplit(":", 1)[1])
+        bridge = Bridge(settings(TestLobby(port=port), tmp_path, RAW_BOT))
+        run = asyncio.create_task(bridge.run())
+        try:
+            await until(lambda: bridge.welcomes == 1, what="the welcome")
+            await lobby.stop()  # no word: only lost
+            await asyncio.sleep(1.0)
+            assert not run.done()
+            again = await lobby_on(port).start()
+            await until(lambda: bridge.welcomes == 2, timeout=30, what="the reconnection")
+            await again.stop(over="tournament 'test' is over")
+            return await asyncio.wait_for(run, 10)
+        finally:
+            run.cancel()
+
+    assert asyncio.run(scenario()) == "tournament 'test' is over"
+    assert "lost the lobby" in caplog.text
+
+
+def test_the_backoff_doubles_with_jitter_and_never_waits_past_its_documented_maximum():
+    firsts = [backoff(0) for _ in range(200)]
+    assert 0.375 <= min(firsts) < max(firsts) <= 0.625  # 0.5 s, jittered
+    assert 1.5 <= backoff(2) <= 2.5
+    long = [backoff(n) for n in range(6, 3000)]  # hours of retries: 2**3000 seconds would not even be a float
+    assert max(long) <= BACKOFF_MAX == 30.0
+    assert min(long) >= 0.6 * BACKOFF_MAX and len(set(long)) > 100  # still spread out at the cap

@@ -5,6 +5,7 @@ the bridge: test_remote_league.py.)"""
 from __future__ import annotations
 
 import asyncio
+import types
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -263,3 +264,47 @@ def test_matches_get_an_entrant_in_the_order_they_asked(keys):
             await bob.close()
 
     asyncio.run(scenario())
+
+
+def test_a_finished_tournament_says_so_last_and_a_mere_stop_ends_the_stream_without_a_word(keys):
+    store, issued = keys
+
+    async def last_messages(over: str) -> tuple[list[str], grpc.StatusCode]:
+        async with running_lobby(store) as lobby:
+            client = Client(lobby.address)
+            await client.hello(issued["alice"])
+            await lobby.stop(over=over)
+            seen = []
+            while (message := await asyncio.wait_for(client.call.read(), 5)) is not grpc.aio.EOF:
+                seen.append(message.over.reason if message.WhichOneof("msg") == "over" else message.WhichOneof("msg"))
+            code = await client.call.code()
+            await client.close()
+            return seen, code
+
+    assert asyncio.run(last_messages("tournament 'test' is over")) == (
+        ["tournament 'test' is over"],
+        grpc.StatusCode.OK,
+    )
+    assert asyncio.run(last_messages("")) == ([], grpc.StatusCode.OK)
+
+
+def test_an_entrant_that_goes_away_leaves_no_task_of_its_stream_behind(keys):
+    """A task still waiting when the event loop closes is destroyed pending ("Task was destroyed
+    but it is pending!", then "Event loop is closed" from its clean-up, at the end of a run)."""
+    store, issued = keys
+
+    async def scenario() -> list[asyncio.Task]:
+        async with running_lobby(store) as lobby:
+            before = asyncio.all_tasks()
+            client = Client(lobby.address)
+            await client.hello(issued["alice"])
+            await client.close()  # the call is cancelled under the lobby's handler
+            for _ in range(200):
+                if not lobby.connected():
+                    break
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.1)
+            # (gRPC's own tasks run compiled coroutines: its server always keeps one waiting for the next call)
+            return [t for t in asyncio.all_tasks() - before if isinstance(t.get_coro(), types.CoroutineType)]
+
+    assert asyncio.run(scenario()) == []

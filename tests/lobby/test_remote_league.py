@@ -4,7 +4,9 @@ real bot processes on both sides, everything on 127.0.0.1."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -268,3 +270,42 @@ def test_a_remote_bots_oversized_message_is_the_protocol_fault_a_local_bots_is(t
     for *_, log_path in rows(tmp_path / "r.db"):
         details = [json.loads(line).get("detail", "") for line in Path(log_path).read_text().splitlines()]
         assert any("larger than 1 MiB" in d for d in details if d), details
+
+
+def test_a_finished_league_ends_its_bridges_and_a_bridge_killed_mid_run_leaves_no_traceback(tmp_path, certs):
+    """Two remote entrants; one's bridge is killed (SIGKILL) while its bot plays: the run goes on
+    (that seat faulted, its later matches played absent) and ends without a word from asyncio; the
+    other bridge is told the tournament is over and exits 0 by itself, saying so in one line. The
+    summary gives the bots' CPU per local seat, the remote seats' as unknown."""
+    port = free_port()
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    league = write_league(tmp_path, certs, port, remote={"heuristic2", "random2"}, database=url, remote_wait=2)
+    keys = {name: new_key(tmp_path, url, name) for name in ("heuristic2", "random2")}
+    doomed, staying = (connect(tmp_path, port, keys[n], certs.ca_cert, PROGRAMS[n]) for n in ("heuristic2", "random2"))
+    orphans: set[int] = set()
+    try:
+        run = subprocess.Popen(cli_command("run", str(league)), cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not any(" in match " in f.read_text() for f in tmp_path.glob("connect-heuristic2/*.stderr")):
+            assert time.monotonic() < deadline, "the bridge's bot never started its match"
+            time.sleep(0.02)
+        orphans = descendants(doomed.pid)
+        doomed.send_signal(signal.SIGKILL)
+        out, err = run.communicate(timeout=TIMEOUT)
+        assert run.returncode == 0, err
+        _, said = staying.communicate(timeout=30)  # exits by itself: the lobby said the tournament is over
+    finally:
+        stop([doomed, staying])
+        for pid in orphans:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    for words in ("Task was destroyed", "Event loop is closed", "Traceback", "Exception ignored"):
+        assert words not in err, err
+    assert "seat" in err and "heuristic2" in err  # the killed bridge's seat was faulted, and said so
+    assert staying.returncode == 0, said
+    last = said.strip().splitlines()[-1]
+    assert last == f"tournament 'remote' is over: disconnected from 127.0.0.1:{port}", said
+    assert "retrying" not in said.split("connected to remote", 1)[1]  # connected once, and never lost
+    summary = " ".join(out.split())  # (the terminal's width wraps it)
+    assert "bots " in summary and "CPU per local seat, unknown for the 8 remote seats (their own machines')" in summary

@@ -47,7 +47,7 @@ class InProcessExecutor:
     def connected(self) -> dict[str, int]:
         return {}
 
-    def close(self, *, cancel: bool) -> None:
+    def close(self, *, cancel: bool, over: bool = False) -> None:
         pass  # nothing to release: every match ended in submit()
 
 

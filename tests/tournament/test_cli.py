@@ -137,3 +137,19 @@ def test_standings_fit_80_columns_and_keep_every_value(tmp_path, monkeypatch):
             assert row["name"] in words and f"{row['mean_score']:+.1f}" in words, out
             assert f"±{(high - low) / 2:.1f}" in words and f"{row['duplicate_diff']:+.1f}" in words, out
             assert f"±{(diff_high - diff_low) / 2:.1f}" in words, out
+
+
+def test_the_bots_cpu_of_a_run_is_per_local_seat_once_a_seat_is_remote_and_unknown_when_every_seat_is():
+    from arbiter.cli.tournament import _bots_cpu
+    from arbiter.tournament.loop import RunSummary
+
+    def summary(local: int, remote: int) -> RunSummary:
+        return RunSummary("t", "round_robin", "sqlite://", 2, 0, 2, 0, True, [], 1.0, arbiter_cpu=0.4, bots_cpu=1.2,
+                          local_seats=local, remote_seats=remote)  # fmt: skip
+
+    assert _bots_cpu(summary(8, 0)) == ", bots 0.60s CPU"  # per match, as ever
+    assert (
+        _bots_cpu(summary(6, 2))
+        == "; bots 0.20s CPU per local seat, unknown for the 2 remote seats (their own machines')"
+    )
+    assert _bots_cpu(summary(0, 8)) == "; bots' CPU unknown (every seat remote: spent on their own machines)"

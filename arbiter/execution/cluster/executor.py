@@ -112,7 +112,7 @@ class DaskExecutor:
     def connected(self) -> dict[str, int]:
         return {}  # remote entrants play where the lobby is, not on the cluster
 
-    def close(self, *, cancel: bool) -> None:
+    def close(self, *, cancel: bool, over: bool = False) -> None:
         """``cancel``: stop now (the workers stop the matches in play, and their bots); else wait
         for the matches submitted. Either way the bots kept for a next match leave with the run."""
         if self._closed.is_set():

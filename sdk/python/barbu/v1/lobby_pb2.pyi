@@ -55,16 +55,18 @@ class MessageRefused(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ...) -> None: ...
 
 class LobbyMessage(_message.Message):
-    __slots__ = ("welcome", "invitation", "ping", "pong")
+    __slots__ = ("welcome", "invitation", "ping", "pong", "over")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     INVITATION_FIELD_NUMBER: _ClassVar[int]
     PING_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
+    OVER_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     invitation: Invitation
     ping: Ping
     pong: Pong
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., invitation: _Optional[_Union[Invitation, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
+    over: Over
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., invitation: _Optional[_Union[Invitation, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., over: _Optional[_Union[Over, _Mapping]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("entrant", "capacity", "keepalive_seconds", "lobby")
@@ -99,6 +101,12 @@ class Invitation(_message.Message):
     connect_seconds: float
     entrants: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., token: _Optional[str] = ..., address: _Optional[str] = ..., rules_json: _Optional[str] = ..., decision_seconds: _Optional[float] = ..., reserve_seconds: _Optional[float] = ..., connect_seconds: _Optional[float] = ..., entrants: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Over(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class Ping(_message.Message):
     __slots__ = ("nonce",)
