@@ -249,6 +249,13 @@ class DoublingTally:
     passive: Moments = Moments()
 
 
+RATINGS = ("trueskill", "margins")  # what may order the standings (a file's ``rating`` key); both are shown
+PROVISIONAL_MATCHES = 12
+"""An entrant with fewer complete matches than this is *provisional* in the standings (three
+duplicate sets: its μ is still mostly the prior's); the arena's ``matchmaking.provisional``
+default, which an arena file may change."""
+
+
 @dataclass(frozen=True)
 class MarginSums:
     """One entrant's share of the margin ratings' normal equations (arbiter.tournament.margins),

@@ -229,7 +229,9 @@ def parse_arena(
     base = (base_dir or Path.cwd()).resolve()
     data, lines = read_tree(text, display, kind="arena file", needs=None)
     file = validate(data, lines, ArenaFile)
-    tournament = build_config(file, lines, text, base, kept=("store",), format=FORMAT.name)
+    tournament = build_config(
+        file, lines, text, base, kept=("store",), format=FORMAT.name, provisional=file.matchmaking.provisional
+    )
     m, u, q = file.matchmaking, file.uploads, file.quotas
     config = ArenaConfig(
         tournament=tournament,

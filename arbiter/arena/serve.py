@@ -278,6 +278,8 @@ class ArenaHost:
             in_flight=self.in_flight,
             in_play=self._in_play,
             paused=disk.paused if disk is not None else lambda: None,
+            rating=self.arena.tournament.rating,
+            provisional=self.arena.tournament.provisional,
         )
         app = create_app(service, hub=self.events, secret=session_secret(self.arena.store))
         self.tables = add_people(app, self.arena, service, self.schedule.lookup)

@@ -25,6 +25,7 @@ from arbiter.cli.common import (
     safe_console,
     user_errors,
 )
+from arbiter.model import PROVISIONAL_MATCHES
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 from arbiter.tournament.formats import plays_duplicate_sets
@@ -47,7 +48,7 @@ def run_command(
     cluster: ClusterOption = None,
 ) -> None:
     """Run (or resume) a tournament: play every match not yet recorded, then print the standings."""
-    from arbiter.cli.tournament_output import RichReporter, standings_table
+    from arbiter.cli.tournament_output import RichReporter, ranking_note, standings_table
     from arbiter.errors import ConfigError
     from arbiter.tournament.config import load_config
     from arbiter.tournament.loop import run_tournament
@@ -89,10 +90,7 @@ def run_command(
             + (" (local seats only: a remote bot's CPU is its own machine's)" if remote else "")
         )
     console.print(f"{summary.total} matches ({note}); {summary.wall_seconds:.1f}s")
-    console.print(
-        "Ranked by the conservative rating μ−3σ (TrueSkill). score: mean total per match, 95% confidence interval"
-        + ("; vs field: mean difference per match to the others holding the same cards." if duplicate else ".")
-    )
+    console.print(ranking_note(cfg.rating, cfg.provisional, duplicate))
 
 
 def _cpu(seconds: float) -> str:
@@ -121,7 +119,9 @@ def standings_command(
     as_json: Annotated[
         bool,
         typer.Option(
-            "--json", help="Print a JSON list of {name, mu, sigma, rating, matches, mean_score, ci95, faults}."
+            "--json",
+            help="Print a JSON list of {rank, name, mu, sigma, rating, matches, mean_score, ci95, faults, "
+            "forfeits, margin, margin_sd, provisional}.",
         ),
     ] = False,
     tournament: Annotated[
@@ -140,17 +140,18 @@ def standings_command(
 ) -> None:
     """Print the standings of a tournament from the results database (its standings table, kept
     up to date by every recorded match)."""
-    from arbiter.cli.tournament_output import standings_table
+    from arbiter.cli.tournament_output import ranking_note, standings_table
     from arbiter.errors import ConfigError
     from arbiter.storage import Repo, open_database
     from arbiter.tournament.kept import kept_standings, rebuild_standings
 
     with user_errors():
-        database = db
+        database, rating, provisional = db, "trueskill", PROVISIONAL_MATCHES
         if config is not None:
             cfg = competition_file(config)  # its bots need not be here to show its results
             database = db if db is not None else cfg.database  # --db "" is an error, not the default
             tournament = tournament if tournament is not None else cfg.name
+            rating, provisional = cfg.rating, cfg.provisional
         try:
             engine = open_database(database, create=rebuild)  # a rebuild writes: it upgrades the database
         except ConfigError as e:
@@ -160,7 +161,10 @@ def standings_command(
         try:
             repo = Repo(engine)
             t = repo.require_tournament(tournament)
-            kept = rebuild_standings(engine, t) if rebuild else kept_standings(repo, t)
+            if rebuild:
+                kept = rebuild_standings(engine, t, rating, provisional)
+            else:
+                kept = kept_standings(repo, t, rating, provisional)
             rows, recorded = kept.rows, kept.recorded
         finally:
             engine.dispose()
@@ -177,3 +181,4 @@ def standings_command(
         f"{recorded}/{t.total_matches} matches ({state})"
     )
     console.print(standings_table(rows, duplicate))
+    console.print(ranking_note(rating, provisional, duplicate))

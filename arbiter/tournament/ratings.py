@@ -23,14 +23,9 @@ from typing import Any
 
 import trueskill
 
-from arbiter.model import MatchRecord
+from arbiter.model import PROVISIONAL_MATCHES, RATINGS, MatchRecord
 from arbiter.stats import mean_ci
 from arbiter.tournament.margins import MarginTable, margin_ratings
-
-RATINGS = ("trueskill", "margins")  # what may order a table (a file's ``rating`` key); both are shown
-PROVISIONAL_MATCHES = 12
-"""An entrant with fewer complete matches than this is *provisional* (three duplicate sets): its
-μ is still mostly the prior's. The arena's ``matchmaking.provisional`` default, which it may set."""
 
 MU = 25.0
 SIGMA = MU / 3

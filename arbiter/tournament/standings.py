@@ -27,12 +27,11 @@ from fractions import Fraction
 
 import trueskill
 
-from arbiter.model import DealSummary, MatchRecord, RatingRow, ScheduledMatch, StandingsMark, Tally
+from arbiter.model import PROVISIONAL_MATCHES, DealSummary, MatchRecord, RatingRow, ScheduledMatch, StandingsMark, Tally
 from arbiter.stats import Moments
 from arbiter.tournament.margins import solve
 from arbiter.tournament.ratings import (
     MU,
-    PROVISIONAL_MATCHES,
     SIGMA,
     GameOutcome,
     RatingBook,

@@ -144,6 +144,7 @@ def build_config(
         cluster=file.cluster,
         lobby=None if file.lobby is None else _lobby(file.lobby, base),
         remote_wait=file.remote_wait,
+        rating=file.rating,
         description=file.description,
         source=_kept_source(text, file.database, lines),
         where=where,
