@@ -172,7 +172,9 @@ def ranked(
         raise ValueError(f"rating must be one of {', '.join(RATINGS)}, got {rating!r}")
 
     def key(r: Standing) -> tuple[float, float, str]:
-        return (-r.mu, -r.margin, r.name) if rating == "trueskill" else (-r.margin, -r.mu, r.name)
+        # rounded: ratings equal but for the float sums' order tie, and the other rating decides
+        mu, margin = round(r.mu, 9), round(r.margin, 9)
+        return (-mu, -margin, r.name) if rating == "trueskill" else (-margin, -mu, r.name)
 
     ordered = sorted(rows, key=key)
     for i, row in enumerate(ordered, start=1):
