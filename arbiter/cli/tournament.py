@@ -11,7 +11,7 @@ JSON document on stdout and nothing else there.
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -29,6 +29,9 @@ from arbiter.model import PROVISIONAL_MATCHES
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 from arbiter.tournament.formats import plays_duplicate_sets
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 REPLAYED_NOTE = (
     "note: the standings table is missing or behind the matches: replayed from them; "
@@ -98,6 +101,20 @@ def _cpu(seconds: float) -> str:
     return f"{seconds:.2f}s" if seconds >= 0.1 or seconds == 0 else f"{seconds * 1000:.1f}ms"
 
 
+def _standings_database(database: str | None, no_file: bool, rebuild: bool) -> Engine:
+    """The database ``arbiter standings`` reads (a rebuild writes: it upgrades the database);
+    without a file, a missing database's error names the file as the other way."""
+    from arbiter.errors import ConfigError
+    from arbiter.storage import open_database
+
+    try:
+        return open_database(database, create=rebuild)
+    except ConfigError as e:
+        if no_file and str(e).startswith("no such database"):
+            raise ConfigError(f"{e}; or name the tournament file: arbiter standings FILE.yaml") from None
+        raise
+
+
 def standings_command(
     config: Annotated[
         str | None,
@@ -141,23 +158,17 @@ def standings_command(
     """Print the standings of a tournament from the results database (its standings table, kept
     up to date by every recorded match)."""
     from arbiter.cli.tournament_output import ranking_note, standings_table
-    from arbiter.errors import ConfigError
-    from arbiter.storage import Repo, open_database
+    from arbiter.storage import Repo
     from arbiter.tournament.kept import kept_standings, rebuild_standings
 
     with user_errors():
-        database, rating, provisional = db, "trueskill", PROVISIONAL_MATCHES
+        rating, provisional = "trueskill", PROVISIONAL_MATCHES
         if config is not None:
             cfg = competition_file(config)  # its bots need not be here to show its results
-            database = db if db is not None else cfg.database  # --db "" is an error, not the default
+            db = db if db is not None else cfg.database  # --db "" is an error, not the default
             tournament = tournament if tournament is not None else cfg.name
             rating, provisional = cfg.rating, cfg.provisional
-        try:
-            engine = open_database(database, create=rebuild)  # a rebuild writes: it upgrades the database
-        except ConfigError as e:
-            if config is None and str(e).startswith("no such database"):
-                raise ConfigError(f"{e}; or name the tournament file: arbiter standings FILE.yaml") from None
-            raise
+        engine = _standings_database(db, config is None, rebuild)
         try:
             repo = Repo(engine)
             t = repo.require_tournament(tournament)

@@ -107,26 +107,30 @@ def read_standings(
         iter(checked(s, select(StandingsMarkRow).where(StandingsMarkRow.tournament_id == tournament_id))), None
     )
     mark = None if mark_row is None else StandingsMark(mark_row.matches, mark_row.next_game)
-    sums: dict[str, MarginSums] = {}
-    for margin in checked(s, select(MarginSumRow).where(MarginSumRow.tournament_id == tournament_id)):
-        if margin.entrant_id not in names:
-            raise bad_row("margin_sums", margin, "entrant_id", "names no entrant of this tournament")
-        sums[names[margin.entrant_id]] = _margin_sums(margin, names)
     tallies: dict[str, Tally] = {}
     for row in checked(s, select(StandingRow).where(StandingRow.tournament_id == tournament_id)):
         if row.entrant_id not in names:
             raise bad_row("standings", row, "entrant_id", "names no entrant of this tournament")
-        name = names[row.entrant_id]
-        tallies[name] = replace(_tally(row, name), margin=sums.get(name, MarginSums()))
+        tallies[names[row.entrant_id]] = _tally(row, names[row.entrant_id])
+    for margin in checked(s, select(MarginSumRow).where(MarginSumRow.tournament_id == tournament_id)):
+        name = names.get(margin.entrant_id)
+        if name is None:
+            raise bad_row("margin_sums", margin, "entrant_id", "names no entrant of this tournament")
+        if name not in tallies:
+            raise bad_row("margin_sums", margin, "entrant_id", "names an entrant without a standing")
+        tallies[name] = replace(tallies[name], margin=_margin_sums(margin, names))
     return mark, tallies
 
 
 def _margin_sums(row: MarginSumRow, names: Mapping[int, str]) -> MarginSums:
     try:
-        met = {names[int(other)]: float(weight) for other, weight in row.met}
-    except (KeyError, TypeError, ValueError) as e:
-        raise bad_row("margin_sums", row, "met", f"is not what margin sums hold ({e!r})") from None
-    return MarginSums(row.sets, row.total, row.squares, met)
+        met = {int(other): float(weight) for other, weight in row.met}
+    except (TypeError, ValueError) as e:
+        raise bad_row("margin_sums", row, "met", f"is not what margin sums hold ({e})") from None
+    unknown = [other for other in met if other not in names]
+    if unknown:
+        raise bad_row("margin_sums", row, "met", f"names entrant id {unknown[0]}, no entrant of this tournament")
+    return MarginSums(row.sets, row.total, row.squares, {names[other]: weight for other, weight in met.items()})
 
 
 def _tally(row: StandingRow, name: str) -> Tally:

@@ -204,7 +204,11 @@ def test_an_arena_file_may_order_the_leaderboard_by_the_margin_rating(arena):
     margins = [r.margin for r in board.entrants]
     assert margins == sorted(margins, reverse=True) and [r.rank for r in board.entrants] == [1, 2, 3, 4]
     for row in board.entrants:
-        assert (row.mu, row.margin, row.margin_sd) == (by_mu[row.name].mu, by_mu[row.name].margin, by_mu[row.name].margin_sd)
+        assert (row.mu, row.margin, row.margin_sd) == (
+            by_mu[row.name].mu,
+            by_mu[row.name].margin,
+            by_mu[row.name].margin_sd,
+        )
         assert row.provisional == (row.matches < 1)
 
 
