@@ -34,7 +34,7 @@ API, plain values in and out (no storage, no I/O):
 
 Cost: O(S·k²) to add S sets of k entrants up, then O(N³) to solve for a field of N (a Cholesky
 factorisation of the N × N normal equations, and the diagonal of its inverse for the sds):
-milliseconds for a field of tens, about 0.1 s for 200 (``bench/margins_solve.py``).
+milliseconds for a field of tens, about 60 ms for 200 (``bench/margins_solve.py``).
 """
 
 from __future__ import annotations
