@@ -54,7 +54,7 @@ def ranking_note(rating: str, provisional: int, duplicate: bool) -> str:
         else "TrueSkill's μ (not μ−3σ: that ranks a newcomer by how little it has played)"
     )
     return (
-        f"Ranked by {order}; provisional: fewer than {provisional} complete matches. "
+        f"Ranked by {order}; * provisional: fewer than {provisional} complete matches. "
         "margin ±sd: the margin rating and its standard deviation. score: mean total per match, 95% confidence interval"
         + ("; vs field: mean difference per match to the others holding the same cards." if duplicate else ".")
     )
@@ -73,7 +73,7 @@ class StandingsTable:
     def _cells(self, r: Standing) -> dict[str, str]:
         cells = {
             "#": str(r.rank),
-            "entrant": printable(r.name) + (" (provisional)" if r.provisional else ""),
+            "entrant": printable(r.name) + (" *" if r.provisional else ""),
             "μ": _fmt(r.mu, 2),
             "σ": _fmt(r.sigma, 2),
             "margin ±sd": f"{r.margin:+.1f}" + ("" if r.margin_sd is None else f" ±{r.margin_sd:.1f}"),
