@@ -119,7 +119,7 @@ def solve(entrants: Iterable[str], sums: Mapping[str, MarginSums], shrinkage: fl
     fitted = sum(r * sum(map(operator.mul, row, ratings)) for r, row in zip(ratings, normal, strict=True))
     residual = squares - 2 * sum(map(operator.mul, ratings, target)) + fitted - shrinkage * sum(r * r for r in ratings)
     # Each set of k entrants gives k − 1 differences; the active entrants' ratings take all but one.
-    free = sum(played) - round(sets_counted) - (sum(1 for n in played if n) - 1)
+    free = sum(played) - round(sets_counted) - max(0, sum(1 for n in played if n) - 1)
     noise_sd = math.sqrt(max(0.0, residual) / free) if free > 0 else None
     # A rating is against the field's average, so the field's common level (which no set
     # informs: the prior alone gives it variance 1 / (N · shrinkage)) is no part of its spread.

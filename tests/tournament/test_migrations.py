@@ -286,3 +286,43 @@ def test_a_database_at_0004_gets_the_authors_session_epoch_and_its_tokens_still_
     finally:
         engine.dispose()
     assert contents(empty_db)["revision"] == HEAD == "0007"
+
+
+def test_a_database_at_0006_is_read_by_replay_then_its_standings_rebuilt_with_margin_sums(finished, tmp_path):
+    """Standings kept before revision 0007 have no margin sums: a reader replays the matches; the
+    upgrade clears the marks, and the next run rebuilds the standings, margin sums included."""
+    from arbiter.storage import Repo, row_id
+
+    url = f"sqlite:///{tmp_path / 'at0006.db'}"
+    (tmp_path / "at0006.db").write_bytes(Path(finished.removeprefix("sqlite:///")).read_bytes())
+    code, kept_table = standings(finished)
+    assert code == 0
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:  # what the code of revision 0006 left: no margin sums
+            conn.execute(text("DROP TABLE margin_sums"))
+            conn.execute(text("UPDATE alembic_version SET version_num = '0006'"))
+    finally:
+        engine.dispose()
+    assert standings(url) == (0, kept_table)  # a reader replays the matches: the same table
+
+    engine = open_database(url)  # a run upgrades it: the marks go, the standings are rebuilt at its start
+    try:
+        repo = Repo(engine)
+        t_id = row_id(repo.require_tournament("t"))
+        mark, _ = repo.standings(t_id)
+        assert mark is None
+    finally:
+        engine.dispose()
+    assert standings(url) == (0, kept_table)
+    cfg = config(tmp_path)
+    summary = run_tournament(cfg, database=url, executor=inproc.in_process(inproc.play_inprocess))
+    assert summary.complete and summary.played == 0
+    engine = open_database(url)
+    try:
+        repo = Repo(engine)
+        mark, tallies = repo.standings(row_id(repo.require_tournament("t")))
+        assert mark is not None and all(t.margin.sets == t.games > 0 for t in tallies.values())
+    finally:
+        engine.dispose()
+    assert standings(url) == (0, kept_table)
