@@ -250,6 +250,36 @@ class DoublingTally:
     passive: Moments = Moments()
 
 
+RATINGS = ("trueskill", "margins")  # what may order the standings (a file's ``rating`` key); both are shown
+PROVISIONAL_MATCHES = 12
+"""An entrant with fewer complete matches than this is *provisional* in the standings (three
+duplicate sets: its μ is still mostly the prior's); the arena's ``matchmaking.provisional``
+default, which an arena file may change."""
+
+
+@dataclass(frozen=True)
+class MarginSums:
+    """One entrant's share of the margin ratings' normal equations (arbiter.tournament.margins),
+    added to by each rated set it is in: the sets, the sum of its centred scores (its score less
+    the set's mean) and of their squares, and per entrant it met (itself too) the sum of 1/k over
+    the sets of k entrants they were both in. Kept as data (the standings), so the ratings are
+    solved from these sums without replaying the history."""
+
+    sets: int = 0
+    total: float = 0.0
+    squares: float = 0.0
+    met: dict[str, float] = field(default_factory=dict)
+
+    def add(self, entrant: str, scores: dict[str, float]) -> MarginSums:
+        """These sums once the set ``scores`` (entrant → score, ``entrant`` among them) is added."""
+        mean = sum(scores.values()) / len(scores)
+        centred = scores[entrant] - mean
+        met = dict(self.met)
+        for other in scores:
+            met[other] = met.get(other, 0.0) + 1.0 / len(scores)
+        return MarginSums(self.sets + 1, self.total + centred, self.squares + centred * centred, met)
+
+
 @dataclass(frozen=True)
 class Tally:
     """One entrant's standing as data, brought up to date by each recorded match and each rated
@@ -268,6 +298,7 @@ class Tally:
     analysed: int = 0  # complete matches whose deals are summed below
     contracts: dict[str, Moments] = field(default_factory=dict)  # its deal score per contract
     doubling: DoublingTally = DoublingTally()
+    margin: MarginSums = MarginSums()  # per rated game with others: what its margin rating needs
 
 
 @dataclass(frozen=True)

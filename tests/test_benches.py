@@ -32,6 +32,7 @@ LAST_LINES = {
     rf"{N} ms per decision",
     "ladder.py": rf"ladder: sets to tau 0\.8 at N=16: arena >?{N} vs best other >?{N} \(ratio (?:{N}|n/a)\); "
     rf"tau at 5 sets/entrant N=32: {N} vs {N}",
+    "margins_solve.py": rf"margins: solve {N} ms at N=\d+ \(table {N} ms\), a set's sums {N} us",
     "match.py": rf"match: {N} ms/match, {N} decisions/s, overhead {N} x bare stream \(pure {N} x\); "
     rf"league CPU {N} x bound \(pure {N} x\)",
     "ranking.py": rf"ranking: duplicate needs 1/{N} the matches of plain \(95% CI {N}\.\.{N}\)",

@@ -241,7 +241,9 @@ def parse_arena(
     base = (base_dir or Path.cwd()).resolve()
     data, lines = read_tree(text, display, kind="arena file", needs=None)
     file = validate(data, lines, ArenaFile, base)
-    tournament = build_config(file, lines, text, base, kept=("store",), format=FORMAT.name)
+    tournament = build_config(
+        file, lines, text, base, kept=("store",), format=FORMAT.name, provisional=file.matchmaking.provisional
+    )
     config = ArenaConfig(
         tournament=tournament,
         matchmaking=file.matchmaking,

@@ -31,6 +31,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from arbiter.model import PROVISIONAL_MATCHES
 from arbiter.tournament.schedule import derive_seed, field_groups, rotations, round_tables
 
 SET_NUMBERS = 2**32
@@ -53,7 +54,7 @@ class Contender:
 class Matchmaking:
     """The policy's settings (docs/arena.md, "Matchmaking")."""
 
-    provisional: int = 12  # an entrant with fewer matches is new: it seeds tables before anyone else
+    provisional: int = PROVISIONAL_MATCHES  # fewer matches: new (seeds tables first; provisional standing)
     min_share: float = 0.25  # an entrant below this share of the mean matches seeds before the draw
     window: float = 25 / 24  # the μ window's smallest half-width: a quarter of TrueSkill's β (25/6)
     tail: float = 1.0  # the window's tail: P(half-width ≥ x) = (window / x) ** (1 / tail)

@@ -146,6 +146,7 @@ def leaderboard_page(service: ArenaService, board: Leaderboard, state: ArenaStat
         board=board,
         state=state,
         sparks=sparks,
+        provisional=service.provisional,
     )
 
 

@@ -159,6 +159,8 @@ def serve_api(
             uploads=uploads,
             house=house,
             in_flight=lambda: in_flight[0],
+            rating=arena.tournament.rating,
+            provisional=arena.tournament.provisional,
         )
         hub = EventHub()
 

@@ -278,6 +278,8 @@ class ArenaHost:
             in_flight=self.in_flight,
             in_play=self._in_play,
             paused=disk.paused if disk is not None else lambda: None,
+            rating=self.arena.tournament.rating,
+            provisional=self.arena.tournament.provisional,
         )
         self.tables = HumanTables(self.arena.tournament, service, self.schedule.lookup, self.arena.human_tables)
         app = create_app(service, hub=self.events, secret=session_secret(self.arena.store), tables=self.tables)

@@ -2,9 +2,9 @@
 
 The ladder is one tournament row named after the arena; its entrants are versions named
 ``NAME@VERSION``; the ``submissions`` table (:class:`arbiter.storage.arena.ArenaStore`)
-says which versions exist, who wrote them and which are active. Ratings, mean scores and faults
-are the tournament's own (:func:`arbiter.tournament.ratings.standings`), computed once per new
-match and shared by every request until the next; per-contract scores and the doubling record
+says which versions exist, who wrote them and which are active. Ratings (TrueSkill and the margin
+rating), mean scores and faults are the tournament's own, as its standings table keeps them, read
+(and the margin ratings solved) once per new match and shared by every request until the next; per-contract scores and the doubling record
 come from the match logs, read as the tournament report reads them (only a log of the arena's
 folder with its recorded SHA-256) and summed in one pass by the report's own
 :class:`arbiter.web.report.stats.Analysis`.
@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -29,12 +30,13 @@ from sqlmodel import col, select
 from arbiter.errors import ArbiterError
 from arbiter.files import FileTooLarge, human_size, read_bounded
 from arbiter.lobby.ratelimit import FailureLimiter
-from arbiter.model import ScheduledMatch, Tally
+from arbiter.model import PROVISIONAL_MATCHES, ScheduledMatch, Tally
 from arbiter.storage import Repo, row_id
 from arbiter.storage.arena import ArenaStore, SubmissionRow
 from arbiter.storage.models import Fault, Match, SeatResult, Tournament
 from arbiter.storage.rows import checked
-from arbiter.tournament.ratings import MU, SIGMA, Standing
+from arbiter.tournament.margins import solve
+from arbiter.tournament.ratings import MU, SIGMA, Standing, ranked, with_margins
 from arbiter.tournament.recorded import read_match_log
 from arbiter.tournament.standings import TREND_POINTS, fresh, standing_of
 
@@ -117,6 +119,8 @@ class ArenaService:
         in_play: Callable[[], Sequence[ScheduledMatch]] = list,
         paused: Callable[[], str | None] = lambda: None,
         limiter: FailureLimiter | None = None,
+        rating: str = "trueskill",
+        provisional: int = PROVISIONAL_MATCHES,
     ):
         self.repo = Repo(engine)
         self.store = ArenaStore(engine)
@@ -132,6 +136,8 @@ class ArenaService:
         self._lock = threading.Lock()
         self._computing = threading.Lock()  # one replay at a time (a table missing or behind)
         self._tallies: tuple[tuple[int, int, int | None], dict[str, Tally]] | None = None
+        self.rating, self.provisional = rating, provisional  # the leaderboard's order; a provisional standing
+        self._standings: tuple[dict[str, Tally], dict[str, Standing]] | None = None  # the tallies solved, their table
 
     # ---- the ladder ------------------------------------------------------------------------
     def _tournament(self) -> Tournament | None:
@@ -146,11 +152,23 @@ class ArenaService:
         return out
 
     def _table(self, t: Tournament | None, extra: Sequence[str] = ()) -> dict[str, Standing]:
-        """Every version's standing (those of ``extra`` too, unplayed ones at the start)."""
+        """Every version's standing (those of ``extra`` too, unplayed ones at the start): the
+        kept tallies with their margin ratings, solved once per recorded match."""
         unplayed = {name: Standing(name, MU, SIGMA) for name in extra}
+        ranked(unplayed.values(), self.rating, self.provisional)
         if t is None:
             return unplayed
-        return {**unplayed, **{name: standing_of(tally) for name, tally in self._kept(t).items()}}
+        tallies = self._kept(t)
+        with self._lock:
+            solved = self._standings
+        if solved is None or solved[0] is not tallies:
+            rows = {name: standing_of(tally) for name, tally in tallies.items()}
+            with_margins(rows.values(), solve(list(rows), {name: t.margin for name, t in tallies.items()}))
+            ranked(rows.values(), self.rating, self.provisional)
+            solved = (tallies, rows)
+            with self._lock:
+                self._standings = solved
+        return {**unplayed, **solved[1]}
 
     def _kept(self, t: Tournament) -> dict[str, Tally]:
         """Every version's tally as the standings table keeps it (the recorder writes it with each
@@ -197,14 +215,14 @@ class ArenaService:
         active = self.active()
         t = self._tournament()
         table = self._table(t, list(active))
-        rows = sorted((table[v] for v in active), key=lambda s: (-s.rating, -s.mu, s.name))
+        rows = ranked([replace(table[v]) for v in active], self.rating, self.provisional)
         board = []
         for rank, s in enumerate(rows, start=1):
             name, version = split_version(s.name)
             board.append(
                 LeaderboardRow(rank=rank, name=name, version=version, author=active[s.name], **rating_fields(s))
             )
-        return Leaderboard(arena=self.arena, matches=self._count(t), entrants=board)
+        return Leaderboard(arena=self.arena, matches=self._count(t), rating=self.rating, entrants=board)
 
     def _count(self, t: Tournament | None, since: datetime | None = None) -> int:
         if t is None:

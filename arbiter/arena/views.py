@@ -29,11 +29,17 @@ def public_id(number: int) -> int:
 
 
 class Rating(BaseModel):
-    """A version's standing: TrueSkill μ and σ, μ−3σ, and its mean score per match (95% interval)."""
+    """A version's standing: TrueSkill μ and σ, μ−3σ, its margin rating, whether it is still
+    provisional, and its mean score per match (95% interval)."""
 
-    mu: float
+    mu: float = Field(description="TrueSkill's μ: the leaderboard's order unless the arena file says rating: margins")
     sigma: float
-    conservative: float = Field(description="μ − 3σ: the leaderboard's order")
+    conservative: float = Field(description="μ − 3σ (the leaderboard's order before the provisional mark)")
+    margin: float = Field(
+        description="the margin rating: points per match against the field's average, opponents adjusted for"
+    )
+    margin_sd: float | None = Field(description="the margin rating's standard deviation (none while not estimated)")
+    provisional: bool = Field(description="fewer complete matches than the arena's matchmaking.provisional")
     matches: int = Field(description="complete matches played")
     mean_score: float | None = Field(description="mean score per match")
     ci95: tuple[float, float] | None = Field(description="95% confidence interval of mean_score")
@@ -50,6 +56,7 @@ class LeaderboardRow(Rating):
 class Leaderboard(BaseModel):
     arena: str
     matches: int = Field(description="matches recorded in all")
+    rating: str = Field(description="what orders the entrants: trueskill (μ) or margins (the margin rating)")
     entrants: list[LeaderboardRow] = Field(description="each active entrant, best first")
 
 

@@ -25,11 +25,14 @@ from arbiter.cli.common import (
     safe_console,
     user_errors,
 )
+from arbiter.model import PROVISIONAL_MATCHES
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 from arbiter.tournament.formats import plays_duplicate_sets
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
     from arbiter.tournament.loop import RunSummary
 
 REPLAYED_NOTE = (
@@ -50,7 +53,7 @@ def run_command(
     cluster: ClusterOption = None,
 ) -> None:
     """Run (or resume) a tournament: play every match not yet recorded, then print the standings."""
-    from arbiter.cli.tournament_output import RichReporter, standings_table
+    from arbiter.cli.tournament_output import RichReporter, ranking_note, standings_table
     from arbiter.errors import ConfigError
     from arbiter.tournament.config import load_config
     from arbiter.tournament.loop import run_tournament
@@ -87,10 +90,7 @@ def run_command(
     if summary.played:
         note += f"; per match: arbiter {_cpu(summary.arbiter_cpu / summary.played)} CPU{_bots_cpu(summary)}"
     console.print(f"{summary.total} matches ({note}); {summary.wall_seconds:.1f}s")
-    console.print(
-        "Ranked by the conservative rating μ−3σ (TrueSkill). score: mean total per match, 95% confidence interval"
-        + ("; vs field: mean difference per match to the others holding the same cards." if duplicate else ".")
-    )
+    console.print(ranking_note(cfg.rating, cfg.provisional, duplicate))
 
 
 def _bots_cpu(summary: RunSummary) -> str:
@@ -107,6 +107,20 @@ def _bots_cpu(summary: RunSummary) -> str:
 def _cpu(seconds: float) -> str:
     """CPU seconds as a figure that is never a bare 0.00 for a small but real cost."""
     return f"{seconds:.2f}s" if seconds >= 0.1 or seconds == 0 else f"{seconds * 1000:.1f}ms"
+
+
+def _standings_database(database: str | None, no_file: bool, rebuild: bool) -> Engine:
+    """The database ``arbiter standings`` reads (a rebuild writes: it upgrades the database);
+    without a file, a missing database's error names the file as the other way."""
+    from arbiter.errors import ConfigError
+    from arbiter.storage import open_database
+
+    try:
+        return open_database(database, create=rebuild)
+    except ConfigError as e:
+        if no_file and str(e).startswith("no such database"):
+            raise ConfigError(f"{e}; or name the tournament file: arbiter standings FILE.yaml") from None
+        raise
 
 
 def standings_command(
@@ -130,7 +144,9 @@ def standings_command(
     as_json: Annotated[
         bool,
         typer.Option(
-            "--json", help="Print a JSON list of {name, mu, sigma, rating, matches, mean_score, ci95, faults}."
+            "--json",
+            help="Print a JSON list of {rank, name, mu, sigma, rating, matches, mean_score, ci95, faults, "
+            "forfeits, margin, margin_sd, provisional}.",
         ),
     ] = False,
     tournament: Annotated[
@@ -149,27 +165,25 @@ def standings_command(
 ) -> None:
     """Print the standings of a tournament from the results database (its standings table, kept
     up to date by every recorded match)."""
-    from arbiter.cli.tournament_output import standings_table
-    from arbiter.errors import ConfigError
-    from arbiter.storage import Repo, open_database
+    from arbiter.cli.tournament_output import ranking_note, standings_table
+    from arbiter.storage import Repo
     from arbiter.tournament.kept import kept_standings, rebuild_standings
 
     with user_errors():
-        database = db
+        rating, provisional = "trueskill", PROVISIONAL_MATCHES
         if config is not None:
             cfg = competition_file(config)  # its bots need not be here to show its results
-            database = db if db is not None else cfg.database  # --db "" is an error, not the default
+            db = db if db is not None else cfg.database  # --db "" is an error, not the default
             tournament = tournament if tournament is not None else cfg.name
-        try:
-            engine = open_database(database, create=rebuild)  # a rebuild writes: it upgrades the database
-        except ConfigError as e:
-            if config is None and str(e).startswith("no such database"):
-                raise ConfigError(f"{e}; or name the tournament file: arbiter standings FILE.yaml") from None
-            raise
+            rating, provisional = cfg.rating, cfg.provisional
+        engine = _standings_database(db, config is None, rebuild)
         try:
             repo = Repo(engine)
             t = repo.require_tournament(tournament)
-            kept = rebuild_standings(engine, t) if rebuild else kept_standings(repo, t)
+            if rebuild:
+                kept = rebuild_standings(engine, t, rating, provisional)
+            else:
+                kept = kept_standings(repo, t, rating, provisional)
             rows, recorded = kept.rows, kept.recorded
         finally:
             engine.dispose()
@@ -186,3 +200,4 @@ def standings_command(
         f"{recorded}/{t.total_matches} matches ({state})"
     )
     console.print(standings_table(rows, duplicate))
+    console.print(ranking_note(rating, provisional, duplicate))

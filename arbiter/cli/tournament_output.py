@@ -1,5 +1,5 @@
 """How a tournament shows in the terminal: the progress bar with live standings while it plays,
-and the standings table (TrueSkill, mean score with its CI, faults)."""
+and the standings table (TrueSkill, the margin rating, mean score with its CI, faults)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,20 @@ def standings_table(rows: list[Standing], duplicate: bool, title: str | None = N
     return StandingsTable(rows, duplicate, title)
 
 
+def ranking_note(rating: str, provisional: int, duplicate: bool) -> str:
+    """What orders the table and what its columns mean, in one line under it."""
+    order = (
+        "the margin rating (points per match against the field's average, opponents adjusted for)"
+        if rating == "margins"
+        else "TrueSkill's μ (not μ−3σ: that ranks a newcomer by how little it has played)"
+    )
+    return (
+        f"Ranked by {order}; * provisional: fewer than {provisional} complete matches. "
+        "margin ±sd: the margin rating and its standard deviation. score: mean total per match, 95% confidence interval"
+        + ("; vs field: mean difference per match to the others holding the same cards." if duplicate else ".")
+    )
+
+
 class StandingsTable:
     """The standings as one table where it fits the terminal (or a pipe's 80 columns); else folded
     into two, the ratings then the scores, each naming the entrants. A cell that still does not
@@ -59,10 +73,10 @@ class StandingsTable:
     def _cells(self, r: Standing) -> dict[str, str]:
         cells = {
             "#": str(r.rank),
-            "entrant": printable(r.name),
+            "entrant": printable(r.name) + (" *" if r.provisional else ""),
             "μ": _fmt(r.mu, 2),
             "σ": _fmt(r.sigma, 2),
-            "μ−3σ": _fmt(r.rating, 2),
+            "margin ±sd": f"{r.margin:+.1f}" + ("" if r.margin_sd is None else f" ±{r.margin_sd:.1f}"),
             "matches": str(r.matches),
             "score ±95%": _pm(r.mean_score, r.ci95),
         }
@@ -88,7 +102,7 @@ class StandingsTable:
         return table
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        columns = ["#", "entrant", "μ", "σ", "μ−3σ", "matches", "score ±95%"]
+        columns = ["#", "entrant", "μ", "σ", "margin ±sd", "matches", "score ±95%"]
         columns += ["vs field ±95%", "faults"] if self.duplicate else ["faults"]
         whole = self._table(columns, self.title)
         natural = Measurement.get(console, options.update_width(1 << 16), whole).maximum

@@ -171,7 +171,7 @@ class StandingRow(SQLModel, table=True):
     entrant_id: int = Field(foreign_key="entrants.id")
     mu: float
     sigma: float
-    conservative: float  # μ − 3σ, what the table is ordered by
+    conservative: float  # μ − 3σ (the table's order before revision 0007: now μ or the margin rating)
     games: int = 0
     matches: int = 0
     score_sum: float = 0.0
@@ -186,6 +186,24 @@ class StandingRow(SQLModel, table=True):
     analysed: int = 0  # complete matches whose deals ``contracts`` and ``doubling`` sum
     contracts: list[Any] = Field(default_factory=list, sa_type=JsonList)
     doubling: list[Any] = Field(default_factory=list, sa_type=JsonList)
+
+
+class MarginSumRow(SQLModel, table=True):
+    """What one entrant's margin rating is solved from (:class:`arbiter.model.MarginSums`),
+    written with its standing: the sets it was rated in, the sum of its centred scores and of
+    their squares, and ``met`` [[entrant_id, Σ 1/k], ...] over the sets of k entrants it shared
+    with each (itself too) (revision 0007)."""
+
+    __tablename__ = "margin_sums"
+    __table_args__ = (UniqueConstraint("tournament_id", "entrant_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tournament_id: int = Field(foreign_key="tournaments.id", index=True)
+    entrant_id: int = Field(foreign_key="entrants.id")
+    sets: int = 0
+    total: float = 0.0
+    squares: float = 0.0
+    met: list[Any] = Field(default_factory=list, sa_type=JsonList)
 
 
 class StandingsMarkRow(SQLModel, table=True):

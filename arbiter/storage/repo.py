@@ -31,6 +31,7 @@ from arbiter.storage.db import first_line
 from arbiter.storage.models import (
     Entrant,
     Fault,
+    MarginSumRow,
     Match,
     RatingHistory,
     SeatResult,
@@ -415,7 +416,8 @@ class Repo:
             with self.session() as s:
                 return read_standings(s, tournament_id, names)
         except SQLAlchemyError:
-            if inspect(self.engine).has_table(table_of(StandingsMarkRow).name):
+            inspector = inspect(self.engine)
+            if all(inspector.has_table(table_of(kept).name) for kept in (StandingsMarkRow, MarginSumRow)):
                 raise
             return None, {}
 

@@ -1,5 +1,6 @@
-"""The standings table: each entrant's :class:`~arbiter.model.Tally` as a row, and how far a
-tournament's standings go (:class:`~arbiter.model.StandingsMark`).
+"""The standings table: each entrant's :class:`~arbiter.model.Tally` as a row (its margin sums in
+a row of ``margin_sums``), and how far a tournament's standings go
+(:class:`~arbiter.model.StandingsMark`).
 
 Rows are written inside the transaction that records a match (:meth:`Repo.record_match
 <arbiter.storage.repo.Repo.record_match>`) by :func:`write_tallies`: a handful of rows by their
@@ -9,6 +10,7 @@ index, whatever the history's size. They are checked when read, like every row.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from datetime import UTC
 
 from sqlalchemy import Table, delete
@@ -16,9 +18,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql.expression import Executable
 from sqlmodel import Session, col, select
 
-from arbiter.model import DoublingTally, StandingsMark, Tally
+from arbiter.model import DoublingTally, MarginSums, StandingsMark, Tally
 from arbiter.stats import Moments
-from arbiter.storage.models import RatingHistory, StandingRow, StandingsMarkRow, table_of
+from arbiter.storage.models import MarginSumRow, RatingHistory, StandingRow, StandingsMarkRow, table_of
 from arbiter.storage.rows import bad_row, checked
 
 __all__ = ["clear_standings", "read_standings", "write_mark", "write_tallies"]
@@ -50,9 +52,24 @@ def _row_values(t: Tally) -> dict[str, object]:
 def write_tallies(s: Session, tournament_id: int, tallies: Iterable[Tally], entrant_ids: Mapping[str, int]) -> None:
     """Insert or update the rows of ``tallies`` (in the caller's transaction): one statement,
     found by the (tournament, entrant) key."""
+    tallies = list(tallies)
     rows = [{"tournament_id": tournament_id, "entrant_id": entrant_ids[t.entrant], **_row_values(t)} for t in tallies]
     if rows:
         _upsert(s, table_of(StandingRow), rows, ["tournament_id", "entrant_id"])
+    sums = [
+        {
+            "tournament_id": tournament_id,
+            "entrant_id": entrant_ids[t.entrant],
+            "sets": t.margin.sets,
+            "total": t.margin.total,
+            "squares": t.margin.squares,
+            "met": [[entrant_ids[other], weight] for other, weight in t.margin.met.items()],
+        }
+        for t in tallies
+        if t.margin.sets
+    ]
+    if sums:
+        _upsert(s, table_of(MarginSumRow), sums, ["tournament_id", "entrant_id"])
 
 
 def write_mark(s: Session, tournament_id: int, mark: StandingsMark) -> None:
@@ -76,8 +93,9 @@ def _upsert(s: Session, table: Table, rows: list[dict[str, object]], key: list[s
 
 
 def clear_standings(s: Session, tournament_id: int) -> None:
-    """Delete the tournament's standings, its mark and its rating history (before a rebuild)."""
-    for table in (StandingRow, StandingsMarkRow, RatingHistory):
+    """Delete the tournament's standings, its margin sums, its mark and its rating history
+    (before a rebuild)."""
+    for table in (StandingRow, MarginSumRow, StandingsMarkRow, RatingHistory):
         s.exec(delete(table).where(col(table.tournament_id) == tournament_id))
 
 
@@ -94,7 +112,25 @@ def read_standings(
         if row.entrant_id not in names:
             raise bad_row("standings", row, "entrant_id", "names no entrant of this tournament")
         tallies[names[row.entrant_id]] = _tally(row, names[row.entrant_id])
+    for margin in checked(s, select(MarginSumRow).where(MarginSumRow.tournament_id == tournament_id)):
+        name = names.get(margin.entrant_id)
+        if name is None:
+            raise bad_row("margin_sums", margin, "entrant_id", "names no entrant of this tournament")
+        if name not in tallies:
+            raise bad_row("margin_sums", margin, "entrant_id", "names an entrant without a standing")
+        tallies[name] = replace(tallies[name], margin=_margin_sums(margin, names))
     return mark, tallies
+
+
+def _margin_sums(row: MarginSumRow, names: Mapping[int, str]) -> MarginSums:
+    try:
+        met = {int(other): float(weight) for other, weight in row.met}
+    except (TypeError, ValueError) as e:
+        raise bad_row("margin_sums", row, "met", f"is not what margin sums hold ({e})") from None
+    unknown = [other for other in met if other not in names]
+    if unknown:
+        raise bad_row("margin_sums", row, "met", f"names entrant id {unknown[0]}, no entrant of this tournament")
+    return MarginSums(row.sets, row.total, row.squares, {names[other]: weight for other, weight in met.items()})
 
 
 def _tally(row: StandingRow, name: str) -> Tally:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from arbiter.model import DealSummary, ScheduledMatch
+from arbiter.model import PROVISIONAL_MATCHES, DealSummary, ScheduledMatch
 from arbiter.tournament.formats import plays_duplicate_sets
 from arbiter.tournament.ratings import Standing, standings
 from arbiter.tournament.schedule import rotations
@@ -39,8 +39,11 @@ class Kept:
     kept: bool
 
 
-def kept_standings(repo: Repo, t: Tournament) -> Kept:
-    """The tournament's standings from the standings table; replayed when it is missing or behind."""
+def kept_standings(
+    repo: Repo, t: Tournament, rating: str = "trueskill", provisional: int = PROVISIONAL_MATCHES
+) -> Kept:
+    """The tournament's standings from the standings table, ordered by ``rating``
+    (:func:`~arbiter.tournament.ratings.ranked`); replayed when the table is missing or behind."""
     from arbiter.storage import row_id
 
     t_id = row_id(t)
@@ -48,8 +51,9 @@ def kept_standings(repo: Repo, t: Tournament) -> Kept:
     recorded = repo.count_matches(t_id)
     mark, tallies = repo.standings(t_id)
     if mark is not None and mark.matches >= recorded:  # read after the count: a match may have come since
-        return Kept(table_of(names, tallies), recorded, True)
-    return Kept(standings(names, repo.matches(t_id), plays_duplicate_sets(t.format)), recorded, False)
+        return Kept(table_of(names, tallies, rating, provisional), recorded, True)
+    replayed = standings(names, repo.matches(t_id), plays_duplicate_sets(t.format), rating, provisional)
+    return Kept(replayed, recorded, False)
 
 
 def stored_schedule(rows: Sequence[Match], duplicate: bool) -> list[ScheduledMatch]:
@@ -74,9 +78,11 @@ def _scheduled(number: int, game: int, rotation: int, table: int, seats: Sequenc
     return ScheduledMatch(number, "", 0, table, rotation, game, four, 0, 0)
 
 
-def rebuild_standings(engine: Engine, t: Tournament) -> Kept:
-    """Replay the tournament's recorded matches into its standings table (and rating history),
-    holding its lease; the standings then kept."""
+def rebuild_standings(
+    engine: Engine, t: Tournament, rating: str = "trueskill", provisional: int = PROVISIONAL_MATCHES
+) -> Kept:
+    """Replay the tournament's recorded matches into its standings table (rating history and
+    margin sums too), holding its lease; the standings then kept, ordered by ``rating``."""
     import json
 
     from barbu.rules import ruleset_from_json
@@ -101,7 +107,7 @@ def rebuild_standings(engine: Engine, t: Tournament) -> Kept:
         repo.store_standings(t_id, step.changed.values(), mark, step.rows, ids, rebuilt=True, fence=lease.fence)
     finally:
         lease.release()
-    return Kept(table_of(names, keeper.tallies), len(records), True)
+    return Kept(table_of(names, keeper.tallies, rating, provisional), len(records), True)
 
 
 def recorded_deals(rows: Sequence[Match], rules: Ruleset, name: str, fmt: str) -> dict[int, tuple[DealSummary, ...]]:

@@ -142,7 +142,7 @@ class Run:
         return plays_duplicate_sets(self.config.format)
 
     def standings(self) -> list[Standing]:
-        return table_of(self.config.entrant_names, self.tallies)
+        return table_of(self.config.entrant_names, self.tallies, self.config.rating, self.config.provisional)
 
 
 class Observer(Protocol):
@@ -449,7 +449,7 @@ def _run_holding_lease(
             played=run.played,
             aborted=run.aborted,
             complete=complete,
-            standings=table_of(run.config.entrant_names, run.tallies),
+            standings=run.standings(),
             wall_seconds=0.0,
             arbiter_cpu=run.arbiter_cpu,
             bots_cpu=run.bots_cpu,

@@ -16,15 +16,16 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import trueskill
 
-from arbiter.model import MatchRecord
+from arbiter.model import PROVISIONAL_MATCHES, RATINGS, MatchRecord
 from arbiter.stats import mean_ci
+from arbiter.tournament.margins import MarginTable, margin_ratings
 
 MU = 25.0
 SIGMA = MU / 3
@@ -124,6 +125,9 @@ class Standing:
     games: int = 0
     duplicate_diff: float | None = None  # mean score difference against the field, same cards
     duplicate_ci95: tuple[float, float] | None = None
+    margin: float = 0.0  # its margin rating: points per match against the field's average (arbiter.tournament.margins)
+    margin_sd: float | None = None  # its standard deviation (None: not estimated yet)
+    provisional: bool = True  # fewer complete matches than the provisional count
     rank: int = 0
     scores: list[float] = field(default_factory=list, repr=False)
 
@@ -144,6 +148,9 @@ class Standing:
             "ci95": None if self.ci95 is None else [round(self.ci95[0], 3), round(self.ci95[1], 3)],
             "faults": self.faults,
             "forfeits": self.forfeits,
+            "margin": round(self.margin, 3),
+            "margin_sd": None if self.margin_sd is None else round(self.margin_sd, 3),
+            "provisional": self.provisional,
         }
         if duplicate:
             out["duplicate_diff"] = None if self.duplicate_diff is None else round(self.duplicate_diff, 3)
@@ -155,9 +162,44 @@ class Standing:
         return out
 
 
-def standings(entrants: Sequence[str], matches: Sequence[MatchRecord], duplicate: bool = False) -> list[Standing]:
-    """The table: ratings replayed in schedule order, mean score per match with a 95% CI, faults."""
-    book, _ = replay(entrants, matches)
+def ranked(
+    rows: Iterable[Standing], rating: str = "trueskill", provisional: int = PROVISIONAL_MATCHES
+) -> list[Standing]:
+    """``rows`` best first by ``rating`` (one of :data:`RATINGS`: TrueSkill's μ, not μ − 3σ,
+    which would rank a newcomer by how little it has played; or the margin rating), ranked from
+    1, each marked provisional while it has fewer than ``provisional`` complete matches."""
+    if rating not in RATINGS:
+        raise ValueError(f"rating must be one of {', '.join(RATINGS)}, got {rating!r}")
+
+    def key(r: Standing) -> tuple[float, float, str]:
+        # rounded: ratings equal but for the float sums' order tie, and the other rating decides
+        mu, margin = round(r.mu, 9), round(r.margin, 9)
+        return (-mu, -margin, r.name) if rating == "trueskill" else (-margin, -mu, r.name)
+
+    ordered = sorted(rows, key=key)
+    for i, row in enumerate(ordered, start=1):
+        row.rank, row.provisional = i, row.matches < provisional
+    return ordered
+
+
+def with_margins(rows: Iterable[Standing], table: MarginTable) -> None:
+    """Set each row's margin rating from ``table`` (0, its sd unknown, for an entrant not in it)."""
+    for row in rows:
+        found = table.ratings.get(row.name)
+        if found is not None:
+            row.margin, row.margin_sd = found.rating, found.sd if math.isfinite(found.sd) else None
+
+
+def standings(
+    entrants: Sequence[str],
+    matches: Sequence[MatchRecord],
+    duplicate: bool = False,
+    rating: str = "trueskill",
+    provisional: int = PROVISIONAL_MATCHES,
+) -> list[Standing]:
+    """The table: ratings replayed in schedule order, mean score per match with a 95% CI, faults,
+    ordered by ``rating`` (:func:`ranked`)."""
+    book, history = replay(entrants, matches)
     rows = {e: Standing(e, book.ratings[e].mu, book.ratings[e].sigma, games=book.games[e]) for e in entrants}
     for m in sorted(matches, key=lambda m: m.number):
         for s in m.seats:
@@ -177,10 +219,12 @@ def standings(entrants: Sequence[str], matches: Sequence[MatchRecord], duplicate
     if duplicate:
         for e, values in _duplicate_diffs(entrants, matches).items():
             rows[e].duplicate_diff, rows[e].duplicate_ci95 = mean_with_ci(values)
-    ordered = sorted(rows.values(), key=lambda r: (-r.rating, -r.mu, r.name))
-    for i, row in enumerate(ordered, start=1):
-        row.rank = i
-    return ordered
+    with_margins(rows.values(), margin_ratings(entrants, [_floats(o.scores) for o, _ in history if len(o.scores) >= 2]))
+    return ranked(rows.values(), rating, provisional)
+
+
+def _floats(scores: Mapping[str, Fraction]) -> dict[str, float]:
+    return {e: float(score) for e, score in scores.items()}
 
 
 def _duplicate_diffs(entrants: Sequence[str], matches: Sequence[MatchRecord]) -> dict[str, list[float]]:

@@ -11,8 +11,9 @@ time sums in another order).
 
 What a match adds: faults, forfeits and when it was played; a complete match, each entrant's
 score (the mean of its seats') and, from its deals, the per-contract deal scores and the doubling
-record. What a rated game adds: μ, σ, the game count, a trend point and, in a duplicate format,
-the score less the others' mean on the same cards.
+record. What a rated game adds: μ, σ, the game count, a trend point, the sums its margin rating is
+solved from (:class:`~arbiter.model.MarginSums`: a few numbers per entrant it met, never the
+sets themselves) and, in a duplicate format, the score less the others' mean on the same cards.
 """
 
 from __future__ import annotations
@@ -26,9 +27,19 @@ from fractions import Fraction
 
 import trueskill
 
-from arbiter.model import DealSummary, MatchRecord, RatingRow, ScheduledMatch, StandingsMark, Tally
+from arbiter.model import PROVISIONAL_MATCHES, DealSummary, MatchRecord, RatingRow, ScheduledMatch, StandingsMark, Tally
 from arbiter.stats import Moments
-from arbiter.tournament.ratings import MU, SIGMA, GameOutcome, RatingBook, Standing, game_outcome
+from arbiter.tournament.margins import solve
+from arbiter.tournament.ratings import (
+    MU,
+    SIGMA,
+    GameOutcome,
+    RatingBook,
+    Standing,
+    game_outcome,
+    ranked,
+    with_margins,
+)
 
 __all__ = ["TREND_POINTS", "Keeper", "Step", "book_of", "fresh", "game_step", "match_step", "standing_of", "table_of"]
 
@@ -110,9 +121,17 @@ def game_step(
     out: dict[str, Tally] = {}
     if len(outcome.scores) < 2:
         return out
+    scores = {e: float(score) for e, score in outcome.scores.items()}
     for e, r in rated.items():
         t = tallies.get(e) or fresh(e)
-        out[e] = replace(t, mu=r.mu, sigma=r.sigma, games=t.games + 1, trend=(*t.trend, r.mu)[-TREND_POINTS:])
+        out[e] = replace(
+            t,
+            mu=r.mu,
+            sigma=r.sigma,
+            games=t.games + 1,
+            trend=(*t.trend, r.mu)[-TREND_POINTS:],
+            margin=t.margin.add(e, scores),
+        )
     if duplicate:
         for e, score in outcome.scores.items():
             others = [s for o, s in outcome.scores.items() if o != e]
@@ -138,13 +157,19 @@ def standing_of(t: Tally) -> Standing:
     return row
 
 
-def table_of(entrants: Sequence[str], tallies: Mapping[str, Tally]) -> list[Standing]:
-    """The standings table of ``entrants``, ranked by μ−3σ (an entrant without a tally at the prior)."""
+def table_of(
+    entrants: Sequence[str],
+    tallies: Mapping[str, Tally],
+    rating: str = "trueskill",
+    provisional: int = PROVISIONAL_MATCHES,
+) -> list[Standing]:
+    """The standings table of ``entrants`` (an entrant without a tally at the prior), ordered by
+    ``rating`` (:func:`~arbiter.tournament.ratings.ranked`); the margin ratings solved from the
+    kept sums of the whole field (every tally), once per call."""
     rows = [standing_of(tallies.get(e) or fresh(e)) for e in dict.fromkeys(entrants)]
-    ordered = sorted(rows, key=lambda r: (-r.rating, -r.mu, r.name))
-    for i, row in enumerate(ordered, start=1):
-        row.rank = i
-    return ordered
+    everyone = list(dict.fromkeys([*tallies, *entrants]))
+    with_margins(rows, solve(everyone, {e: t.margin for e, t in tallies.items()}))
+    return ranked(rows, rating, provisional)
 
 
 def _utc(dt: datetime | None) -> datetime | None:

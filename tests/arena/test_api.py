@@ -177,13 +177,39 @@ def test_leaderboard_lists_each_active_version_with_its_standing(arena):
     expected = {s.name: s for s in standings(repo.entrant_names(row_id(t)), repo.matches(row_id(t)))}
     bob = rows["bob"]
     assert set(bob) == {
-        "rank", "name", "version", "author", "mu", "sigma", "conservative", "matches", "mean_score", "ci95", "faults"
+        "rank", "name", "version", "author", "mu", "sigma", "conservative", "matches", "mean_score", "ci95", "faults",
+        "margin", "margin_sd", "provisional",
     }  # fmt: skip
     assert bob["mu"] == pytest.approx(expected["bob@1"].mu, abs=1e-4)
     assert bob["conservative"] == pytest.approx(bob["mu"] - 3 * bob["sigma"], abs=1e-3)
+    assert bob["margin"] == pytest.approx(expected["bob@1"].margin, abs=1e-3) and bob["margin"] != 0
+    assert bob["margin_sd"] == pytest.approx(expected["bob@1"].margin_sd, abs=1e-3)
     assert bob["matches"] == expected["bob@1"].matches > 0 and bob["ci95"][0] <= bob["mean_score"] <= bob["ci95"][1]
-    ranks = [r["conservative"] for r in board["entrants"]]
+    # ordered by μ (not μ − 3σ); alice@2 has not played: provisional, at the prior's μ and margin 0
+    assert board["rating"] == "trueskill"
+    ranks = [r["mu"] for r in board["entrants"]]
     assert ranks == sorted(ranks, reverse=True) and [r["rank"] for r in board["entrants"]] == [1, 2, 3, 4]
+    assert all(r["provisional"] == (r["matches"] < 12) for r in board["entrants"])
+    assert (rows["alice"]["provisional"], rows["alice"]["mu"], rows["alice"]["margin"]) == (True, 25.0, 0.0)
+
+
+def test_an_arena_file_may_order_the_leaderboard_by_the_margin_rating(arena):
+    """What ``rating: margins`` and ``matchmaking.provisional`` give the service (arbiter serve
+    passes the arena file's): the same standings, ordered by the margin rating."""
+    service = ArenaService(arena.engine, ARENA, arena.folder / "logs", uploads=arena.service.uploads,
+                           house=["heuristic"], rating="margins", provisional=1)  # fmt: skip
+    board = service.leaderboard()
+    by_mu = {r.name: r for r in arena.service.leaderboard().entrants}
+    assert board.rating == "margins"
+    margins = [r.margin for r in board.entrants]
+    assert margins == sorted(margins, reverse=True) and [r.rank for r in board.entrants] == [1, 2, 3, 4]
+    for row in board.entrants:
+        assert (row.mu, row.margin, row.margin_sd) == (
+            by_mu[row.name].mu,
+            by_mu[row.name].margin,
+            by_mu[row.name].margin_sd,
+        )
+        assert row.provisional == (row.matches < 1)
 
 
 def test_an_entrant_page_has_versions_history_contract_scores_and_matches(arena):

@@ -109,12 +109,14 @@ def test_every_arena_key(folder):
             drain_seconds: 0
             quotas: {author_store: 200 MiB, store: 2GiB, uploads_per_hour: 4, queued: 2, keep_seconds: 60}
             free_space: 500 MB
+            rating: margins
             """
             ),
         )
     )
     assert config.seed == config.tournament.seed == 42
     assert config.matchmaking == Matchmaking(provisional=4, min_share=0.5, window=2.5, tail=0.5)
+    assert (config.tournament.rating, config.tournament.provisional) == ("margins", 4)  # the leaderboard's
     assert config.web == "[::1]:0"
     assert config.store == folder.resolve().parent / "store"
     assert config.uploads == UploadLimits(archive=1 << 20, unpacked=3 << 29, files=50)
@@ -195,6 +197,7 @@ def test_a_database_password_is_kept_out_of_the_source(folder):
         (GOOD + "matchmaking: {tail: 11}\n", "arena.yaml:5: matchmaking.tail: must be at most 10, got 11"),
         (GOOD + "matchmaking: {tail: " + "9" * 50 + "}\n", "arena.yaml:5: matchmaking.tail: must be at most 10, got a number of 50 digits"),
         (GOOD + "matchmaking: fast\n", "arena.yaml:5: matchmaking: expected a mapping of keys (provisional, min_share, window, tail)"),
+        (GOOD + "rating: glicko\n", "arena.yaml:5: rating: 'glicko' is not a rating; use one of trueskill, margins"),
         (GOOD + "web: localhost\n", "arena.yaml:5: web: expected HOST:PORT where the arena's API listens"),
         (GOOD + "web: 127.0.0.1:65536\n", "arena.yaml:5: web: expected HOST:PORT"),
         (GOOD + "web: 8080\n", "arena.yaml:5: web: expected text, got a whole number '8080'"),
@@ -272,6 +275,7 @@ def test_the_bounds_themselves_are_allowed(folder):
     )
     assert config.quotas == Quotas(64 << 40, 1 << 10, 1_000_000, 1000, 0.0) and config.free_space == 0
     assert config.matchmaking == Matchmaking(provisional=0, min_share=0.0, window=1000.0, tail=10.0)
+    assert (config.tournament.rating, config.tournament.provisional) == ("trueskill", 0)
     assert config.uploads == UploadLimits(1 << 10, 64 << 30, 1_000_000)
     assert config.check_time_limit == 3600.0 and config.drain_seconds == 86400.0
     assert load_arena(write(folder, "matchmaking: {min_share: 1}\n")).matchmaking.min_share == 1.0

@@ -130,7 +130,10 @@ def test_the_leaderboard_is_complete_as_served(site):
     for row in board["entrants"]:
         assert f'data-entrant="{row["name"]}@{row["version"]}"' in html
         assert f'href="/entrants/{row["name"]}"' in html
-        assert f"{row['conservative']:.2f}".replace("-", "−") in html
+        assert f"{row['mu']:.2f}".replace("-", "−") in html and f'data-value="{row["margin"]}"' in html
+    provisional = [r for r in board["entrants"] if r["provisional"]]
+    assert html.count('<span class="provisional"') == len(provisional)
+    assert "Ranked by TrueSkill's μ, not μ−3σ" in html
     assert f'<b id="played">{state["matches"]}</b>' in html
     assert "<polyline points=" in html  # the trends of the versions that have played
     assert "img-src data:; connect-src 'self';" in html  # the page may fetch from the arena alone
@@ -246,7 +249,7 @@ def test_the_leaderboard_at_both_sizes(site, opened):
         )
         _fits(o, size[0])
         _navigates(o, "/")
-        if name == "phone":  # the key columns stay in sight: rank, entrant, μ−3σ
+        if name == "phone":  # the key columns stay in sight: rank, entrant, μ (what orders it)
             for column in (1, 2, 4):
                 box = o.page.locator(f"#leaderboard tbody tr:first-child td:nth-child({column})").bounding_box()
                 assert box is not None and box["x"] + box["width"] <= size[0], column

@@ -50,11 +50,13 @@ def test_standings_are_those_of_arbiter_standings(which, request):
     # and the table shows them as `arbiter standings` does
     (table,), _ = tables(w.html, "standings")
     header, *rows = table
-    assert header[:7] == ["#", "entrant", "μ", "σ", "μ−3σ", "matches", "score ±95%"]
+    assert header[:7] == ["#", "entrant", "μ", "σ", "margin ±sd", "matches", "score ±95%"]
     assert ("vs field ±95%" in header) == duplicate
     assert len(rows) == len(expected)
     for row, s in zip(rows, expected, strict=True):
-        assert row[:6] == [str(s.rank), s.name, f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.rating:.2f}", str(s.matches)]
+        name = s.name + (" provisional" if s.provisional else "")
+        margin = f"{s.margin:+.1f}" + ("" if s.margin_sd is None else f" ±{s.margin_sd:.1f}")
+        assert row[:6] == [str(s.rank), name, f"{s.mu:.2f}", f"{s.sigma:.2f}", margin, str(s.matches)]
         mean = f"{s.mean_score:+.1f}".replace("-", "−")
         assert row[6] == f"{mean} ±{(s.ci95[1] - s.ci95[0]) / 2:.1f}"
         assert row[-1].startswith(str(s.faults))

@@ -63,6 +63,22 @@ def test_a_row_edited_by_hand_is_one_error_line(played, tmp_path, sql, table, co
     assert not (tmp_path / "r.html").exists()
 
 
+@pytest.mark.parametrize(
+    "sql, why",
+    [
+        ("update margin_sums set met = 'x' where id = 1", ""),
+        ("update margin_sums set met = '[[999, 0.5]]' where id = 1", "names entrant id 999, no entrant"),
+        ("update margin_sums set met = '[[1]]' where id = 1", "is not what margin sums hold"),
+    ],
+)
+def test_hand_edited_margin_sums_are_one_error_line(played, tmp_path, sql, why):
+    database = edited(played, tmp_path, sql)
+    for args in (["standings", "--db", str(database)], ["report", "--db", str(database), "--html", "r.html"]):
+        r = arbiter(*args, cwd=tmp_path)  # both read the kept table
+        line = assert_one_error(r, 2, "table margin_sums", "row id 1", "column met", why)
+        assert "Traceback" not in r.stderr, line
+
+
 def test_a_rerun_that_plays_nothing_keeps_the_finished_time(tmp_path):
     cfg, url = config(tmp_path), db(tmp_path)
     run(cfg, url)

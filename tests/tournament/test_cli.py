@@ -66,12 +66,15 @@ def test_standings(tmp_path):
     assert [r["name"] for r in rows] == [s.name for s in summary.standings]
     for row in rows:
         assert {"name", "mu", "sigma", "rating", "matches", "mean_score", "ci95", "faults"} <= set(row)
+        assert {"margin", "margin_sd", "provisional"} <= set(row) and row["provisional"] is True  # 1 match each
         assert {"duplicate_diff", "duplicate_ci95"} <= set(row)
     code, out, err = invoke("standings", "--db", db, "--tournament", "one", "--json")
     assert code == 0 and {r["name"] for r in json.loads(out)} == {"a", "b"}
     assert "duplicate_diff" not in json.loads(out)[0]
     code, out, err = invoke("standings", "--db", db, "--tournament", "one")
-    assert code == 0 and "one" in out and "μ−3σ" in out and "2/2 matches (complete)" in out
+    assert code == 0 and "one" in out and "margin ±sd" in out and "2/2 matches (complete)" in out
+    assert "a *" in out and "b *" in out and "* provisional: fewer than 12 complete matches" in out
+    assert "Ranked by TrueSkill's μ" in out
     code, out, err = invoke("standings", "--db", db)
     assert code == 0 and "vs field" in out
     assert_one_line_error(
@@ -109,6 +112,38 @@ def test_standings_of_a_tournament_file(tmp_path, monkeypatch):
         assert_one_line_error(*invoke("standings", bad), words)
 
 
+def test_standings_ordered_by_the_files_rating_and_rebuilt_alike(tmp_path, monkeypatch):
+    """`rating: margins` orders `arbiter standings FILE` by the margin rating (TrueSkill's μ
+    beside it); without the file, μ orders; `--rebuild` gives the kept margins back."""
+    from arbiter.tournament.config import load_config
+
+    path = tmp_path / "t.yaml"
+    path.write_text(
+        "name: m\nentrants:\n  - {name: a, command: random}\n  - {name: b, command: first}\n"
+        "  - {name: c, command: random}\n  - {name: d, command: first}\n  - {name: e, command: random}\n"
+        "format: duplicate\nrules: {preset: standard, contracts: [barbu]}\nseed: 5\nlog_folder: logs\n"
+        "database: results.db\nrating: margins\n"
+    )
+    run_tournament(load_config(path, check_commands=False), executor=inproc.in_process(inproc.play_inprocess))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = invoke("standings", "t.yaml", "--json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [r["name"] for r in rows] == [r["name"] for r in sorted(rows, key=lambda r: (-r["margin"], -r["mu"]))]
+    assert [r["rank"] for r in rows] == [1, 2, 3, 4, 5] and all(r["margin_sd"] > 0 for r in rows)
+    assert abs(sum(r["margin"] for r in rows)) < 0.01  # against the field's average
+    by_mu = json.loads(invoke("standings", "--db", "results.db", "--json")[1])
+    assert [r["name"] for r in by_mu] == [r["name"] for r in sorted(by_mu, key=lambda r: (-r["mu"], -r["margin"]))]
+    assert [r["name"] for r in by_mu] != [r["name"] for r in rows]  # on these seeds the two orders differ
+    code, out, err = invoke("standings", "t.yaml")
+    assert code == 0 and "Ranked by the margin rating" in out, out
+    code, out, err = invoke("standings", "t.yaml", "--rebuild", "--json")
+    assert code == 0, err
+    assert [(r["name"], r["margin"], r["margin_sd"]) for r in json.loads(out)] == [
+        (r["name"], r["margin"], r["margin_sd"]) for r in rows
+    ]
+
+
 def test_standings_fit_80_columns_and_keep_every_value(tmp_path, monkeypatch):
     """A narrow terminal or a pipe (80 columns) wraps the duplicate table's cells; no value, no
     header is cut short (issue 21: `faul…`, `-607.6 ±132…`)."""
@@ -129,7 +164,7 @@ def test_standings_fit_80_columns_and_keep_every_value(tmp_path, monkeypatch):
         lines = out.splitlines()
         assert max(len(line) for line in lines) <= 80 and "…" not in out, out
         words = out.split()
-        for header in ("faults", "matches", "vs", "field", "score", "±95%", "μ−3σ"):
+        for header in ("faults", "matches", "vs", "field", "score", "±95%", "margin", "±sd"):
             assert header in words, (header, out)
         for row in rows:
             low, high = row["ci95"]
@@ -137,6 +172,7 @@ def test_standings_fit_80_columns_and_keep_every_value(tmp_path, monkeypatch):
             assert row["name"] in words and f"{row['mean_score']:+.1f}" in words, out
             assert f"±{(high - low) / 2:.1f}" in words and f"{row['duplicate_diff']:+.1f}" in words, out
             assert f"±{(diff_high - diff_low) / 2:.1f}" in words, out
+            assert f"{row['margin']:+.1f}" in words and f"±{row['margin_sd']:.1f}" in words, out
 
 
 def test_the_bots_cpu_of_a_run_is_per_local_seat_once_a_seat_is_remote_and_unknown_when_every_seat_is():

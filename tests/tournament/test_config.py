@@ -390,6 +390,22 @@ def test_limit_mistakes(folder, text, expected):
     assert expected in message, message
 
 
+def test_the_rating_that_orders_the_standings(folder):
+    assert load_config(write(folder, GOOD)).rating == "trueskill"  # the default
+    assert load_config(write(folder, GOOD + "rating: margins\n")).rating == "margins"
+    assert (
+        load_config(write(folder, GOOD)).fingerprint()
+        == load_config(write(folder, GOOD + "rating: margins\n")).fingerprint()
+    )
+    message = error(folder, GOOD + "rating: elo\n")
+    assert (
+        "league.yaml:7: rating: 'elo' is not a rating; use one of trueskill, margins (trueskill: TrueSkill's μ"
+        in message
+    )
+    assert "league.yaml:7: rating: expected text, got a list" in error(folder, GOOD + "rating: [margins]\n")
+    assert "did you mean 'rating'?" in error(folder, GOOD + "ratings: margins\n")
+
+
 def test_a_uid_range_that_holds_a_real_user_is_refused(folder):
     message = error(folder, GOOD + "limits: {user: 65000-65534}\n")  # nobody is 65534 on Debian
     assert "league.yaml:7: limits.user: user id range '65000-65534' includes the user nobody (uid 65534)" in message

@@ -98,6 +98,14 @@ def check_kept_equals_replay(url: str, name: str) -> dict[str, Tally]:
             else:
                 assert x == y, (a.name, x, y)
     assert [r.name for r in rebuilt.rows] == [r.name for r in before.rows]
+    # the margin ratings solved from the sums kept set by set are the rebuilt ones
+    rebuilt_margins = {r.name: (r.margin, r.margin_sd) for r in rebuilt.rows}
+    for row in before.rows:
+        margin, sd = rebuilt_margins[row.name]
+        assert math.isclose(row.margin, margin, rel_tol=1e-9, abs_tol=1e-9), (row.name, row.margin, margin)
+        assert (sd is None) == (row.margin_sd is None)
+        assert sd is None or math.isclose(row.margin_sd, sd, rel_tol=1e-9, abs_tol=1e-9), (row.name, sd)
+    assert all(t.margin.sets == t.games for t in kept.values())
     return kept
 
 
@@ -128,6 +136,7 @@ def test_a_duplicate_tournament_killed_and_resumed_keeps_what_a_replay_gives(tmp
     assert kept["a"].games == kept["b"].games == 6 and len(kept["a"].trend) == 6
     assert kept["a"].analysed == kept["a"].score.n > 0 and kept["a"].contracts["barbu"].n > 0
     assert kept["a"].duplicate.n == 6
+    assert kept["a"].margin.sets == 6 and kept["a"].margin.met["b"] > 0 and kept["a"].margin.squares > 0
     assert isinstance(kept["a"].last_played, datetime)
     # the summary's table is the kept one
     assert {s.name: (s.mu, s.sigma, s.matches) for s in summary.standings} == {

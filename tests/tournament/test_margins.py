@@ -130,3 +130,10 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="shrinkage must be positive"):
         margin_ratings("ab", [], shrinkage=0.0)
     assert DEFAULT_SHRINKAGE > 0
+
+
+def test_a_field_without_sets_has_no_noise_estimate():
+    from arbiter.tournament.margins import solve
+
+    for table in (margin_ratings(["a"], []), solve(["a", "b"], {})):
+        assert table.noise_sd is None and all(r.rating == 0 and math.isinf(r.sd) for r in table.ratings.values())

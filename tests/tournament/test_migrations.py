@@ -37,6 +37,7 @@ NEWER_TABLES = {
     "submissions": [],
     "standings": [],
     "standings_marks": [],
+    "margin_sums": [],
 }  # what revisions after the baseline add
 
 
@@ -140,7 +141,7 @@ def test_a_database_from_before_migrations_upgrades_in_place_and_later_revisions
     try:
         schema.upgrade(engine, "the test database", schema.alembic_config([EXAMPLE]))
         with engine.connect() as conn:
-            assert MigrationContext.configure(conn).get_current_revision() == "0007"
+            assert MigrationContext.configure(conn).get_current_revision() == "0008"
             assert (
                 conn.execute(select(func.count()).where(text("comment = ''")).select_from(text("matches"))).scalar()
                 == 20
@@ -148,19 +149,19 @@ def test_a_database_from_before_migrations_upgrades_in_place_and_later_revisions
     finally:
         engine.dispose()
     upgraded = contents(empty_db)
-    assert upgraded.pop("revision") == "0007"
+    assert upgraded.pop("revision") == "0008"
     assert {name: [row[:-1] for row in rows] for name, rows in upgraded.items() if name == "matches"} == {
         "matches": after["matches"]
     }
     assert {k: v for k, v in upgraded.items() if k != "matches"} == {k: v for k, v in after.items() if k != "matches"}
 
-    # 3. this code does not know revision 0007: one line, for a run and a reader; nothing changed
+    # 3. this code does not know revision 0008: one line, for a run and a reader; nothing changed
     newer = contents(empty_db)
     for create in (True, False):
         with pytest.raises(StorageError) as e:
             open_database(empty_db, create=create)
         message = str(e.value)
-        assert "\n" not in message and "schema revision '0007', newer than this arbiter knows" in message
+        assert "\n" not in message and "schema revision '0008', newer than this arbiter knows" in message
     code, output = standings(empty_db)
     assert code != 0 and output.startswith("error: ") and output.count("\n") == 1 and "newer" in output
     assert contents(empty_db) == newer
@@ -182,7 +183,7 @@ def test_a_reader_refuses_a_database_older_than_the_code(tmp_path):
     open_database(url).dispose()
     engine = create_engine(url)
     try:
-        with pytest.raises(StorageError, match="schema revision 0006, older than this arbiter's 0007: a run on it"):
+        with pytest.raises(StorageError, match="schema revision 0007, older than this arbiter's 0008: a run on it"):
             schema.check_readable(engine, "r.db", schema.alembic_config([EXAMPLE]))
     finally:
         engine.dispose()
@@ -212,13 +213,14 @@ def test_a_database_at_the_baseline_gets_the_entrant_keys_table_and_keeps_every_
     finally:
         engine.dispose()
     after = contents(empty_db)
-    assert after.pop("revision") == HEAD == "0006"
+    assert after.pop("revision") == HEAD == "0007"
     assert len(after.pop("entrant_keys")) == 1
     assert after == {k: v for k, v in before.items() if k != "revision"} | {
         "authors": [],
         "submissions": [],
         "standings": [],
         "standings_marks": [],
+        "margin_sums": [],
     }
     assert standings(empty_db) == (0, table_before)
 
@@ -251,9 +253,9 @@ def test_a_database_at_0002_gets_the_authors_and_submissions_tables_and_keeps_ev
     finally:
         engine.dispose()
     after = contents(empty_db)
-    assert after.pop("revision") == HEAD == "0006"
+    assert after.pop("revision") == HEAD == "0007"
     assert len(after.pop("authors")) == 1 and after.pop("submissions") == []
-    assert after.pop("standings") == after.pop("standings_marks") == []  # a run's start fills them
+    assert after.pop("standings") == after.pop("standings_marks") == after.pop("margin_sums") == []  # a run fills them
     assert after == {k: v for k, v in before.items() if k != "revision"}
     assert standings(empty_db) == (0, table_before)
 
@@ -283,4 +285,44 @@ def test_a_database_at_0004_gets_the_authors_session_epoch_and_its_tokens_still_
         assert AuthorTokens(engine).session_live("ann", token_id, 0)
     finally:
         engine.dispose()
-    assert contents(empty_db)["revision"] == HEAD == "0006"
+    assert contents(empty_db)["revision"] == HEAD == "0007"
+
+
+def test_a_database_at_0006_is_read_by_replay_then_its_standings_rebuilt_with_margin_sums(finished, tmp_path):
+    """Standings kept before revision 0007 have no margin sums: a reader replays the matches; the
+    upgrade clears the marks, and the next run rebuilds the standings, margin sums included."""
+    from arbiter.storage import Repo, row_id
+
+    url = f"sqlite:///{tmp_path / 'at0006.db'}"
+    (tmp_path / "at0006.db").write_bytes(Path(finished.removeprefix("sqlite:///")).read_bytes())
+    code, kept_table = standings(finished)
+    assert code == 0
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:  # what the code of revision 0006 left: no margin sums
+            conn.execute(text("DROP TABLE margin_sums"))
+            conn.execute(text("UPDATE alembic_version SET version_num = '0006'"))
+    finally:
+        engine.dispose()
+    assert standings(url) == (0, kept_table)  # a reader replays the matches: the same table
+
+    engine = open_database(url)  # a run upgrades it: the marks go, the standings are rebuilt at its start
+    try:
+        repo = Repo(engine)
+        t_id = row_id(repo.require_tournament("t"))
+        mark, _ = repo.standings(t_id)
+        assert mark is None
+    finally:
+        engine.dispose()
+    assert standings(url) == (0, kept_table)
+    cfg = config(tmp_path)
+    summary = run_tournament(cfg, database=url, executor=inproc.in_process(inproc.play_inprocess))
+    assert summary.complete and summary.played == 0
+    engine = open_database(url)
+    try:
+        repo = Repo(engine)
+        mark, tallies = repo.standings(row_id(repo.require_tournament("t")))
+        assert mark is not None and all(t.margin.sets == t.games > 0 for t in tallies.values())
+    finally:
+        engine.dispose()
+    assert standings(url) == (0, kept_table)

@@ -100,3 +100,45 @@ def test_confidence_intervals():
     assert t_quantile(0.975, 1) == pytest.approx(12.7062, abs=1e-4) and t_quantile(0.975, 35) == pytest.approx(
         2.0301, abs=1e-4
     )
+
+
+def test_the_table_is_ordered_by_mu_with_newcomers_marked_provisional_or_by_the_margin_rating():
+    from arbiter.model import PROVISIONAL_MATCHES
+    from arbiter.tournament.ratings import Standing, ranked
+
+    def rows():
+        return [
+            Standing("veteran", 27.0, 1.0, matches=40, margin=12.0),
+            Standing("newcomer", 29.0, 5.0, matches=PROVISIONAL_MATCHES - 1, margin=-4.0),
+            Standing("steady", 27.0, 1.0, matches=PROVISIONAL_MATCHES, margin=15.0),
+        ]
+
+    # μ − 3σ would put the newcomer last for having played little (14 against 24)
+    assert [r.name for r in sorted(rows(), key=lambda r: -r.rating)][-1] == "newcomer"
+    by_mu = ranked(rows())
+    assert [(r.rank, r.name, r.provisional) for r in by_mu] == [
+        (1, "newcomer", True),
+        (2, "steady", False),  # equal μ: the better margin first
+        (3, "veteran", False),
+    ]
+    by_margin = ranked(rows(), "margins")
+    assert [r.name for r in by_margin] == ["steady", "veteran", "newcomer"]
+    assert [r.provisional for r in ranked(rows(), provisional=0)] == [False] * 3
+    with pytest.raises(ValueError, match="rating must be one of trueskill, margins, got 'elo'"):
+        ranked(rows(), "elo")
+
+
+def test_standings_carry_the_margin_ratings_of_the_rated_games():
+    from arbiter.tournament.margins import margin_ratings
+
+    matches = [
+        match(n, "abcd" if n % 2 else "bcda", [90, 10, -30, -70] if n % 2 else [60, 0, -20, -40]) for n in range(8)
+    ]
+    table = {r.name: r for r in standings("abcd", matches, rating="margins")}
+    sets = [{e: float(s) for e, s in m.scores().items()} for m in matches]
+    expected = margin_ratings("abcd", sets)
+    for name, row in table.items():
+        assert row.margin == pytest.approx(expected.ratings[name].rating, abs=1e-12)
+        assert row.margin_sd == pytest.approx(expected.ratings[name].sd, abs=1e-12)
+    assert [table[n].rank for n in expected.order()] == [1, 2, 3, 4]
+    assert table["a"].to_json()["margin"] == round(table["a"].margin, 3) and table["a"].to_json()["provisional"]

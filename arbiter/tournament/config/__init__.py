@@ -131,6 +131,7 @@ def build_config(
         cluster=file.cluster,
         lobby=file.lobby,
         remote_wait=file.remote_wait,
+        rating=file.rating,
         description=file.description,
         source=_kept_source(text, file.database, lines),
         where=where,

@@ -11,7 +11,7 @@ from pathlib import Path
 from barbu.rules import Ruleset
 
 from arbiter.lobby.server import LobbySettings as LobbySettings  # where remote entrants connect
-from arbiter.model import BotSpec, TimeControl, Transport
+from arbiter.model import PROVISIONAL_MATCHES, BotSpec, TimeControl, Transport
 from arbiter.process.limits import Limits
 from arbiter.process.sandbox import Isolation
 from arbiter.referee.faults import FaultPolicy
@@ -60,6 +60,10 @@ class TournamentConfig:
     cluster: str | None = None  # a Dask scheduler address (tcp://HOST:PORT): play there (docs/cluster.md)
     lobby: LobbySettings | None = None  # where remote entrants connect; None: the file has none
     remote_wait: float = DEFAULT_REMOTE_WAIT  # then an absent remote entrant's seat is faulted ``absent``
+    rating: str = "trueskill"  # what orders the standings: trueskill (μ) or margins (both are shown)
+    provisional: int = (
+        PROVISIONAL_MATCHES  # fewer complete matches: a provisional standing (an arena's matchmaking.provisional)
+    )
     description: str = ""
     path: Path | None = None
     source: str = ""  # the file's text, kept in the database

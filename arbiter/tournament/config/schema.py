@@ -42,7 +42,7 @@ from pydantic_core import core_schema
 from arbiter.addresses import host_port, is_loopback
 from arbiter.errors import ConfigError
 from arbiter.lobby.server import LobbySettings
-from arbiter.model import Limits, TimeControl, Transport, seconds_problem
+from arbiter.model import RATINGS, Limits, TimeControl, Transport, seconds_problem
 from arbiter.process.command import BotCommand
 from arbiter.process.sandbox import Isolation
 from arbiter.referee.faults import FaultPolicy
@@ -289,6 +289,16 @@ def _isolation(value: Any) -> Isolation:
     return Isolation(text)
 
 
+def _rating(value: Any) -> str:
+    text = checks.text(value)
+    if text not in RATINGS:
+        raise problem(
+            f"{text!r} is not a rating; use one of {', '.join(RATINGS)} (trueskill: TrueSkill's μ, "
+            "from places; margins: least squares on score margins, opponents adjusted for)"
+        )
+    return text
+
+
 def _parallelism(value: Any) -> int | None:
     return None if value == "auto" else checks.whole(1, MAX_PARALLELISM)(value)
 
@@ -401,6 +411,7 @@ class SharedFile(Section):
     cluster: Annotated[str | None, BeforeValidator(_cluster)] = None
     lobby: Annotated[LobbySettings | None, held(lobby_settings, LobbyFile)] = None
     remote_wait: Annotated[float, BeforeValidator(_seconds)] = DEFAULT_REMOTE_WAIT
+    rating: Annotated[str, BeforeValidator(_rating)] = RATINGS[0]
 
     @field_validator("entrants")
     @classmethod
