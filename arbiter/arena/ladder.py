@@ -136,7 +136,7 @@ class ArenaSchedule(Schedule):
                 table=row.table_no,
                 rotation=row.rotation,
                 game=row.game,
-                seats=tuple(row.seats),
+                seats=(row.seats[0], row.seats[1], row.seats[2], row.seats[3]),
                 seed=row.seed,
                 deal_block=0,
             )
