@@ -452,18 +452,22 @@ class MatchState:
         if len(trick) < 4:
             self.turn = (seat + 1) % 4
             return
-        # the trick is complete
-        best = self.best
-        winner = (self.leader + trick.index(best)) % 4
-        mask = self.trick_mask
-        self.tricks.append(Trick(len(self.tricks), self.leader, tuple(trick), winner))
+        self._take_trick(tuple(trick), self.trick_mask, (self.leader + trick.index(self.best)) % 4)
+
+    def _take_trick(self, cards: tuple[int, ...], mask: int, winner: int) -> None:
+        """Record the complete trick of ``cards`` (their ``mask``) for ``winner``, who leads
+        next, and end the deal when its trick play is over. ``hands``, ``leader`` and ``best``
+        are already the trick's; random playouts play whole tricks and call this too."""
+        # Trick(...) runs the named tuple's __new__, Python code: tuple's own is C, the same value
+        self.tricks.append(tuple.__new__(Trick, (len(self.tricks), self.leader, cards, winner)))
         self.won[winner] |= mask
         self.tricks_won[winner] += 1
         self.captured |= mask
         if mask & HEARTS_MASK:
             self.hearts_broken = True
-        self.trick = []
-        self.trick_mask = 0
+        if self.trick:
+            self.trick = []
+            self.trick_mask = 0
         self.turn = self.leader = winner
         reason = self._trick_play_end()
         if reason:
