@@ -29,6 +29,7 @@ _DEAL: Final = Phase.DEAL
 _OVER: Final = Phase.OVER
 _CARD_BITS: Final = tuple(1 << c for c in range(52))
 _SUIT_MASKS: Final = SUIT_MASKS
+_SUIT_COUNTS: Final = tuple([pattern.bit_count() for pattern in range(1 << 13)])  # cards in each suit pattern
 _NO_HEARTS: Final = Contract.NO_HEARTS
 _SALAD: Final = Contract.SALAD
 _BARBU: Final = Contract.BARBU
@@ -96,10 +97,9 @@ def random_playout(state: MatchState, rng: random.Random, *, to_deal_end: bool =
             return decisions
 
 
-def _random_card(legal: int, getrandbits: Callable[[int], int]) -> int:
-    """A uniformly random card of the non-empty mask ``legal``: its k-th set bit, k drawn
-    only when there is a choice."""
-    n = legal.bit_count()
+def _random_card(legal: int, n: int, getrandbits: Callable[[int], int]) -> int:
+    """A uniformly random card of the mask ``legal`` of ``n`` cards: its k-th set bit, k
+    drawn only when there is a choice."""
     if n > 1:
         for _ in range(_below(getrandbits, n)):
             legal &= legal - 1  # drop the lowest card: pick the k-th legal card
@@ -112,10 +112,14 @@ def _play_tricks(state: MatchState, getrandbits: Callable[[int], int]) -> int:
     A card at a time, this is ``state._play_card``; here a trick's four cards are played on
     locals (the hands excepted) and recorded at once by ``state._take_trick``: the same
     draws, the same final state. A trick already begun is finished card by card first.
+    Counting the legal cards is most of a card's work (``int.bit_count`` is a Python call
+    from compiled code): at a trick's lead every hand holds ``13 - len(tricks)`` cards, a
+    suit's count is one table lookup, and ``bit_count`` is left for the other masks.
     """
     played = 0
     while state.trick and state.phase is _PLAY:
-        state._play_card(_random_card(state._trick_legal(), getrandbits))
+        legal = state._trick_legal()
+        state._play_card(_random_card(legal, legal.bit_count(), getrandbits))
         played += 1
     rules, contract, hands, plain = state.rules, state.contract, state.hands, state._plain_follow
     assert contract is not None  # trick play follows a declaration
@@ -123,22 +127,28 @@ def _play_tricks(state: MatchState, getrandbits: Callable[[int], int]) -> int:
     free_lead = contract is not _NO_HEARTS and contract is not _SALAD and contract is not _BARBU
     while state.phase is _PLAY:
         leader = seat = state.turn
-        hand = hands[seat]
+        hand, left = hands[seat], 13 - len(state.tricks)
         legal = hand if free_lead else tricks.legal_lead(rules, contract, hand, state.hearts_broken)
-        best = led_card = _random_card(legal, getrandbits)
+        best = led_card = _random_card(legal, left if legal == hand else legal.bit_count(), getrandbits)
         hands[seat] = hand ^ 1 << best
         led = best // 13
-        mask = 1 << best
+        led_mask, shift, mask = _SUIT_MASKS[led], 13 * led, 1 << best
         winner = seat
         c1 = c2 = card = -1
         for i in range(3):
             seat = (seat + 1) & 3
             hand = hands[seat]
             if plain:
-                legal = hand & _SUIT_MASKS[led] or hand
+                legal = hand & led_mask or hand
             else:
                 legal = tricks.legal_follow(rules, contract, state.trump, hand, led, best, mask)
-            card = _random_card(legal, getrandbits)
+            if legal == hand:
+                n = left
+            elif legal & led_mask == legal:
+                n = _SUIT_COUNTS[legal >> shift]
+            else:
+                n = legal.bit_count()
+            card = _random_card(legal, n, getrandbits)
             bit = 1 << card
             hands[seat] = hand ^ bit
             mask |= bit
@@ -176,6 +186,6 @@ def _play_domino(state: MatchState, getrandbits: Callable[[int], int]) -> int:
         ):
             state._domino_turn(PASS)
         else:
-            state._domino_turn(_random_card(legal, getrandbits))
+            state._domino_turn(_random_card(legal, legal.bit_count(), getrandbits))
         turns += 1
     return turns

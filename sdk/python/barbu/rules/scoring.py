@@ -32,7 +32,7 @@ _SALAD: Final = Contract.SALAD
 _PLAIN_HEARTS: Final = HEARTS_MASK & ~ACE_OF_HEARTS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class DealResult:
     """A scored deal, as ``View.results`` and ``MatchState.results`` keep them."""
 
@@ -50,6 +50,29 @@ class DealResult:
     """Each seat's deal score: raw plus the transfers of its doubled pairs."""
     totals: tuple[int, ...]
     """Each seat's match total after this deal."""
+
+    def __init__(
+        self,
+        deal: int,
+        declarer: int,
+        declaration: Declaration,
+        levels: tuple[tuple[int, ...], ...],
+        reason: str,
+        raw: tuple[int, ...],
+        scores: tuple[int, ...],
+        totals: tuple[int, ...],
+    ) -> None:
+        # The dataclass's own __init__ is Python code even in a compiled build, a tenth of a
+        # playout's time there; this one is compiled. (A frozen instance's fields are set so.)
+        setattr_ = object.__setattr__
+        setattr_(self, "deal", deal)
+        setattr_(self, "declarer", declarer)
+        setattr_(self, "declaration", declaration)
+        setattr_(self, "levels", levels)
+        setattr_(self, "reason", reason)
+        setattr_(self, "raw", raw)
+        setattr_(self, "scores", scores)
+        setattr_(self, "totals", totals)
 
 
 MULTIPLIERS = {"pagat": (0, 1, 2), "multiplier": (0, 2, 4)}
