@@ -182,23 +182,29 @@ class MatchState:
         other.captured, other.hearts_broken, other.frontier = self.captured, self.hearts_broken, self.frontier
         other.domino_steps, other.layout, other.domino_passes = self.domino_steps, self.layout, self.domino_passes
         other._legal, other._plain_follow = self._legal, self._plain_follow
-        # lists are copied
+        # lists are copied (an empty one stays the new one __init__ made)
         other.hands = self.hands.copy()
         other.declared = self.declared.copy()
         other.quota_doubles = [r.copy() for r in self.quota_doubles]
-        other.results = self.results.copy()
+        if self.results:
+            other.results = self.results.copy()
         other.totals = self.totals.copy()
         other.doubled = self.doubled.copy()
         other.doubled_by = self.doubled_by.copy()
         other.redoubled = self.redoubled.copy()
         other.levels = [r.copy() for r in self.levels]
-        other.double_actions = self.double_actions.copy()
-        other.trick = self.trick.copy()
-        other.tricks = self.tricks.copy()
+        if self.double_actions:
+            other.double_actions = self.double_actions.copy()
+        if self.trick:
+            other.trick = self.trick.copy()
+        if self.tricks:
+            other.tricks = self.tricks.copy()
         other.won = self.won.copy()
         other.tricks_won = self.tricks_won.copy()
-        other.plays = self.plays.copy()
-        other.finished = self.finished.copy()
+        if self.plays:
+            other.plays = self.plays.copy()
+        if self.finished:
+            other.finished = self.finished.copy()
         return other
 
     # ---- derived facts -----------------------------------------------------------------
@@ -434,7 +440,8 @@ class MatchState:
     def _play_card(self, card: int) -> None:
         seat = self.turn
         bit = 1 << card
-        self.hands[seat] ^= bit
+        hands = self.hands
+        hands[seat] = hands[seat] ^ bit  # (not ^=: compiled, that is Python's generic operator)
         self._legal = -1
         trick = self.trick
         trick.append(card)
@@ -499,27 +506,28 @@ class MatchState:
 
     def _domino_turn(self, card: int | None) -> None:
         seat = self.turn
-        rules = self.rules
+        hands = self.hands
         self.plays.append((seat, card))
         self._legal = -1
         again = False
         self.domino_passes = self.domino_passes + 1 if card is None else 0
         if card is not None:
             bit = 1 << card
-            self.hands[seat] ^= bit
+            hand = hands[seat] ^ bit
+            hands[seat] = hand
             self.layout |= bit
             self.frontier = (self.frontier ^ bit) | self.domino_steps[card]
-            if not self.hands[seat]:
+            if not hand:
                 self.finished.append(seat)
                 if len(self.finished) == 3:
                     self.finished.append(next(s for s in range(4) if s not in self.finished))
-                    self._end_deal("domino_done", scoring.domino_raw_scores(rules, self.finished))
+                    self._end_deal("domino_done", scoring.domino_raw_scores(self.rules, self.finished))
                     return
             else:
-                again = rules.domino_ace_replay and card % 13 == 12
+                again = card % 13 == 12 and self.rules.domino_ace_replay
         if not again:
             nxt = (seat + 1) % 4
-            while not self.hands[nxt]:
+            while not hands[nxt]:
                 nxt = (nxt + 1) % 4
             self.turn = nxt
 
