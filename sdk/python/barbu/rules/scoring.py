@@ -62,8 +62,8 @@ class DealResult:
         scores: tuple[int, ...],
         totals: tuple[int, ...],
     ) -> None:
-        # The dataclass's own __init__ is Python code even in a compiled build, a tenth of a
-        # playout's time there; this one is compiled. (A frozen instance's fields are set so.)
+        # The dataclass's own __init__ is Python code even in a compiled build (a twentieth of
+        # a compiled deal playout); this one is compiled. A frozen instance's fields are set so.
         setattr_ = object.__setattr__
         setattr_(self, "deal", deal)
         setattr_(self, "declarer", declarer)
