@@ -63,6 +63,12 @@ def build(opt_level: str) -> int:
         package_dir={"barbu": "sdk/python/barbu", "arbiter": "arbiter"},
         script_args=["--quiet", "build_ext", "--inplace", "--build-temp", str(work / "o")],
     )
+    # An edit that leaves the generated C as it was (a comment, a docstring) relinks nothing, so
+    # the extensions would stay older than their sources and barbu.build would call them stale:
+    # they were just built from these sources, and say so.
+    for path in compiled_files():
+        if Path(path).exists():
+            os.utime(path)
     print(f"build_compiled: {len(COMPILED_SDK) + len(COMPILED_ARBITER)} modules compiled with mypyc")
     return 0
 

@@ -14,14 +14,25 @@ the pieces, for a bot that scores positions of its own:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from .actions import Declaration
 from .cards import ACE_OF_HEARTS, HEARTS_MASK, KING_OF_HEARTS, QUEENS
 from .contracts import Contract
 from .ruleset import Ruleset
 
+# Read as C statics by a compiled build (Final), not as enum lookups.
+_NO_TRICKS: Final = Contract.NO_TRICKS
+_NO_HEARTS: Final = Contract.NO_HEARTS
+_NO_QUEENS: Final = Contract.NO_QUEENS
+_BARBU: Final = Contract.BARBU
+_NO_LAST_TWO: Final = Contract.NO_LAST_TWO
+_TRUMPS: Final = Contract.TRUMPS
+_SALAD: Final = Contract.SALAD
+_PLAIN_HEARTS: Final = HEARTS_MASK & ~ACE_OF_HEARTS
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class DealResult:
     """A scored deal, as ``View.results`` and ``MatchState.results`` keep them."""
 
@@ -40,6 +51,29 @@ class DealResult:
     totals: tuple[int, ...]
     """Each seat's match total after this deal."""
 
+    def __init__(
+        self,
+        deal: int,
+        declarer: int,
+        declaration: Declaration,
+        levels: tuple[tuple[int, ...], ...],
+        reason: str,
+        raw: tuple[int, ...],
+        scores: tuple[int, ...],
+        totals: tuple[int, ...],
+    ) -> None:
+        # The dataclass's own __init__ is Python code even in a compiled build (a twentieth of
+        # a compiled deal playout); this one is compiled. A frozen instance's fields are set so.
+        setattr_ = object.__setattr__
+        setattr_(self, "deal", deal)
+        setattr_(self, "declarer", declarer)
+        setattr_(self, "declaration", declaration)
+        setattr_(self, "levels", levels)
+        setattr_(self, "reason", reason)
+        setattr_(self, "raw", raw)
+        setattr_(self, "scores", scores)
+        setattr_(self, "totals", totals)
+
 
 MULTIPLIERS = {"pagat": (0, 1, 2), "multiplier": (0, 2, 4)}
 """Settlement multiplier by pair level (0, 1, 2), per ``double_scoring`` (S2)."""
@@ -53,31 +87,33 @@ def trick_raw_scores(
     ``won[s]`` is the mask of cards seat s captured, ``tricks_won[s]`` its trick count and
     ``last_two`` the winners of tricks 12 and 13 (None when the hand ended early).
     """
-    v = dict(
-        zip(("trick", "heart", "heart_ace", "queen", "king", "t12", "t13", "trump"), rules.score_values, strict=True)
-    )
+    trick, heart, heart_ace, queen, king, t12, t13, trump = rules.score_values
+    salad = contract is _SALAD
+    nt = salad or contract is _NO_TRICKS
+    nh = salad or contract is _NO_HEARTS
+    nq = salad or contract is _NO_QUEENS
+    kh = salad or contract is _BARBU
+    tr = contract is _TRUMPS
     raw = [0, 0, 0, 0]
-    nt = contract in (Contract.NO_TRICKS, Contract.SALAD)
-    nh = contract in (Contract.NO_HEARTS, Contract.SALAD)
-    nq = contract in (Contract.NO_QUEENS, Contract.SALAD)
-    kh = contract in (Contract.BARBU, Contract.SALAD)
     for s in range(4):
         w = won[s]
+        score = 0
         if nt:
-            raw[s] += v["trick"] * tricks_won[s]
+            score += trick * tricks_won[s]
         if nh:
-            raw[s] += v["heart"] * (w & HEARTS_MASK & ~ACE_OF_HEARTS).bit_count()
+            score += heart * (w & _PLAIN_HEARTS).bit_count()
             if w & ACE_OF_HEARTS:
-                raw[s] += v["heart_ace"]
+                score += heart_ace
         if nq:
-            raw[s] += v["queen"] * (w & QUEENS).bit_count()
+            score += queen * (w & QUEENS).bit_count()
         if kh and w & KING_OF_HEARTS:
-            raw[s] += v["king"]
-        if contract is Contract.TRUMPS:
-            raw[s] += v["trump"] * tricks_won[s]
-    if contract in (Contract.NO_LAST_TWO, Contract.SALAD) and last_two is not None:
-        raw[last_two[0]] += v["t12"]
-        raw[last_two[1]] += v["t13"]
+            score += king
+        if tr:
+            score += trump * tricks_won[s]
+        raw[s] = score
+    if (salad or contract is _NO_LAST_TWO) and last_two is not None:
+        raw[last_two[0]] += t12
+        raw[last_two[1]] += t13
     return raw
 
 

@@ -60,6 +60,8 @@ _NO_QUEENS: Final = Contract.NO_QUEENS
 _NO_HEARTS: Final = Contract.NO_HEARTS
 _BARBU: Final = Contract.BARBU
 _DOMINO_CONTRACT: Final = Contract.DOMINO
+_Trick: Final = Trick
+_new_tuple: Final = tuple.__new__  # Trick(...) runs the named tuple's __new__, Python code; tuple's is C
 
 
 class MatchState:
@@ -126,14 +128,14 @@ class MatchState:
         self.rules = rules
         self.first_declarer = first_declarer
         self.deal_index = 0
-        self.phase = Phase.DEAL
+        self.phase = _DEAL
         self.turn = -1
-        self.declarer = rules.declarer_of(first_declarer, 0)
+        self.declarer = first_declarer  # M2: the first deal's, whatever the rotation
         self.hands = [0, 0, 0, 0]
         self.dealt: tuple[int, ...] = (0, 0, 0, 0)
         self.declared = [0, 0, 0, 0]  # per seat: mask of contracts declared so far
         # quota_doubles[d][p]: earlier deals of declarer d in which p doubled d
-        self.quota_doubles = [[0] * 4 for _ in range(4)]
+        self.quota_doubles = [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]
         self.results: list[DealResult] = []
         self.totals = [0, 0, 0, 0]
         self._reset_deal()
@@ -146,7 +148,7 @@ class MatchState:
         self.doubled_by = [0, 0, 0, 0]  # per seat: mask of the seats that doubled it first
         self.redoubled = [0, 0, 0, 0]  # per seat: mask of the seats it is at level 2 with
         self.startable = 0  # seats a non-declarer may open a double on in this deal
-        self.levels = [[0] * 4 for _ in range(4)]
+        self.levels = [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]
         self.double_actions: list[tuple[int, tuple[int, ...]]] = []
         self.double_step = 0
         self.double_round = 0
@@ -180,23 +182,29 @@ class MatchState:
         other.captured, other.hearts_broken, other.frontier = self.captured, self.hearts_broken, self.frontier
         other.domino_steps, other.layout, other.domino_passes = self.domino_steps, self.layout, self.domino_passes
         other._legal, other._plain_follow = self._legal, self._plain_follow
-        # lists are copied
-        other.hands = list(self.hands)
-        other.declared = list(self.declared)
-        other.quota_doubles = [list(r) for r in self.quota_doubles]
-        other.results = list(self.results)
-        other.totals = list(self.totals)
-        other.doubled = list(self.doubled)
-        other.doubled_by = list(self.doubled_by)
-        other.redoubled = list(self.redoubled)
-        other.levels = [list(r) for r in self.levels]
-        other.double_actions = list(self.double_actions)
-        other.trick = list(self.trick)
-        other.tricks = list(self.tricks)
-        other.won = list(self.won)
-        other.tricks_won = list(self.tricks_won)
-        other.plays = list(self.plays)
-        other.finished = list(self.finished)
+        # lists are copied (an empty one stays the new one __init__ made)
+        other.hands = self.hands.copy()
+        other.declared = self.declared.copy()
+        other.quota_doubles = [r.copy() for r in self.quota_doubles]
+        if self.results:
+            other.results = self.results.copy()
+        other.totals = self.totals.copy()
+        other.doubled = self.doubled.copy()
+        other.doubled_by = self.doubled_by.copy()
+        other.redoubled = self.redoubled.copy()
+        other.levels = [r.copy() for r in self.levels]
+        if self.double_actions:
+            other.double_actions = self.double_actions.copy()
+        if self.trick:
+            other.trick = self.trick.copy()
+        if self.tricks:
+            other.tricks = self.tricks.copy()
+        other.won = self.won.copy()
+        other.tricks_won = self.tricks_won.copy()
+        if self.plays:
+            other.plays = self.plays.copy()
+        if self.finished:
+            other.finished = self.finished.copy()
         return other
 
     # ---- derived facts -----------------------------------------------------------------
@@ -213,7 +221,7 @@ class MatchState:
     @property
     def is_over(self) -> bool:
         """True once the last deal is scored."""
-        return self.phase is Phase.OVER
+        return self.phase is _OVER
 
     def declarations_left(self, seat: int) -> int:
         """The declarer's deals still to come, this one included (k of X7)."""
@@ -229,7 +237,7 @@ class MatchState:
     # ---- dealing -----------------------------------------------------------------------
     def deal(self, hands: Sequence[int]) -> None:
         """Start the next deal with these four 13-card hand masks (seat 0 first)."""
-        if self.phase is not Phase.DEAL:
+        if self.phase is not _DEAL:
             raise IllegalActionError(f"cannot deal now: the match is in the {self.phase.name.lower()} phase")
         if len(hands) != 4 or any(h.bit_count() != 13 for h in hands):
             raise IllegalActionError("a deal is 4 hands of 13 cards each")
@@ -239,7 +247,7 @@ class MatchState:
         self.declarer = self.rules.declarer_of(self.first_declarer, self.deal_index)
         self.hands = list(hands)
         self.dealt = tuple(hands)
-        self.phase = Phase.DECLARE
+        self.phase = _DECLARE
         self.turn = self.declarer
 
     # ---- legal actions -----------------------------------------------------------------
@@ -432,7 +440,8 @@ class MatchState:
     def _play_card(self, card: int) -> None:
         seat = self.turn
         bit = 1 << card
-        self.hands[seat] ^= bit
+        hands = self.hands
+        hands[seat] = hands[seat] ^ bit  # (not ^=: compiled, that is Python's generic operator)
         self._legal = -1
         trick = self.trick
         trick.append(card)
@@ -452,18 +461,23 @@ class MatchState:
         if len(trick) < 4:
             self.turn = (seat + 1) % 4
             return
-        # the trick is complete
-        best = self.best
-        winner = (self.leader + trick.index(best)) % 4
-        mask = self.trick_mask
-        self.tricks.append(Trick(len(self.tricks), self.leader, tuple(trick), winner))
-        self.won[winner] |= mask
-        self.tricks_won[winner] += 1
+        self._take_trick(tuple(trick), self.trick_mask, (self.leader + trick.index(self.best)) % 4)
+
+    def _take_trick(self, cards: tuple[int, ...], mask: int, winner: int) -> None:
+        """Record the complete trick of ``cards`` (their ``mask``) for ``winner``, who leads
+        next, and end the deal when its trick play is over. ``hands``, ``leader`` and ``best``
+        are already the trick's; random playouts play whole tricks and call this too."""
+        tricks_taken = self.tricks
+        tricks_taken.append(_new_tuple(_Trick, (len(tricks_taken), self.leader, cards, winner)))
+        won, tricks_won = self.won, self.tricks_won
+        won[winner] = won[winner] | mask  # (not |=: compiled, that is Python's generic operator)
+        tricks_won[winner] = tricks_won[winner] + 1
         self.captured |= mask
         if mask & HEARTS_MASK:
             self.hearts_broken = True
-        self.trick = []
-        self.trick_mask = 0
+        if self.trick:
+            self.trick = []
+            self.trick_mask = 0
         self.turn = self.leader = winner
         reason = self._trick_play_end()
         if reason:
@@ -480,41 +494,40 @@ class MatchState:
     def _trick_play_end(self) -> str | None:
         if len(self.tricks) == 13:
             return "all_tricks"
-        early = self.rules.early_end
-        if early == "none":
-            return None
+        # the early_end switch is read only once a contract's penalty cards are all taken
         contract, captured = self.contract, self.captured
         if contract is _NO_QUEENS and captured & QUEENS == QUEENS:
-            return "all_queens"
+            return "all_queens" if self.rules.early_end != "none" else None
         if contract is _BARBU and captured & KING_OF_HEARTS:
-            return "king_taken"
-        if early == "extended" and contract is _NO_HEARTS and captured & HEARTS_MASK == HEARTS_MASK:
-            return "all_hearts"
+            return "king_taken" if self.rules.early_end != "none" else None
+        if contract is _NO_HEARTS and captured & HEARTS_MASK == HEARTS_MASK:
+            return "all_hearts" if self.rules.early_end == "extended" else None
         return None
 
     def _domino_turn(self, card: int | None) -> None:
         seat = self.turn
-        rules = self.rules
+        hands = self.hands
         self.plays.append((seat, card))
         self._legal = -1
         again = False
         self.domino_passes = self.domino_passes + 1 if card is None else 0
         if card is not None:
             bit = 1 << card
-            self.hands[seat] ^= bit
+            hand = hands[seat] ^ bit
+            hands[seat] = hand
             self.layout |= bit
             self.frontier = (self.frontier ^ bit) | self.domino_steps[card]
-            if not self.hands[seat]:
+            if not hand:
                 self.finished.append(seat)
                 if len(self.finished) == 3:
                     self.finished.append(next(s for s in range(4) if s not in self.finished))
-                    self._end_deal("domino_done", scoring.domino_raw_scores(rules, self.finished))
+                    self._end_deal("domino_done", scoring.domino_raw_scores(self.rules, self.finished))
                     return
             else:
-                again = rules.domino_ace_replay and card % 13 == 12
+                again = card % 13 == 12 and self.rules.domino_ace_replay
         if not again:
             nxt = (seat + 1) % 4
-            while not self.hands[nxt]:
+            while not hands[nxt]:
                 nxt = (nxt + 1) % 4
             self.turn = nxt
 
