@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import threading
 import time
 from collections import deque
@@ -392,13 +393,23 @@ def _folders(arena: ArenaConfig, engine: Any) -> dict[str, Path]:
     return folders
 
 
+class _LogFile(logging.FileHandler):
+    """The arena's log file. A line it cannot write (its disk full: the arena goes on, paused) is
+    lost from the file only, stderr still has it; it is not a "Logging error" traceback."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handleError(record)
+
+
 @contextmanager
 def operator_log(path: Path) -> Iterator[None]:
     """While the arena runs, what it does (submissions, checks, drains, a line every
     ``MATCHES_PER_LINE`` matches) goes to stderr and to ``path``, its log folder's arbiter.log."""
     logger = logging.getLogger("arbiter.arena")
     path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = _LogFile(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     level = logger.level
     logger.addHandler(handler)

@@ -290,3 +290,19 @@ def test_a_ladder_whose_database_fills_holds_what_it_could_not_write(small_disk,
         games = dict(c.execute("select game, count(*) from matches group by game").fetchall())
     assert len(keys) == len(set(keys)) >= 16
     assert sorted(games.values())[:-2] == [4] * (len(games) - 2)  # whole sets, but for those the drain cut short
+
+
+def test_the_operator_log_on_a_full_disk_loses_lines_from_its_file_only(small_disk, capsys):
+    """Found under load: a line logged while the arena's disk was full printed Python's
+    "--- Logging error ---" and a traceback on stderr, as if the arena had failed."""
+    from arbiter.arena.serve import operator_log
+
+    disk = small_disk(1)
+    path = disk / "logs" / "arbiter.log"
+    with operator_log(path):
+        logging.getLogger("arbiter.arena").info("before the disk fills")
+        fill(disk)
+        logging.getLogger("arbiter.arena").info("x" * 65536)  # more than the file's buffer: written at once
+    errors = capsys.readouterr().err
+    assert "Logging error" not in errors and "Traceback" not in errors, errors
+    assert "before the disk fills" in path.read_text()
