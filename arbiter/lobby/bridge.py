@@ -156,7 +156,9 @@ def _refusal(code: grpc.StatusCode | None, details: str | None, settings: Bridge
         return LobbyRefused(f"{where} refused this bridge: {text}")
     if code is grpc.StatusCode.PERMISSION_DENIED:  # a good key of an entrant that does not play there
         return LobbyRefused(f"{where} does not take this entrant: {text}")
-    if code is grpc.StatusCode.UNAVAILABLE and (tls := _tls_problem(text, settings)):
+    # A TLS failure is a refusal to stop on only before any stream was welcomed: once the same
+    # certificate and CA have worked, it is a connection cut mid-way (a lobby killed), retried.
+    if code is grpc.StatusCode.UNAVAILABLE and not welcomed and (tls := _tls_problem(text, settings)):
         return LobbyRefused(tls)
     if code is grpc.StatusCode.UNAVAILABLE and settings.plaintext and "Socket closed" in text and not welcomed:
         return LobbyRefused(f"{where} closed the plaintext connection: it speaks TLS (drop --plaintext)")

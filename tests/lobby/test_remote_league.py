@@ -151,7 +151,8 @@ def test_a_league_with_two_remote_entrants_equals_the_same_league_played_locally
         recorded = len(rows(db))
         assert 1 <= recorded < 4
         time.sleep(1)
-        assert all(b.poll() is None for b in bridges)  # the lobby went away; the bridges did not
+        gone = [b.communicate(timeout=10) for b in bridges if b.poll() is not None]
+        assert not gone, gone  # the lobby went away; the bridges did not
         resumed = arbiter("run", str(league), "--json", cwd=remote_dir)
         assert resumed.returncode == 0, resumed.stderr
     finally:
