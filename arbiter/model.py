@@ -251,8 +251,8 @@ class DoublingTally:
 
 
 RATINGS = ("trueskill", "margins")  # what may order the standings (a file's ``rating`` key); both are shown
-PROVISIONAL_MATCHES = 12
-"""An entrant with fewer complete matches than this is *provisional* in the standings (three
+PROVISIONAL_MATCHES = 20
+"""An entrant with fewer complete matches than this is *provisional* in the standings (five
 duplicate sets: its μ is still mostly the prior's); the arena's ``matchmaking.provisional``
 default, which an arena file may change."""
 

@@ -473,7 +473,9 @@ class Arena(Method):
             )
             for n in ladder.names
         ]
-        (chosen,) = next_sets(field, 4, ladder.rng, arena_seed=0, next_number=self.number, policy=self.policy)
+        (chosen,) = next_sets(
+            field, 4, ladder.rng, arena_seed=0, next_number=self.number, policy=self.policy, met=ladder.met
+        )
         self.number += 1
         return chosen.seating
 

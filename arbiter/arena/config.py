@@ -61,6 +61,7 @@ MAX_WINDOW = 1000.0
 # The window's half-width is window / U ** tail with U ≥ 2⁻⁵³ (random.random()): up to tail 10
 # that stays finite (U ** 10 ≥ 2⁻⁵³⁰); far beyond, U ** tail underflows to 0.
 MAX_TAIL = 10.0
+MAX_REMATCH = 1000.0  # places of μ: far more than any field's length already forbids every avoidable rematch
 ANY_ADDRESS = {"0.0.0.0", "::"}  # a server listening there takes the port on every address
 MIN_UPLOAD_BYTES = 1 << 10
 MAX_ARCHIVE_BYTES = 1 << 30  # an upload is held in memory while it is checked
@@ -159,6 +160,7 @@ MATCHMAKING = section(
         "min_share": checks.number(0.0, 1.0),
         "window": checks.number(0.0, MAX_WINDOW, above=True),
         "tail": checks.number(0.0, MAX_TAIL, above=True),
+        "rematch": checks.number(0.0, MAX_REMATCH),
     },
 )
 UPLOADS = section(

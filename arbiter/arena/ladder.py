@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from arbiter.arena.disk import DiskWatch, disk_full
-from arbiter.arena.matchmaking import Contender, Matchmaking, next_sets
+from arbiter.arena.matchmaking import Contender, Matchmaking, meetings, next_sets
 from arbiter.errors import ConfigError
 from arbiter.execution.remote import entrant_of
 from arbiter.model import ScheduledMatch
@@ -95,6 +95,7 @@ class ArenaSchedule(Schedule):
         self.draining = threading.Event()
         self.rng = random.Random(seed)
         self.played: Counter[str] = Counter()  # recorded matches per version, as counted so far
+        self.met: Counter[frozenset[str]] = Counter()  # sets each pair of versions has shared (scheduled)
         self._counted = False  # the records the run began with counted
         self._pending: dict[int, ScheduledMatch] = {}  # scheduled, not counted as recorded yet
         self.config = replace(tournament, format=FORMAT.name, entrants=(), rounds=0)
@@ -114,6 +115,7 @@ class ArenaSchedule(Schedule):
 
     def take_up(self, stored: Sequence[Match]) -> None:
         self.matches = self._taken_up(stored)
+        self.met = Counter(pair for m in self.matches if m.rotation == 0 for pair in meetings(m.seats))
         self._pending = {m.number: m for m in self.matches}
         self.next_set = max((m.game for m in self.matches), default=-1) + 1
 
@@ -191,7 +193,13 @@ class ArenaSchedule(Schedule):
             rating = rating or ENV.create_rating()
             contenders.append(Contender(name, rating.mu, rating.sigma, self.played[name], e.capacity, in_play[name]))
         sets = next_sets(
-            contenders, slots, self.rng, arena_seed=self.arena_seed, next_number=self.next_set, policy=self.policy
+            contenders,
+            slots,
+            self.rng,
+            arena_seed=self.arena_seed,
+            next_number=self.next_set,
+            policy=self.policy,
+            met=self.met,
         )
         new: list[ScheduledMatch] = []
         for s in sets:
@@ -199,6 +207,7 @@ class ArenaSchedule(Schedule):
             if seating is None:
                 continue  # a remote entrant in more seats than it plays at once: never mind this set
             s = replace(s, seating=seating)
+            self.met.update(meetings(seating))
             for rotation, seats in enumerate(s.seatings()):
                 new.append(_match(s.number, rotation, len(self.matches) + len(new), seats, s.seed))
             self.next_set = s.number + 1

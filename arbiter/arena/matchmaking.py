@@ -15,8 +15,9 @@ are in docs/arena.md ("Matchmaking"). In short:
   chance of standing in the wrong order with a neighbour (:func:`_stakes`), the uncertainty
   that matters to the leaderboard;
 * a new seed player's opponents are the entrants just below it by μ among those that have
-  played no more than it: a field that starts together plays *Swiss rounds* (everyone once a
-  round, each table four neighbours on the leaderboard) until it is established;
+  played no more than it, a repeated meeting costing as much as ``rematch`` places further
+  down: a field that starts together plays *Swiss rounds* (everyone once a round, each table
+  four neighbours on the leaderboard that have met least) until it is established;
 * an established seed player's opponents come from a window of μ around it whose half-width is
   drawn heavy-tailed: mostly its near neighbours, now and then anyone, so everyone meets everyone;
 * a set's rotations may play at once: a set takes one of the arena's slots, and one unit of
@@ -28,7 +29,8 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from arbiter.model import PROVISIONAL_MATCHES
@@ -58,6 +60,7 @@ class Matchmaking:
     min_share: float = 0.25  # an entrant below this share of the mean matches seeds before the draw
     window: float = 25 / 24  # the μ window's smallest half-width: a quarter of TrueSkill's β (25/6)
     tail: float = 1.0  # the window's tail: P(half-width ≥ x) = (window / x) ** (1 / tail)
+    rematch: float = 4.0  # a new seed player's table: a repeated meeting costs this many places of μ
 
 
 @dataclass(frozen=True)
@@ -92,10 +95,12 @@ def next_sets(
     arena_seed: int,
     next_number: int,
     policy: Matchmaking = Matchmaking(),
+    met: Mapping[frozenset[str], int] | None = None,
 ) -> list[DuplicateSet]:
     """The sets to start now, numbered from ``next_number``, filling at most ``slots`` matches.
 
-    ``field`` is every active entrant, busy or not (ranks are over the whole field). Tables are
+    ``field`` is every active entrant, busy or not (ranks are over the whole field); ``met``
+    how many sets each pair of them has shared (:func:`meetings`; none if not given). Tables are
     chosen one after the other until the slots or the free entrants run out; an empty list
     means nothing can start until a match ends."""
     names = [c.name for c in field]
@@ -107,6 +112,7 @@ def next_sets(
     per_set = len(rotations(_seating(names[:size], rng=None)))  # matches of one set
     stakes = _stakes(field)
     load = {c.name: c.busy for c in field}
+    shared: Counter[frozenset[str]] = Counter(met or {})
     sets: list[DuplicateSet] = []
     while slots >= per_set:
         free = [c for c in field if c.capacity - load[c.name] >= per_set]
@@ -115,7 +121,7 @@ def next_sets(
         played = {c.name: c.matches + load[c.name] for c in field}  # in flight counts: it will be rated
         seed_player = _seed_player(free, field, played, stakes, policy, rng)
         if played[seed_player.name] < policy.provisional:
-            opponents = _swiss_opponents(seed_player, free, played, size - 1, rng)
+            opponents = _swiss_opponents(seed_player, free, played, size - 1, rng, shared, policy.rematch)
         else:
             opponents = _window_opponents(seed_player, free, size - 1, policy, rng)
         group = [seed_player.name, *opponents]
@@ -124,7 +130,14 @@ def next_sets(
         slots -= per_set
         for name in group:
             load[name] += per_set
+        shared.update(meetings(group))
     return sets
+
+
+def meetings(seating: Sequence[str]) -> list[frozenset[str]]:
+    """The pairs of distinct entrants a set of ``seating`` makes meet (what ``met`` counts)."""
+    names = sorted(set(seating))
+    return [frozenset((a, b)) for i, a in enumerate(names) for b in names[i + 1 :]]
 
 
 def _stakes(field: Sequence[Contender]) -> dict[str, float]:
@@ -177,11 +190,15 @@ def _swiss_opponents(
     played: dict[str, int],
     count: int,
     rng: random.Random,
+    met: Mapping[frozenset[str], int],
+    rematch: float,
 ) -> list[str]:
     """A new seed player's ``count`` opponents: the entrants just below it by μ (then just
-    above), among the free ones that have played no more than it when there are enough of them.
-    As the seed player is the highest of the least played, a field that starts together is cut
-    into tables of four neighbours, round after round, as Swiss rounds cut it."""
+    above), among the free ones that have played no more than it when there are enough of them,
+    taken one by one, each the nearest once every meeting it would repeat at the table counts
+    ``rematch`` places. As the seed player is the highest of the least played, a field that
+    starts together is cut into tables of four neighbours, round after round, as Swiss rounds
+    cut it, and Swiss pairings avoid rematches."""
     others = [c for c in free if c.name != seed_player.name]
     level = [c for c in others if played[c.name] <= played[seed_player.name]]
     if len(level) >= count:
@@ -189,7 +206,14 @@ def _swiss_opponents(
     rng.shuffle(others)  # entrants as high as each other in random order
     below = sorted((c for c in others if c.mu <= seed_player.mu), key=lambda c: -c.mu)
     above = sorted((c for c in others if c.mu > seed_player.mu), key=lambda c: c.mu)
-    return [c.name for c in (below + above)[:count]]
+    ranked = [c.name for c in below + above]
+    table = [seed_player.name]
+    for _ in range(min(count, len(ranked))):
+        cost = [
+            place + rematch * sum(met.get(frozenset((name, m)), 0) for m in table) for place, name in enumerate(ranked)
+        ]
+        table.append(ranked.pop(cost.index(min(cost))))
+    return table[1:]
 
 
 def _window_opponents(

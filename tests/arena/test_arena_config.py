@@ -196,7 +196,7 @@ def test_a_database_password_is_kept_out_of_the_source(folder):
         (GOOD + "matchmaking: {tail: 0}\n", "arena.yaml:5: matchmaking.tail: must be more than 0, got 0"),
         (GOOD + "matchmaking: {tail: 11}\n", "arena.yaml:5: matchmaking.tail: must be at most 10, got 11"),
         (GOOD + "matchmaking: {tail: " + "9" * 50 + "}\n", "arena.yaml:5: matchmaking.tail: must be at most 10, got a number of 50 digits"),
-        (GOOD + "matchmaking: fast\n", "arena.yaml:5: matchmaking: expected a mapping of keys (provisional, min_share, window, tail)"),
+        (GOOD + "matchmaking: fast\n", "arena.yaml:5: matchmaking: expected a mapping of keys (provisional, min_share, window, tail, rematch)"),
         (GOOD + "rating: glicko\n", "arena.yaml:5: rating: 'glicko' is not a rating; use one of trueskill, margins"),
         (GOOD + "web: localhost\n", "arena.yaml:5: web: expected HOST:PORT where the arena's API listens"),
         (GOOD + "web: 127.0.0.1:65536\n", "arena.yaml:5: web: expected HOST:PORT"),

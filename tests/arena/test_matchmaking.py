@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from arbiter.arena.matchmaking import Contender, DuplicateSet, Matchmaking, next_sets, set_seed
+from arbiter.arena.matchmaking import Contender, DuplicateSet, Matchmaking, meetings, next_sets, set_seed
 from arbiter.model import MatchRecord, SeatRecord
 from arbiter.tournament.ratings import ENV, RatingBook, game_outcome
 
@@ -103,6 +103,26 @@ def test_a_field_that_starts_together_plays_swiss_rounds():
     assert any(
         s.entrants() not in map(frozenset, (by_level[0:4], by_level[4:8], by_level[8:12])) for b in later for s in b
     )
+
+
+def test_a_swiss_table_avoids_rematches_at_the_cost_the_policy_gives():
+    """a..h ranked best first, a's last table was a b c d: plain Swiss seats those four again;
+    at 4 places a meeting, a sits with the next unmet ones (e, f, g: 3, 4, 5 places down
+    against 4, 5, 6 for b, c, d with their meeting)."""
+    names = "abcdefgh"
+    field = [Contender(n, 40.0 - i, 7.0, 4) for i, n in enumerate(names)]
+    met = Counter(meetings("abcd"))
+    assert len(met) == 6 and met[frozenset("ab")] == 1
+
+    def first_table(rematch: float) -> frozenset[str]:
+        sets = next_sets(
+            field, 4, random.Random(1), arena_seed=1, next_number=0, policy=Matchmaking(rematch=rematch), met=met
+        )
+        return sets[0].entrants()
+
+    assert first_table(0.0) == frozenset("abcd")
+    assert first_table(4.0) == frozenset("aefg")
+    assert first_table(Matchmaking().rematch) == frozenset("aefg")
 
 
 def test_a_new_seed_player_meets_those_that_played_no_more_than_it():
