@@ -8,6 +8,7 @@ everything it prints.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -15,6 +16,7 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -28,6 +30,7 @@ from arbiter.text import printable
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
+    from arbiter.storage.models import Tournament
     from arbiter.tournament.config import TournamentConfig
 
 # Options that mean the same in every command that runs matches (run, serve).
@@ -167,25 +170,50 @@ def competition_file(path: str) -> TournamentConfig:
     read as an arena file; any other as a tournament file, then as an arena file if it is not one
     (an arena may have fewer than two house entrants); a file that is neither gets the
     tournament file's error."""
-    from pathlib import Path
+    from arbiter.tournament.config import override, read_file
 
-    from arbiter.arena.config import ArenaFile, load_arena
-    from arbiter.tournament.config import load_config, read_file
+    text = read_file(Path(path), COMPETITION_FILE)
+    return override(competition_text(text, printable(path), Path(path).resolve().parent), path=Path(path))
+
+
+COMPETITION_FILE = "tournament or arena file"
+
+
+def competition_text(text: str, display: str, base: Path) -> TournamentConfig:
+    """:func:`competition_file` of a file's ``text`` (named ``display``, its relative paths from
+    ``base``)."""
+    from arbiter.arena.config import ArenaFile, parse_arena
+    from arbiter.tournament.config import parse_config
     from arbiter.tournament.config.schema import SharedFile
     from arbiter.tournament.config.yamltree import read_tree
 
-    kind = "tournament or arena file"
-    tree, _ = read_tree(read_file(Path(path), kind), printable(path), kind=kind, needs=None)
+    tree, _ = read_tree(text, display, kind=COMPETITION_FILE, needs=None)
     arena_only = set(ArenaFile.model_fields) - set(SharedFile.model_fields)
+    as_arena = functools.partial(parse_arena, text, display=display, base_dir=base, check_commands=False)
     if isinstance(tree, dict) and arena_only & set(tree):
-        return load_arena(path, check_commands=False).tournament
+        return as_arena().tournament
     try:
-        return load_config(path, check_commands=False)
+        return parse_config(text, display=display, base_dir=base, check_commands=False)
     except ConfigError as as_tournament:
         try:
-            return load_arena(path, check_commands=False).tournament
+            return as_arena().tournament
         except ConfigError:
             raise as_tournament from None
+
+
+def stored_ranking(t: Tournament) -> tuple[str, int]:
+    """What orders a recorded tournament's standings (its file's ``rating``) and how many matches
+    make an entrant no longer provisional, as the file it ran with says: the database keeps that
+    file's text, so ``standings --db`` and ``report`` order as the run did without the file. The
+    defaults where no text is kept or it no longer reads."""
+    from arbiter.model import PROVISIONAL_MATCHES
+
+    path = Path(t.config_path or "stored file")
+    try:
+        config = competition_text(t.config_text, printable(str(path)), path.resolve().parent)
+    except ConfigError:
+        return "trueskill", PROVISIONAL_MATCHES
+    return config.rating, config.provisional
 
 
 def print_json(obj: Any) -> None:
@@ -198,8 +226,6 @@ def named_database(database: str | None, *, create: bool) -> Iterator[tuple[Engi
     None: $BARBU_DB, else the default), at the code's newest schema, and its name to show (no
     password), for the ``with`` block. ``create``: make it if it does not exist yet; else an
     SQLite file that is not there is an error, and nothing is made."""
-    from pathlib import Path
-
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 

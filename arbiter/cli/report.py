@@ -43,18 +43,20 @@ def report_command(
     ] = None,
 ) -> None:
     """Write a tournament report: standings, rating history, contracts, doubling, faults, matches."""
-    from arbiter.cli.common import competition_file
+    from arbiter.cli.common import competition_file, stored_ranking
     from arbiter.web.report import build_report  # here: the other commands start without it
 
     with user_errors():
         out = output_path(html, "--html")  # a regular file or a new path, checked before any work
+        ranking = stored_ranking
         if config is not None:
             cfg = competition_file(config)
             db = db if db is not None else cfg.database
             tournament = tournament if tournament is not None else cfg.name
+            ranking = lambda t: (cfg.rating, cfg.provisional)  # noqa: E731 - the file's choice, not the stored one
         if replays:
             output_folder(out.with_name(f"{out.stem}_replays"), "the replays folder")
-        result = build_report(db, tournament, out, replays=replays)
+        result = build_report(db, tournament, out, replays=replays, ranking=ranking)
     note = f"{result.tournament}, {result.matches} match{'es' * (result.matches != 1)}"
     if result.light and replays is None:
         note += " (no replay pages: --replays writes them)"

@@ -23,9 +23,9 @@ from arbiter.cli.common import (
     cluster_address,
     competition_file,
     safe_console,
+    stored_ranking,
     user_errors,
 )
-from arbiter.model import PROVISIONAL_MATCHES
 from arbiter.signals import INTERRUPTS, exit_code, signal_of
 from arbiter.text import printable
 from arbiter.tournament.formats import plays_duplicate_sets
@@ -170,16 +170,17 @@ def standings_command(
     from arbiter.tournament.kept import kept_standings, rebuild_standings
 
     with user_errors():
-        rating, provisional = "trueskill", PROVISIONAL_MATCHES
+        ranking = None
         if config is not None:
             cfg = competition_file(config)  # its bots need not be here to show its results
             db = db if db is not None else cfg.database  # --db "" is an error, not the default
             tournament = tournament if tournament is not None else cfg.name
-            rating, provisional = cfg.rating, cfg.provisional
+            ranking = cfg.rating, cfg.provisional
         engine = _standings_database(db, config is None, rebuild)
         try:
             repo = Repo(engine)
             t = repo.require_tournament(tournament)
+            rating, provisional = ranking or stored_ranking(t)
             if rebuild:
                 kept = rebuild_standings(engine, t, rating, provisional)
             else:

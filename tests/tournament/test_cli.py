@@ -115,7 +115,8 @@ def test_standings_of_a_tournament_file(tmp_path, monkeypatch):
 
 def test_standings_ordered_by_the_files_rating_and_rebuilt_alike(tmp_path, monkeypatch):
     """`rating: margins` orders `arbiter standings FILE` by the margin rating (TrueSkill's μ
-    beside it); without the file, μ orders; `--rebuild` gives the kept margins back."""
+    beside it); without the file, the file the run was made with (kept in the database) still
+    does, and so does the report; `--rebuild` gives the kept margins back."""
     from arbiter.tournament.config import load_config
 
     path = tmp_path / "t.yaml"
@@ -133,9 +134,16 @@ def test_standings_ordered_by_the_files_rating_and_rebuilt_alike(tmp_path, monke
     assert [r["name"] for r in rows] == [r["name"] for r in sorted(rows, key=lambda r: (-r["margin"], -r["mu"]))]
     assert [r["rank"] for r in rows] == [1, 2, 3, 4, 5] and all(r["margin_sd"] > 0 for r in rows)
     assert abs(sum(r["margin"] for r in rows)) < 0.01  # against the field's average
-    by_mu = json.loads(invoke("standings", "--db", "results.db", "--json")[1])
-    assert [r["name"] for r in by_mu] == [r["name"] for r in sorted(by_mu, key=lambda r: (-r["mu"], -r["margin"]))]
-    assert [r["name"] for r in by_mu] != [r["name"] for r in rows]  # on these seeds the two orders differ
+    by_mu = [r["name"] for r in sorted(rows, key=lambda r: (-r["mu"], -r["margin"]))]
+    assert by_mu != [r["name"] for r in rows]  # on these seeds the two orders differ
+    stored = json.loads(invoke("standings", "--db", "results.db", "--json")[1])
+    assert [r["name"] for r in stored] == [r["name"] for r in rows]
+    code, out, err = invoke("report", "--db", "results.db", "--html", "report.html")
+    assert code == 0, err
+    page = (tmp_path / "report.html").read_text()
+    assert "Ranked by the margin rating" in page
+    ranked = [page.index(f'<tr data-entrant="{r["name"]}"') for r in rows]
+    assert ranked == sorted(ranked), "the report's standings in the margin rating's order"
     code, out, err = invoke("standings", "t.yaml")
     assert code == 0 and "Ranked by the margin rating" in out, out
     code, out, err = invoke("standings", "t.yaml", "--rebuild", "--json")

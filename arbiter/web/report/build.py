@@ -23,7 +23,7 @@ from arbiter.files import write_text_atomic
 from arbiter.replay.facts import DealFacts, Facts
 from arbiter.tournament.formats import format_of, plays_duplicate_sets
 from arbiter.tournament.recorded import read_match_log
-from arbiter.web.report.gather import Gathered, gather
+from arbiter.web.report.gather import Gathered, Ranking, gather
 from arbiter.web.report.render import Colours, chart, render_page
 from arbiter.web.report.stats import Analysis, contract_stats, doubling_stats, fault_counts, rating_series
 
@@ -66,15 +66,22 @@ class ReportResult:
 
 
 def build_report(
-    db: str | None, tournament: str | None, out: str | os.PathLike[str], *, replays: bool | None = True
+    db: str | None,
+    tournament: str | None,
+    out: str | os.PathLike[str],
+    *,
+    replays: bool | None = True,
+    ranking: Ranking | None = None,
 ) -> ReportResult:
     """Gather, analyse, write the replay pages (``OUT_replays/``) and the report; returns a summary.
     ``replays=None``: a tournament's, not a ladder's (whose matches keep coming: its report stays
-    light, and its arena serves each replay at /matches/ID)."""
+    light, and its arena serves each replay at /matches/ID). ``ranking``: what orders the
+    tournament's standings and when an entrant stops being provisional (default: TrueSkill's μ,
+    the default count)."""
     from arbiter.files import output_folder
 
     out = _writable(Path(out))
-    g = gather(db, tournament)
+    g = gather(db, tournament, ranking)
     t = g.tournament
     if replays is None:
         replays = not format_of(t.format).growing
@@ -250,6 +257,8 @@ def _report_data(
             "duplicate_sets": plays_duplicate_sets(t.format),
             "rounds": t.rounds,
             "total_matches": t.total_matches,
+            "rating": g.rating,  # what orders the standings
+            "provisional": g.provisional,  # fewer complete matches: a provisional standing
             "recorded": len(g.rows),
             "complete": t.finished_at is not None,
             "seed": t.seed,

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from arbiter.model import RatingRow
+from arbiter.model import PROVISIONAL_MATCHES, RatingRow
 from arbiter.storage import Repo, database_url, open_database, row_id
 from arbiter.storage.models import Match, SeatResult, Tournament
 from arbiter.tournament.kept import kept_standings
 from arbiter.tournament.ratings import Standing
+
+Ranking = Callable[[Tournament], tuple[str, int]]
+"""A tournament's rating that orders its standings, and its provisional count (``arbiter
+standings``: the file's, else the one the run was made with)."""
 
 
 @dataclass
@@ -23,18 +28,22 @@ class Gathered:
     seat_results: dict[int, list[SeatResult]]  # match id -> its rows by seat
     faults: list[tuple[str, str]]  # (entrant, kind)
     fault_details: dict[int, list[dict[str, Any]]]  # match id -> its faults
+    rating: str = "trueskill"  # what orders the standings
+    provisional: int = PROVISIONAL_MATCHES
 
 
-def gather(db: str | None, tournament: str | None) -> Gathered:
+def gather(db: str | None, tournament: str | None, ranking: Ranking | None = None) -> Gathered:
     """Read everything the report needs; a database it cannot read is one error line."""
     engine = open_database(db, create=False)
     try:
         repo = Repo(engine)
         t = repo.require_tournament(tournament)
         t_id = row_id(t)
+        rating, provisional = ranking(t) if ranking is not None else ("trueskill", PROVISIONAL_MATCHES)
         with repo.reading(f"tournament {t.name!r}"):
             entrants = repo.entrant_names(t_id)
-            table = kept_standings(repo, t).rows  # the standings table (a replay if it is missing or behind)
+            # the standings table (a replay if it is missing or behind)
+            table = kept_standings(repo, t, rating, provisional).rows
             history = repo.rating_history(t_id)
             rows = repo.match_rows(t_id)
             seat_results = repo.seat_results(t_id)
@@ -46,6 +55,8 @@ def gather(db: str | None, tournament: str | None) -> Gathered:
                 details.setdefault(f.match_id, []).append(
                     {"seat": f.seat, "deal": f.deal, "kind": f.kind, "detail": f.detail, "action": f.action}
                 )
-        return Gathered(t, database_url(db), entrants, table, history, rows, seat_results, faults, details)
+        return Gathered(
+            t, database_url(db), entrants, table, history, rows, seat_results, faults, details, rating, provisional
+        )
     finally:
         engine.dispose()

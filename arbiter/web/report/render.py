@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from arbiter.model import PROVISIONAL_MATCHES
 from arbiter.web.chart import Axes, axes
 from arbiter.web.html import json_for_script, render
 
@@ -181,7 +180,7 @@ def render_page(data: dict[str, Any], standings: Sequence[Standing], colours: Co
         t=data["tournament"],
         order=order,
         standings=standings,
-        provisional_matches=PROVISIONAL_MATCHES,
+        provisional_matches=data["tournament"]["provisional"],
         colours=colours,
         chart=chart,
         total_faults=sum(sum(counts.values()) for counts in by_entrant.values()),
