@@ -52,6 +52,7 @@ BACKOFF_MAX = 30.0  # the longest wait between two attempts, jitter included (do
 BACKOFF_JITTER = 0.25  # each wait is drawn within ±25% of its step
 WELCOME_SECONDS = 30.0  # from the hello to the lobby's answer
 KEEPALIVE_DEFAULT = 30.0  # when a Welcome names none
+VERDICT_SECONDS = 1.0  # after a failed write, how long the read side may take to say why the call ended
 EXIT_GRACE = 2.0  # after its match's stream ended, a bot may exit by itself this long before it is killed
 DYING_GRACE = 2.0  # a bot whose stream was cut: how long a failing process may take to end (RemotePlayer's)
 REPORT_SETTLE = 0.2  # after telling the lobby why a stream was cut, before cutting it
@@ -201,20 +202,23 @@ class _Link:
         done = self._loop.create_future()
         self._outbox.put_nowait((message, done))
         if wait:
-            with contextlib.suppress(TimeoutError, grpc.aio.AioRpcError, grpc.aio.UsageError):
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(done), wait)
 
     async def serve(self, on_message: Callable[[lpb.LobbyMessage], None], settings: BridgeSettings) -> None:
-        """Until the stream ends: raises what its end means."""
-        tasks = [
-            asyncio.create_task(self._write()),
-            asyncio.create_task(self._keep_alive()),
-            asyncio.create_task(self._read(on_message, settings)),
-        ]
+        """Until the stream ends: raises what its end means. The read side says it best (the
+        lobby's Over, or the call's status): a write that failed because the call ended under it
+        waits a moment for that word."""
+        writer = asyncio.create_task(self._write(settings))
+        reader = asyncio.create_task(self._read(on_message, settings))
+        tasks = [writer, asyncio.create_task(self._keep_alive()), reader]
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                task.result()  # the one that ended says why
+            if writer in done and reader not in done:
+                await asyncio.wait({reader}, timeout=VERDICT_SECONDS)
+            for task in (reader, *tasks):
+                if task.done():
+                    task.result()  # the one that ended says why
             raise _Lost(f"the lobby at {settings.lobby} ended the stream")  # pragma: no cover - every task raises
         finally:
             for task in tasks:
@@ -235,14 +239,22 @@ class _Link:
             raise _Lost(f"the lobby at {settings.lobby} ended the stream")
         raise _refusal(code, await self.call.details(), settings, welcomed=True)
 
-    async def _write(self) -> None:
+    async def _write(self, settings: BridgeSettings) -> None:
         while True:
             message, done = await self._outbox.get()
             try:
                 await self.call.write(message)
-            except BaseException as e:
+            except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError) as e:
+                # The call ended under the write (grpc: "RPC already finished"): the stream is lost,
+                # and whoever waits for this message need not wait any longer.
                 if not done.done():
-                    done.set_exception(e) if isinstance(e, Exception) else done.cancel()
+                    done.set_result(None)
+                raise _Lost(
+                    f"the stream to the lobby at {settings.lobby} ended while writing: {printable(str(e))}"
+                ) from None
+            except BaseException:
+                if not done.done():
+                    done.cancel()
                 raise
             if not done.done():
                 done.set_result(None)

@@ -29,7 +29,7 @@ from barbu.v1 import arbiter_pb2 as pb
 from barbu.v1 import lobby_pb2 as lpb
 
 from arbiter.errors import KeyRefused, LobbyRefused
-from arbiter.lobby.bridge import BACKOFF_MAX, Bridge, BridgeSettings, backoff
+from arbiter.lobby.bridge import BACKOFF_MAX, CONNECT, Bridge, BridgeSettings, _Link, _Lost, backoff
 from arbiter.lobby.server import Lobby
 from arbiter.model import Transport
 from arbiter.referee.logfile import AtomicLogFile
@@ -68,7 +68,7 @@ class TestLobby:
     streams: int = 0  # Connect streams open now
 
     async def start(self) -> TestLobby:
-        self.outbox: asyncio.Queue[lpb.LobbyMessage] = asyncio.Queue()
+        self.outbox: asyncio.Queue[lpb.LobbyMessage | None] = asyncio.Queue()
         self.server = grpc.aio.server()
         handlers = {
             "barbu.v1.Lobby": {
@@ -126,8 +126,8 @@ class TestLobby:
         self.streams += 1
         reader = asyncio.create_task(self._read(context))
         try:
-            while True:
-                await context.write(await self.outbox.get())
+            while (message := await self.outbox.get()) is not None:  # None: end the stream, status OK
+                await context.write(message)
         finally:
             self.streams -= 1
             reader.cancel()
@@ -335,6 +335,37 @@ def test_a_lobby_that_stops_answering_pings_is_left_and_reconnected(tmp_path):
 
     lobby = asyncio.run(scenario())
     assert any(m.WhichOneof("msg") == "ping" for m in lobby.received)
+
+
+def test_a_write_as_the_lobby_ends_the_stream_is_a_lost_stream_not_a_crash(tmp_path):
+    """The lobby ends the stream (status OK: an arena draining) just as the bridge writes (a
+    seat's report, a pong): grpc fails the write with "RPC already finished". The stream is lost
+    and retried, in the read side's words; the write's error never ends the bridge (it did once,
+    exit 1, in a run with two CPU hogs), and whoever waits for that message stops waiting."""
+
+    async def scenario():
+        lobby = await TestLobby().start()
+        channel = grpc.aio.insecure_channel(lobby.address)
+        try:
+            call = channel.stream_stream(
+                CONNECT, request_serializer=lpb.EntrantMessage.SerializeToString,
+                response_deserializer=lpb.LobbyMessage.FromString,
+            )()  # fmt: skip
+            await call.write(lpb.EntrantMessage(hello=lpb.LobbyHello(key=KEY, capacity=1)))
+            assert (await call.read()).WhichOneof("msg") == "welcome"
+            lobby.outbox.put_nowait(None)
+            assert await call.code() == grpc.StatusCode.OK  # the call is over
+            link = _Link(call, keepalive=30.0)
+            pong = lpb.EntrantMessage(pong=lpb.Pong(nonce=1))
+            waiting = asyncio.create_task(link.send(pong, wait=10.0))
+            with pytest.raises(_Lost, match="ended the stream$"):
+                await asyncio.wait_for(link.serve(lambda message: None, settings(lobby, tmp_path, RAW_BOT)), 10)
+            await asyncio.wait_for(waiting, 1.0)  # told the write gave up: no 10 s wait
+        finally:
+            await channel.close()
+            await lobby.stop()
+
+    asyncio.run(scenario())
 
 
 def test_the_bridge_answers_the_lobby_s_ping_with_its_nonce(tmp_path):

@@ -441,13 +441,15 @@ def test_play_calls_with_wrong_tokens_take_no_seat(certs, keys):
         async with tls_lobby(certs, store.holder_of, play=lambda: match[0] if match else None) as lobby:
             alice = await Entrant(certs, lobby.address).join(issued["alice"])
 
-            async def play(token: str) -> tuple[grpc.StatusCode, str] | None:
-                """A Play call with ``token``: its refusal, or None when it was taken."""
+            async def play(token: str | None) -> tuple[grpc.StatusCode, str] | None:
+                """A Play call with ``token`` (None: no hello at all): its refusal, or None when it
+                was taken."""
                 channel = tls_channel(certs, lobby.address)
                 call = play_call(channel)
-                hello = pb.Hello(protocol_version=wire.PROTOCOL_VERSION, token=token)
                 try:
-                    await call.write(pb.BotMessage(hello=hello))  # may fail: the refusal came first
+                    if token is not None:
+                        hello = pb.Hello(protocol_version=wire.PROTOCOL_VERSION, token=token)
+                        await call.write(pb.BotMessage(hello=hello))  # may fail: the refusal came first
                     await asyncio.wait_for(call.read(), 1.0)
                 except TimeoutError:
                     pass  # held open: a seat's session
@@ -459,9 +461,11 @@ def test_play_calls_with_wrong_tokens_take_no_seat(certs, keys):
                     await channel.close()
                 return None
 
-            # no match runs: every Play call is refused at once
-            for n in range(20):
-                assert (await play(f"{n % 4}.guess{n}"))[0] == grpc.StatusCode.UNAVAILABLE  # type: ignore[index]
+            # no match runs: every Play call is refused at once, before its hello is read (so none
+            # is written: a write that loses that race fails the call on this side, which grpc
+            # reports as INTERNAL, not the lobby's status; seen in a run with two CPU hogs)
+            for _ in range(20):
+                assert (await play(None))[0] == grpc.StatusCode.UNAVAILABLE  # type: ignore[index]
             # a match waits for its seat 2 (played from elsewhere)
             desk = server.open_desk("t/tokens")
             seat = desk.expect(2)
