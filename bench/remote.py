@@ -107,11 +107,17 @@ async def rounds(args: argparse.Namespace, workdir: Path) -> tuple[list[float], 
         handshake = await handshakes(lobby.address, certs.ca_pem, args.handshakes)
     finally:
         bridge.terminate()
-        bridge.wait(20)
+        try:
+            bridge.wait(20)
+        except subprocess.TimeoutExpired:
+            bridge.kill()
+            bridge.wait()
         bridge_errors.close()
         await lobby.stop()
         await host.close()
         engine.dispose()
+    if bridge.returncode != 0:
+        raise SystemExit(f"error: the bridge ended {bridge.returncode} on its SIGTERM (0 within 20 s expected)")
     return local, remote, handshake
 
 

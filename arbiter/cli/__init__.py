@@ -101,7 +101,7 @@ def main() -> None:
     except ImportError:  # pragma: no cover - a typer that uses click itself
         from click import exceptions as click_exceptions  # type: ignore[no-redef]  # the same module, unvendored
 
-    from arbiter.signals import INTERRUPTS, exit_code, ignore_stop_signals, signal_of, stop_on_signals
+    from arbiter.signals import INTERRUPTS, exit_code, ignore_stop_signals, signal_of, stop_on_signals, stopping
     from arbiter.text import printable
 
     terminal = logging.StreamHandler(sys.stderr)
@@ -137,11 +137,13 @@ def main() -> None:
     except BrokenPipeError:
         code = 0
     _quiet_if_pipe_closed()
-    if code >= 128:
+    if code >= 128 or stopping() is not None:
         ignore_stop_signals()
-        # Stopped, and everything of ours is cleaned up by now (bots, workers, folders, the
-        # lease): exit without waiting on interpreter-exit hooks, so that a process pool whose
-        # workers were killed mid-task cannot keep a stopped arbiter alive.
+        # Stopped (a bridge that a signal ends exits 0), and everything of ours is cleaned up by
+        # now (bots, workers, folders, the lease): exit without waiting on interpreter-exit hooks,
+        # so that a process pool whose workers were killed mid-task, or a gRPC object finalized
+        # after its event loop closed, cannot keep a stopped process alive (a bridge outlived its
+        # SIGTERM once, in a run with two CPU hogs).
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
