@@ -251,10 +251,10 @@ class DoublingTally:
 
 
 RATINGS = ("trueskill", "margins")  # what may order the standings (a file's ``rating`` key); both are shown
-PROVISIONAL_MATCHES = 20
-"""An entrant with fewer complete matches than this is *provisional* in the standings (five
-duplicate sets: its μ is still mostly the prior's); the arena's ``matchmaking.provisional``
-default, which an arena file may change."""
+PROVISIONAL_MATCHES = 12
+"""An entrant with fewer complete matches than this is *provisional* in a tournament's standings
+(three duplicate sets: its μ is still mostly the prior's). An arena's leaderboard marks its
+entrants by ``matchmaking.provisional`` instead (:data:`arbiter.arena.matchmaking.SWISS_START`)."""
 
 
 @dataclass(frozen=True)

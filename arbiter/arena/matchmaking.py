@@ -33,9 +33,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from arbiter.model import PROVISIONAL_MATCHES
 from arbiter.tournament.schedule import derive_seed, field_groups, rotations, round_tables
 
+SWISS_START = 20
+"""Matches a new entrant plays in Swiss rounds before the stake and the window take over (five
+sets): also how long the leaderboard marks it provisional (docs/arena.md, "Measured")."""
 SET_NUMBERS = 2**32
 """Sets an arena can number: the counter is the low 32 bits of a set's seed (:func:`set_seed`)."""
 
@@ -56,7 +58,7 @@ class Contender:
 class Matchmaking:
     """The policy's settings (docs/arena.md, "Matchmaking")."""
 
-    provisional: int = PROVISIONAL_MATCHES  # fewer matches: new (seeds tables first; provisional standing)
+    provisional: int = SWISS_START  # fewer matches: new (seeds tables first; provisional standing)
     min_share: float = 0.25  # an entrant below this share of the mean matches seeds before the draw
     window: float = 25 / 24  # the μ window's smallest half-width: a quarter of TrueSkill's β (25/6)
     tail: float = 1.0  # the window's tail: P(half-width ≥ x) = (window / x) ** (1 / tail)

@@ -27,10 +27,11 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
+from arbiter.arena.matchmaking import SWISS_START
 from arbiter.errors import ArbiterError
 from arbiter.files import FileTooLarge, human_size, read_bounded
 from arbiter.lobby.ratelimit import FailureLimiter
-from arbiter.model import PROVISIONAL_MATCHES, ScheduledMatch, Tally
+from arbiter.model import ScheduledMatch, Tally
 from arbiter.storage import Repo, row_id
 from arbiter.storage.arena import ArenaStore, SubmissionRow
 from arbiter.storage.models import Fault, Match, SeatResult, Tournament
@@ -120,7 +121,7 @@ class ArenaService:
         paused: Callable[[], str | None] = lambda: None,
         limiter: FailureLimiter | None = None,
         rating: str = "trueskill",
-        provisional: int = PROVISIONAL_MATCHES,
+        provisional: int = SWISS_START,
     ):
         self.repo = Repo(engine)
         self.store = ArenaStore(engine)

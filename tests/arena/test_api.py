@@ -26,12 +26,12 @@ from sqlmodel import Session, select
 from arbiter.arena.api import create_app
 from arbiter.arena.config import UploadLimits
 from arbiter.arena.guards import FORM_LIMIT
+from arbiter.arena.matchmaking import SWISS_START
 from arbiter.arena.quotas import Uploads
 from arbiter.arena.service import ArenaService
 from arbiter.arena.views import public_id
 from arbiter.arena.webserver import WebServer
 from arbiter.lobby.ratelimit import FailureLimiter
-from arbiter.model import PROVISIONAL_MATCHES
 from arbiter.storage import Repo, open_database, row_id
 from arbiter.storage.arena import ArenaStore
 from arbiter.storage.credentials import AuthorTokens
@@ -190,7 +190,7 @@ def test_leaderboard_lists_each_active_version_with_its_standing(arena):
     assert board["rating"] == "trueskill"
     ranks = [r["mu"] for r in board["entrants"]]
     assert ranks == sorted(ranks, reverse=True) and [r["rank"] for r in board["entrants"]] == [1, 2, 3, 4]
-    assert all(r["provisional"] == (r["matches"] < PROVISIONAL_MATCHES) for r in board["entrants"])
+    assert all(r["provisional"] == (r["matches"] < SWISS_START) for r in board["entrants"])
     assert (rows["alice"]["provisional"], rows["alice"]["mu"], rows["alice"]["margin"]) == (True, 25.0, 0.0)
 
 
