@@ -255,6 +255,8 @@ PROVISIONAL_MATCHES = 12
 """An entrant with fewer complete matches than this is *provisional* in a tournament's standings
 (three duplicate sets: its μ is still mostly the prior's). An arena's leaderboard marks its
 entrants by ``matchmaking.provisional`` instead (:data:`arbiter.arena.matchmaking.SWISS_START`)."""
+DEFAULT_RANKING = (RATINGS[0], PROVISIONAL_MATCHES)
+"""What orders standings, and their provisional count, when no file says otherwise."""
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from arbiter.tournament.schedule import derive_seed, field_groups, rotations, round_tables
@@ -114,7 +114,12 @@ def next_sets(
     per_set = len(rotations(_seating(names[:size], rng=None)))  # matches of one set
     stakes = _stakes(field)
     load = {c.name: c.busy for c in field}
-    shared: Counter[frozenset[str]] = Counter(met or {})
+    known = met or {}
+    added: Counter[frozenset[str]] = Counter()  # the meetings of the sets chosen in this call
+
+    def times_met(pair: frozenset[str]) -> int:
+        return known.get(pair, 0) + added[pair]
+
     sets: list[DuplicateSet] = []
     while slots >= per_set:
         free = [c for c in field if c.capacity - load[c.name] >= per_set]
@@ -123,7 +128,7 @@ def next_sets(
         played = {c.name: c.matches + load[c.name] for c in field}  # in flight counts: it will be rated
         seed_player = _seed_player(free, field, played, stakes, policy, rng)
         if played[seed_player.name] < policy.provisional:
-            opponents = _swiss_opponents(seed_player, free, played, size - 1, rng, shared, policy.rematch)
+            opponents = _swiss_opponents(seed_player, free, played, size - 1, rng, times_met, policy.rematch)
         else:
             opponents = _window_opponents(seed_player, free, size - 1, policy, rng)
         group = [seed_player.name, *opponents]
@@ -132,7 +137,7 @@ def next_sets(
         slots -= per_set
         for name in group:
             load[name] += per_set
-        shared.update(meetings(group))
+        added.update(meetings(group))
     return sets
 
 
@@ -192,7 +197,7 @@ def _swiss_opponents(
     played: dict[str, int],
     count: int,
     rng: random.Random,
-    met: Mapping[frozenset[str], int],
+    times_met: Callable[[frozenset[str]], int],
     rematch: float,
 ) -> list[str]:
     """A new seed player's ``count`` opponents: the entrants just below it by μ (then just
@@ -212,7 +217,7 @@ def _swiss_opponents(
     table = [seed_player.name]
     for _ in range(min(count, len(ranked))):
         cost = [
-            place + rematch * sum(met.get(frozenset((name, m)), 0) for m in table) for place, name in enumerate(ranked)
+            place + rematch * sum(times_met(frozenset((name, m))) for m in table) for place, name in enumerate(ranked)
         ]
         table.append(ranked.pop(cost.index(min(cost))))
     return table[1:]

@@ -206,13 +206,13 @@ def stored_ranking(t: Tournament) -> tuple[str, int]:
     make an entrant no longer provisional, as the file it ran with says: the database keeps that
     file's text, so ``standings --db`` and ``report`` order as the run did without the file. The
     defaults where no text is kept or it no longer reads."""
-    from arbiter.model import PROVISIONAL_MATCHES
+    from arbiter.model import DEFAULT_RANKING
 
     path = Path(t.config_path or "stored file")
     try:
         config = competition_text(t.config_text, printable(str(path)), path.resolve().parent)
     except ConfigError:
-        return "trueskill", PROVISIONAL_MATCHES
+        return DEFAULT_RANKING
     return config.rating, config.provisional
 
 

@@ -48,15 +48,15 @@ def report_command(
 
     with user_errors():
         out = output_path(html, "--html")  # a regular file or a new path, checked before any work
-        ranking = stored_ranking
+        file_ranking = None  # the file's choice wins over the one stored with the run
         if config is not None:
             cfg = competition_file(config)
             db = db if db is not None else cfg.database
             tournament = tournament if tournament is not None else cfg.name
-            ranking = lambda t: (cfg.rating, cfg.provisional)  # noqa: E731 - the file's choice, not the stored one
+            file_ranking = cfg.rating, cfg.provisional
         if replays:
             output_folder(out.with_name(f"{out.stem}_replays"), "the replays folder")
-        result = build_report(db, tournament, out, replays=replays, ranking=ranking)
+        result = build_report(db, tournament, out, replays=replays, ranking=lambda t: file_ranking or stored_ranking(t))
     note = f"{result.tournament}, {result.matches} match{'es' * (result.matches != 1)}"
     if result.light and replays is None:
         note += " (no replay pages: --replays writes them)"

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from arbiter.model import PROVISIONAL_MATCHES, RatingRow
+from arbiter.model import DEFAULT_RANKING, RatingRow
 from arbiter.storage import Repo, database_url, open_database, row_id
 from arbiter.storage.models import Match, SeatResult, Tournament
 from arbiter.tournament.kept import kept_standings
@@ -28,8 +28,8 @@ class Gathered:
     seat_results: dict[int, list[SeatResult]]  # match id -> its rows by seat
     faults: list[tuple[str, str]]  # (entrant, kind)
     fault_details: dict[int, list[dict[str, Any]]]  # match id -> its faults
-    rating: str = "trueskill"  # what orders the standings
-    provisional: int = PROVISIONAL_MATCHES
+    rating: str  # what orders the standings
+    provisional: int  # fewer complete matches: a provisional standing
 
 
 def gather(db: str | None, tournament: str | None, ranking: Ranking | None = None) -> Gathered:
@@ -39,7 +39,7 @@ def gather(db: str | None, tournament: str | None, ranking: Ranking | None = Non
         repo = Repo(engine)
         t = repo.require_tournament(tournament)
         t_id = row_id(t)
-        rating, provisional = ranking(t) if ranking is not None else ("trueskill", PROVISIONAL_MATCHES)
+        rating, provisional = ranking(t) if ranking is not None else DEFAULT_RANKING
         with repo.reading(f"tournament {t.name!r}"):
             entrants = repo.entrant_names(t_id)
             # the standings table (a replay if it is missing or behind)
