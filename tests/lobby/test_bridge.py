@@ -348,9 +348,10 @@ def test_a_write_as_the_lobby_ends_the_stream_is_a_lost_stream_not_a_crash(tmp_p
         channel = grpc.aio.insecure_channel(lobby.address)
         try:
             call = channel.stream_stream(
-                CONNECT, request_serializer=lpb.EntrantMessage.SerializeToString,
+                CONNECT,
+                request_serializer=lpb.EntrantMessage.SerializeToString,
                 response_deserializer=lpb.LobbyMessage.FromString,
-            )()  # fmt: skip
+            )()
             await call.write(lpb.EntrantMessage(hello=lpb.LobbyHello(key=KEY, capacity=1)))
             assert (await call.read()).WhichOneof("msg") == "welcome"
             lobby.outbox.put_nowait(None)
