@@ -1,6 +1,6 @@
 """Engine speed, pure Python vs compiled (mypyc), side by side in one run.
 
-Three figures per build, each a median over rounds:
+Four figures per build, each a median over rounds:
 
 1. the public decision API, as a referee or a simple bot drives it:
    ``apply(state, choice(legal_actions(state)))`` for every decision of random matches;
@@ -8,7 +8,9 @@ Three figures per build, each a median over rounds:
    legal mask), over whole random matches;
 3. deal playouts: a copy (``clone()``) of a deal at its first card (each of the seven
    contracts in turn), played to the deal's end by ``random_playout(..., to_deal_end=True)``:
-   what a Monte-Carlo bot does per sample, from a card decision.
+   what a Monte-Carlo bot does per sample, from a card decision;
+4. greedy deal playouts: the same copies played out by ``barbu.rollout.greedy_playout``, the
+   greedy policy the sample Monte-Carlo bot plays its samples with.
 
 Each round runs the pure build (``BARBU_PURE=1``) and the compiled one in turn, each in a fresh
 process, so both meet the same load. Without a compiled build (scripts/build_compiled.py) both
@@ -73,20 +75,25 @@ def first_card_states(rules, rng: random.Random) -> list:
     return states
 
 
-def deal_playouts(rules, playouts: int, seed: int) -> float:
-    """Deal playouts per second: a copy of a deal at its first card played to its end."""
+def deal_playouts(rules, playouts: int, seed: int, greedy: bool = False) -> float:
+    """Deal playouts per second: a copy of a deal at its first card played to its end, by
+    random play or (``greedy``) by the greedy policy."""
+    from barbu.rollout import greedy_playout
     from barbu.rules import random_playout
 
     rng = random.Random(seed)
     starts = first_card_states(rules, rng)
     start = time.perf_counter()
     for i in range(playouts):
-        random_playout(starts[i % len(starts)].clone(), rng, to_deal_end=True)
+        if greedy:
+            greedy_playout(starts[i % len(starts)].clone(), i & 3)
+        else:
+            random_playout(starts[i % len(starts)].clone(), rng, to_deal_end=True)
     return playouts / (time.perf_counter() - start)
 
 
 def measure_once(rules_name: str, matches: int, playouts: int, seed: int) -> dict[str, float | str]:
-    """One round of the three figures, in this process (its build)."""
+    """One round of the four figures, in this process (its build)."""
     from barbu.build import describe
     from barbu.rules import make_ruleset
 
@@ -99,6 +106,7 @@ def measure_once(rules_name: str, matches: int, playouts: int, seed: int) -> dic
         out[f"{name}_matches"] = matches / elapsed
         out[f"{name}_decisions"] = decisions / elapsed
     out["deal_playouts"] = deal_playouts(rules, playouts, seed)
+    out["greedy_playouts"] = deal_playouts(rules, playouts, seed, greedy=True)
     return out
 
 
@@ -142,6 +150,7 @@ def main() -> None:
         ("random matches/s, random_playout", "playout_matches"),
         ("decisions/s, random_playout", "playout_decisions"),
         ("deal playouts/s", "deal_playouts"),
+        ("greedy deal playouts/s", "greedy_playouts"),
     ]
     for label, key in rows:
         pure, compiled = median("pure", key), median("compiled", key)

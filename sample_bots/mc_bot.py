@@ -5,7 +5,7 @@ Every decision with more than one legal action is searched until its deadline:
 * card play (tricks and Domino): each legal card is played on deals drawn uniformly from those
   consistent with the view (:mod:`barbu.sampler`; in Trumps and Domino weighted by what the
   declaration says of the declarer's hand), and the rest of the deal is played out by a cheap
-  greedy policy for all four seats (:mod:`mc_strategy.rollout`);
+  greedy policy for all four seats (the SDK's :mod:`barbu.rollout`);
 * doubling: each legal set of targets is tried on sampled deals, the seats after this one
   answer with the heuristic bot's doubling rule, and a playout blended with the heuristic's
   hand evaluation settles every option;

@@ -5,7 +5,7 @@
 Prints the build this process loaded, then one ``name: sha256`` line per part: the logs of
 MATCHES random matches (every preset in turn, the engine and MatchLogWriter), random playouts
 (whole matches and deals from their first card), the sampler's determinizations at points of
-those matches, and the verifier's reports on the oracle logs (tests/data/golden). Two builds
+those matches, each played out at random and by the greedy policy (``barbu.rollout``), and the verifier's reports on the oracle logs (tests/data/golden). Two builds
 that behave the same print the same lines after the first.
 """
 
@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from barbu.build import describe  # noqa: E402
 from barbu.matchlog import verify  # noqa: E402
+from barbu.rollout import greedy_playout  # noqa: E402
 from barbu.rules import PRESETS, Phase, make_ruleset, new_match, observe, random_playout, shuffle_hands  # noqa: E402
 from barbu.sampler import Sampler  # noqa: E402
 
@@ -57,7 +58,8 @@ def playouts(n: int) -> str:
 
 
 def sampler(n: int) -> str:
-    """Determinizations sampled at each 7th decision of n random matches (seat to act's view)."""
+    """Determinizations sampled at each 7th decision of n random matches (seat to act's view),
+    played out at random and, once a contract is declared, by the greedy policy."""
     out = []
     for seed in range(n):
         rng = random.Random(seed)
@@ -74,6 +76,10 @@ def sampler(n: int) -> str:
                     sim = s.determinize(hands)
                     played = random_playout(sim, rng, to_deal_end=True)
                     out.append(f"{hands} {played} {sim.totals}")
+                    if state.phase is not Phase.DECLARE:
+                        greedy = s.determinize(hands)
+                        greedy_playout(greedy, len(out) & 3)
+                        out.append(f"{greedy.results[-1]} {greedy.totals}")
             actions = state.legal_actions()
             state.apply(actions[rng.randrange(len(actions))])
             step += 1

@@ -1,6 +1,6 @@
 """Search behind ``sample_bots/mc_bot.py``: determinized Monte-Carlo on the engine and the sampler.
 
-* :mod:`.rollout` — the greedy playout policy, on engine masks (and the heuristic as a policy).
+* :mod:`barbu.rollout` (the SDK's, compiled with the engine) — the greedy playout policy, on engine masks.
 * :mod:`.search` — card play: every legal card against sampled deals; the anytime clock and the
   paired statistics that keep the heuristic's choice unless simulation clearly beats it.
 * :mod:`.bidding` — declaring and doubling by simulation.

@@ -7,7 +7,7 @@ heuristic bot's rule (double a seat you expect to outscore, redouble a doubler y
 to beat, always what the quota forces), fed with that seat's estimate for its sampled hand.
 
 The raw scores a sample settles on are the mean of two predictions (``blend``): one greedy
-playout (:mod:`.rollout`), and the heuristic's linear hand evaluation of the four sampled hands
+playout (:mod:`barbu.rollout`), and the heuristic's linear hand evaluation of the four sampled hands
 (``static``), fitted on the heuristic's own play. Measured as the regret of mc's doubling
 choice against the heuristic's on the same 206 decisions (each option's true value computed
 from the real deal played out by the heuristic), per decision: playouts alone -1.4 (-2.7 on
@@ -30,12 +30,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from barbu.rollout import greedy_playout
 from barbu.rules import Contract, Declaration, View, scoring
 from barbu.sampler import Sampler
 
 from .belief import Belief
 from .model import Estimator, estimator_for, finish_doubling, model_double
-from .rollout import playout
 
 try:
     from heuristic_strategy import evaluate as _ev
@@ -51,7 +51,7 @@ def choose_double(view: View, rng: random.Random, deadline: float, min_samples: 
     return simulate_double(view, rng, deadline, min_samples).best()
 
 
-DOUBLE_POLICY = playout
+DOUBLE_POLICY = greedy_playout
 RAW_MODE = "blend"
 DECLARE_MODE = "blend"
 
@@ -168,7 +168,7 @@ def simulate_declaration(view: View, rng: random.Random, deadline: float, keep: 
             if DECLARE_MODE == "static":
                 values[i] = static
                 continue
-            playout(s, offset)
+            greedy_playout(s, offset)
             played = s.results[-1].scores[me]
             values[i] = (played + static) / 2 if DECLARE_MODE == "blend" else played
         stats.add(1.0, values)

@@ -3,7 +3,7 @@
 Every decision runs the same anytime loop until its deadline: draw a deal from those consistent
 with the view (:class:`barbu.sampler.Sampler`, weighted by what the bidding says, see
 :mod:`.belief`), turn it into an engine state, and for each legal option play the rest of the
-deal out with the greedy rollout policy (:mod:`.rollout`). Options are scored by this seat's
+deal out with the greedy rollout policy (:mod:`barbu.rollout`). Options are scored by this seat's
 deal score (raw score plus doubling settlement). All options of one sample share the
 determinization and the rollout's tie-break order, so their comparison is paired.
 
@@ -22,13 +22,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from barbu.rollout import greedy_playout
 from barbu.rules import Contract, View
 from barbu.rules.state import MatchState
 from barbu.sampler import Sampler
 
 from .belief import Belief
 from .model import estimator_for
-from .rollout import playout
 
 Policy = Callable[[MatchState, int], None]
 Z = 1.0  # standard errors an option must beat the default (the heuristic's choice) by
@@ -127,7 +127,7 @@ def simulate_play(
     rng: random.Random,
     deadline: float,
     default: Any = None,
-    policy: Policy = playout,
+    policy: Policy = greedy_playout,
     min_samples: int = 1,
     weigh: bool | None = None,
 ) -> Stats:

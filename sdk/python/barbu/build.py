@@ -31,6 +31,7 @@ COMPILED_SDK = (
     "barbu.rules.playout",
     "barbu.rules.view",
     "barbu.sampler",
+    "barbu.rollout",
 )
 """The SDK's compiled modules: the engine a Monte-Carlo bot runs millions of times, the sampler.
 (Not ``barbu.wire``: compiled, a bot's view from a request cost the same; protobuf's field reads
