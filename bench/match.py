@@ -10,10 +10,12 @@
    grpc"``.
 4. **CPU**: ``arbiter match`` of four sample random bots (start-up included, the arbiter and its
    bots, user + system) next to ``arbiter selfplay`` of the same seed; and a league of matches of
-   random bots through one arbiter that keeps the bots (``multi_match``), per match. Beside
-   them, the lower bound any arbiter of Python gRPC processes meets: five interpreters that
-   import grpc, every decision asked costing one exchange at the floor's CPU (both ends), and
-   the match itself (selfplay's CPU once started: the engine and the log).
+   random bots through one arbiter that keeps the bots (``multi_match``), per match in steady state
+   (after the first match: the start-ups are paid once per league, not per match), and the whole
+   league's per match beside it. Beside them, the lower bound any arbiter of Python gRPC
+   processes meets: five interpreters that import grpc, every decision asked costing one
+   exchange at the floor's CPU (both ends), and the match itself (selfplay's CPU once started:
+   the engine and the log); with the bots kept, the same without the start-ups.
 
 Medians throughout. The figures shift with the machine's load: compare only figures of one run.
 ``--profile`` prints where the arbiter's time goes during a match (cProfile, top functions).
@@ -253,7 +255,9 @@ def asked_decisions(log: Path) -> int:
 
 
 def league_child(n: int, folder: Path) -> None:
-    """``--league N``: N matches of four random bots through one arbiter that keeps its bots."""
+    """``--league N``: N matches of four random bots through one arbiter that keeps its bots.
+    Writes the CPU of this process and its bots after each match to ``folder/league-cpu.json``."""
+    marks = []
     with BlockingHost(reuse=True) as host:
         for i in range(n):
             played = host.play(
@@ -261,6 +265,18 @@ def league_child(n: int, folder: Path) -> None:
                 folder / f"league{i}.jsonl",
             )  # fmt: skip
             assert played.result.status == "complete" and not played.result.faults, played.result.faults
+            marks.append(tree_cpu_seconds(os.getpid()))
+    (folder / "league-cpu.json").write_text(json.dumps(marks))
+
+
+def league_cpu(n: int, folder: Path) -> tuple[float, float]:
+    """CPU seconds per match of a league of ``n`` (at least 2) through one arbiter that keeps its
+    bots: in steady state (from the end of the first match to the end of the last, over the
+    ``n - 1`` matches between: no start-up in it, as in the bound with the bots kept), and the
+    whole league's over ``n`` (the start-ups of the arbiter and its bots included)."""
+    whole = cpu_of([PY, __file__, "--league-child", str(n), "--folder", str(folder)])
+    marks = json.loads((folder / "league-cpu.json").read_text())
+    return (marks[-1] - marks[0]) / (n - 1), whole / n
 
 
 def main() -> None:
@@ -268,7 +284,9 @@ def main() -> None:
     parser.add_argument("--exchanges", type=int, default=3000, help="floor exchanges (default 3000)")
     parser.add_argument("--matches", type=int, default=3, help="echo matches (default 3)")
     parser.add_argument("--cpu-runs", type=int, default=3, help="arbiter match / selfplay pairs (default 3)")
-    parser.add_argument("--league", type=int, default=6, help="matches in the league with reuse (default 6)")
+    parser.add_argument(
+        "--league", type=int, default=6, help="matches in the league with reuse (default 6, at least 2)"
+    )
     parser.add_argument("--startups", type=int, default=9, help="bot start-ups timed (default 9)")
     parser.add_argument("--profile", action="store_true", help="profile the arbiter during one echo match")
     parser.add_argument("--what-if", action="store_true", help="also the loop without the log, without the reader task")
@@ -279,6 +297,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args = parser.parse_args([*QUICK, *sys.argv[1:]])
+    if args.league < 2:
+        parser.error("--league: at least 2 matches (the steady state is measured after the first)")
     if args.league_child:
         return league_child(args.league_child, args.folder)
     if not args.one_build:
@@ -318,10 +338,11 @@ def main() -> None:
             f"+ the match itself (selfplay's, once started) {game:.2f} s = {bound:.2f} s = {bound / s:.2f} x "
             f"selfplay; with the bots kept {(exchanges + game) / s:.2f} x"
         )
-        league = cpu_of([PY, __file__, "--league-child", str(args.league), "--folder", str(workdir)]) / args.league
+        league, whole = league_cpu(args.league, workdir)
         kept_bound = exchanges + game
-        print(f"CPU per match in a league of {args.league} with the bots kept (multi_match): {league:.2f} s, "
-              f"{league / s:.2f} x selfplay, {league / kept_bound:.2f} x the bound with the bots kept")  # fmt: skip
+        print(f"CPU per match in a league of {args.league} with the bots kept (multi_match), from the end of the "
+              f"first match: {league:.2f} s, {league / s:.2f} x selfplay, {league / kept_bound:.2f} x the bound "
+              f"with the bots kept; the whole league over {args.league}, its start-ups included: {whole:.2f} s")  # fmt: skip
     bare = statistics.median(measured.floors)
     # Each round's match against the floor measured just before it (the load changes from one
     # minute to the next): the median of those ratios.
@@ -344,6 +365,7 @@ def main() -> None:
         "match_cpu": m,
         "selfplay_cpu": s,
         "league_cpu": league,
+        "league_whole": whole,
         "kept_bound": kept_bound,
     }
     print("figures: " + json.dumps(figures))
@@ -374,6 +396,7 @@ def both_builds() -> None:
         ("CPU of arbiter match, s", "match_cpu"),
         ("CPU of selfplay, s", "selfplay_cpu"),
         ("league CPU per match (bots kept), s", "league_cpu"),
+        ("  the same with its start-ups, s", "league_whole"),
         ("lower bound with the bots kept, s", "kept_bound"),
     ]
     print(f"{'':38}{'pure':>10}{'compiled':>10}")

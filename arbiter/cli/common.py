@@ -26,6 +26,7 @@ from rich.segment import Segment
 
 from arbiter.errors import FAILED, USAGE, ArbiterError, ConfigError
 from arbiter.text import printable
+from arbiter.transport.server import SOCKET_PATH_MAX
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -136,8 +137,8 @@ def check_listen(value: str | None, option: str = "--listen") -> str | None:
         path = value[len("unix:") :]
         if not path:
             fail(f"{option} {shown}: the socket path is empty")
-        if len(os.fsencode(path)) > 107:
-            fail(f"{option} {shown}: a Unix socket path has at most 107 bytes")
+        if len(os.fsencode(path)) > SOCKET_PATH_MAX:
+            fail(f"{option} {shown}: a Unix socket path has at most {SOCKET_PATH_MAX} bytes")
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder):
             fail(f"{option} {shown}: no such folder {printable(folder)}")

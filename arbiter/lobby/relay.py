@@ -23,7 +23,6 @@ import hmac
 import logging
 import os
 import shutil
-import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +31,7 @@ import grpc
 from barbu.v1 import arbiter_pb2 as pb
 from google.protobuf.message import DecodeError
 
-from arbiter.transport.server import MAX_MESSAGE_BYTES
+from arbiter.transport.server import MAX_MESSAGE_BYTES, socket_folder
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +61,7 @@ class Relay:
         self._open_channel = open_channel
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._targets: dict[str, RelayTarget] = {}
-        self._folder = tempfile.mkdtemp(prefix="barbu-bridge-")  # mode 0700: only this user reaches the socket
+        self._folder = socket_folder("barbu-bridge-", "relay.sock")  # mode 0700: only this user reaches the socket
         self.address = "unix:" + os.path.join(self._folder, "relay.sock")
         self._server: Any = None
 

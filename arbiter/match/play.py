@@ -33,7 +33,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,7 +57,7 @@ from arbiter.referee.timecontrol import TimeControl
 from arbiter.text import printable
 from arbiter.transport.encode import RequestEncoder
 from arbiter.transport.remote import BotLiveness, RemotePlayer
-from arbiter.transport.server import ArbiterServer, MatchDesk, Session, Stream
+from arbiter.transport.server import ArbiterServer, MatchDesk, Session, Stream, socket_folder
 
 __all__ = ["BotMatch", "BotSpec", "EXIT_GRACE", "MatchHost", "MatchOptions", "SeatExit", "wait_until"]
 
@@ -189,7 +188,7 @@ class MatchHost:
             await self.close()
         listen = self.listen
         if listen is None:
-            self._socket_dir = _socket_folder()
+            self._socket_dir = socket_folder("barbu-", "arbiter.sock")
             listen = f"unix:{self._socket_dir}/arbiter.sock"
         server = ArbiterServer(listen, hello_seconds=key[0], keepalive_seconds=key[1])
         try:
@@ -578,16 +577,3 @@ def _abandoned(error: BaseException, outputs: list[Path], log_path: Path) -> Non
             path.unlink(missing_ok=True)
     if isinstance(error, OSError):
         raise LogFileError(f"cannot write {printable(str(error.filename or log_path))}: {error.strerror or error}")
-
-
-SOCKET_PATH_MAX = 107  # bytes in a Unix socket's path (sun_path, less its final NUL)
-
-
-def _socket_folder() -> str:
-    """A private folder for the server's socket: in the temporary folder, or in /tmp when that
-    one's path is too long for a socket (a deep $TMPDIR would make every match fail to bind)."""
-    folder = tempfile.mkdtemp(prefix="barbu-")
-    if len(os.fsencode(folder)) + len("/arbiter.sock") <= SOCKET_PATH_MAX:
-        return folder
-    os.rmdir(folder)
-    return tempfile.mkdtemp(prefix="barbu-", dir="/tmp")

@@ -31,6 +31,8 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import os
+import tempfile
 from typing import Any
 
 import grpc
@@ -58,6 +60,21 @@ log = logging.getLogger(__name__)
 MAX_MESSAGE_BYTES = 1 << 20  # the largest message a bot may send
 MAX_INBOUND = 64  # messages waiting to be read, per seat
 UNSOLICITED_LIMIT = 16  # messages per match beyond one reply per decision request
+
+
+SOCKET_PATH_MAX = 107  # bytes in a Unix socket's path (sun_path, less its final NUL)
+
+
+def socket_folder(prefix: str, socket_name: str) -> str:
+    """A private folder (mode 0700) for a Unix socket of that name: in the temporary folder, or
+    in /tmp when that one's path is too long for a socket (a deep $TMPDIR would make binding fail)."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    if len(os.fsencode(os.path.join(folder, socket_name))) <= SOCKET_PATH_MAX:
+        return folder
+    os.rmdir(folder)
+    return tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+
+
 HELLO_SECONDS = 5.0  # from opening a stream to its hello
 SERVICE = "barbu.v1.Arbiter"
 

@@ -18,6 +18,7 @@ import os
 import secrets
 import shlex
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from barbu.v1 import lobby_pb2 as lpb
 
 from arbiter.errors import KeyRefused, LobbyRefused
 from arbiter.lobby.bridge import BACKOFF_MAX, CONNECT, Bridge, BridgeSettings, _Link, _Lost, backoff
+from arbiter.lobby.relay import Relay
 from arbiter.lobby.server import Lobby
 from arbiter.model import Transport
 from arbiter.referee.logfile import AtomicLogFile
@@ -539,3 +541,24 @@ def test_the_backoff_doubles_with_jitter_and_never_waits_past_its_documented_max
     long = [backoff(n) for n in range(6, 3000)]  # hours of retries: 2**3000 seconds would not even be a float
     assert max(long) <= BACKOFF_MAX == 30.0
     assert min(long) >= 0.6 * BACKOFF_MAX and len(set(long)) > 100  # still spread out at the cap
+
+
+def test_the_relay_binds_its_socket_under_a_temporary_folder_too_deep_for_one(tmp_path, monkeypatch):
+    """A Unix socket's path has at most 107 bytes: under a deeper $TMPDIR the bridge's relay puts
+    its socket folder in /tmp (as the arbiter's matches do) instead of failing to bind, and
+    removes it when it stops."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+
+    async def scenario() -> Path:
+        relay = await Relay(grpc.aio.insecure_channel).start()
+        socket = Path(relay.address.removeprefix("unix:"))
+        try:
+            assert socket.is_socket() and len(os.fsencode(socket)) <= 107
+        finally:
+            await relay.stop()
+        return socket
+
+    socket = asyncio.run(scenario())
+    assert not socket.parent.exists() and not any(deep.iterdir())

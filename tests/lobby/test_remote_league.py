@@ -77,7 +77,8 @@ def connect(folder: Path, port: int, key: Path, ca: Path, program: list[str], *m
         "connect", "--lobby", f"127.0.0.1:{port}", "--key-file", str(key), "--ca", str(ca), "--out", str(out), *more,
         "--", *program,
     )  # fmt: skip
-    return subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "TMPDIR": str(folder)}  # the relay's socket folder: a SIGKILLed bridge cannot remove it
+    return subprocess.Popen(command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def stop(bridges: list[subprocess.Popen]) -> list[str]:
