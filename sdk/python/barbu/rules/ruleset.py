@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from typing import Any
 
 from .cards import RANKS
@@ -152,6 +153,12 @@ class Ruleset:
 
     def contract_total(self, contract: Contract) -> int:
         """The sum of the four raw scores of a played deal of ``contract`` (e.g. -26 for No Tricks)."""
+        return self._contract_totals[contract]
+
+    @cached_property
+    def _contract_totals(self) -> dict[Contract, int]:
+        """Every contract's total, worked out once per ruleset: bots' evaluations ask for them in
+        their inner loops."""
         s = dict(zip(SCORE_KEYS, self.score_values, strict=True))
         totals = {
             Contract.NO_TRICKS: 13 * s["trick"],
@@ -162,9 +169,8 @@ class Ruleset:
             Contract.TRUMPS: 13 * s["trump_trick"],
             Contract.DOMINO: sum(self.domino_payouts),
         }
-        if contract is Contract.SALAD:
-            return sum(totals[c] for c in STANDARD_CONTRACTS[:5])
-        return totals[contract]
+        totals[Contract.SALAD] = sum(totals[c] for c in STANDARD_CONTRACTS[:5])
+        return totals
 
     def declarer_of(self, first_declarer: int, deal: int) -> int:
         """M2: blocks of one declarer each, or a new declarer every deal."""
