@@ -340,9 +340,11 @@ def main() -> None:
         )
         league, whole = league_cpu(args.league, workdir)
         kept_bound = exchanges + game
-        print(f"CPU per match in a league of {args.league} with the bots kept (multi_match), from the end of the "
-              f"first match: {league:.2f} s, {league / s:.2f} x selfplay, {league / kept_bound:.2f} x the bound "
-              f"with the bots kept; the whole league over {args.league}, its start-ups included: {whole:.2f} s")  # fmt: skip
+        print(
+            f"CPU per match in a league of {args.league} with the bots kept (multi_match), from the end of the "
+            f"first match: {league:.2f} s, {league / s:.2f} x selfplay, {league / kept_bound:.2f} x the bound "
+            f"with the bots kept; the whole league over {args.league}, its start-ups included: {whole:.2f} s"
+        )
     bare = statistics.median(measured.floors)
     # Each round's match against the floor measured just before it (the load changes from one
     # minute to the next): the median of those ratios.

@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 PLAY = "/barbu.v1.Arbiter/Play"
 HELLO_SECONDS = 5.0  # from a local stream's opening to its hello, as the arbiter allows
 HALF_CLOSE_SETTLE = 0.2  # seconds between a bot's EOF and its half-close going out (see _upstream)
+RELAY_SOCKET = "relay.sock"  # its name in the relay's private folder
 MESSAGE_BYTES = 16 << 20  # the largest message from the table to the bot (the arbiter sends at most this)
 
 
@@ -61,8 +62,8 @@ class Relay:
         self._open_channel = open_channel
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._targets: dict[str, RelayTarget] = {}
-        self._folder = socket_folder("barbu-bridge-", "relay.sock")  # mode 0700: only this user reaches the socket
-        self.address = "unix:" + os.path.join(self._folder, "relay.sock")
+        self._folder = socket_folder("barbu-bridge-", RELAY_SOCKET)  # mode 0700: only this user reaches it
+        self.address = "unix:" + os.path.join(self._folder, RELAY_SOCKET)
         self._server: Any = None
 
     async def start(self) -> Relay:

@@ -65,6 +65,7 @@ log = logging.getLogger(__name__)
 
 
 EXIT_GRACE = 2.0  # seconds for the four bots together to exit by themselves after MatchEnd
+SOCKET_NAME = "arbiter.sock"  # the server's socket in the host's private folder
 
 
 @dataclass(frozen=True)
@@ -188,8 +189,8 @@ class MatchHost:
             await self.close()
         listen = self.listen
         if listen is None:
-            self._socket_dir = socket_folder("barbu-", "arbiter.sock")
-            listen = f"unix:{self._socket_dir}/arbiter.sock"
+            self._socket_dir = socket_folder("barbu-", SOCKET_NAME)
+            listen = f"unix:{self._socket_dir}/{SOCKET_NAME}"
         server = ArbiterServer(listen, hello_seconds=key[0], keepalive_seconds=key[1])
         try:
             await server.start()
@@ -331,7 +332,7 @@ class MatchHost:
         assert self.server is not None
         limits, isolation, user = seating.limits, seating.isolation, seating.user
         if self._socket_dir and user.is_other:  # another user must use the socket
-            os.chmod(os.path.join(self._socket_dir, "arbiter.sock"), 0o666)
+            os.chmod(os.path.join(self._socket_dir, SOCKET_NAME), 0o666)
             if isolation == Isolation.NONE:  # and reach it: a sandbox shows the socket file alone
                 make_reachable(self._socket_dir, user)
                 os.chmod(self._socket_dir, 0o711)

@@ -60,9 +60,9 @@ log = logging.getLogger(__name__)
 MAX_MESSAGE_BYTES = 1 << 20  # the largest message a bot may send
 MAX_INBOUND = 64  # messages waiting to be read, per seat
 UNSOLICITED_LIMIT = 16  # messages per match beyond one reply per decision request
-
-
 SOCKET_PATH_MAX = 107  # bytes in a Unix socket's path (sun_path, less its final NUL)
+HELLO_SECONDS = 5.0  # from opening a stream to its hello
+SERVICE = "barbu.v1.Arbiter"
 
 
 def socket_folder(prefix: str, socket_name: str) -> str:
@@ -73,10 +73,6 @@ def socket_folder(prefix: str, socket_name: str) -> str:
         return folder
     os.rmdir(folder)
     return tempfile.mkdtemp(prefix=prefix, dir="/tmp")
-
-
-HELLO_SECONDS = 5.0  # from opening a stream to its hello
-SERVICE = "barbu.v1.Arbiter"
 
 
 def refused_message(max_message_bytes: int, by: str = "gRPC") -> str:
