@@ -84,7 +84,7 @@ def test_an_author_plays_their_own_bot_from_the_corner(site, browser):
         assert page.locator("#play-mine option").all_inner_texts() == ["alice@1"]  # only its own, active
         page.click("#play-mine button[type=submit]")
         page.wait_for_url(re.compile(r"/play/[^/]+/$"))
-        page.wait_for_function("document.getElementById('t-who').textContent.includes('against')")
+        page.wait_for_function("() => document.getElementById('t-who').textContent.includes('against')")
         assert page.inner_text("#t-who") == "You (seat 0) against alice@1#1, alice@1#2, alice@1#3"
         names = TableClient(page.url).state()["names"]
         assert names == ["alice", "alice@1#1", "alice@1#2", "alice@1#3"]  # the author sits under their name

@@ -221,7 +221,7 @@ def test_a_full_match_steps_through_by_key_and_by_jump(browser, full_log, tmp_pa
     try:
         page = o.page
         o.press("ArrowRight", 200)
-        page.wait_for_function("document.body.dataset.step === '200'")
+        page.wait_for_function("() => document.body.dataset.step === '200'")
         page.evaluate("barbuReplay.go(barbuReplay.count - 1)")
         assert o.step() == steps - 1
         assert "selfplay-3" in page.title()
