@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.human.seat import HumanInvitee, TableBoard, seat_names, time_control_json
-from arbiter.match.blocking import LoopThread
+from arbiter.match.blocking import LoopThread, result_of
 from arbiter.match.play import BotMatch, BotSpec, MatchHost, MatchOptions
 from arbiter.model import Limits
 from arbiter.referee.faults import FaultPolicy
@@ -117,7 +117,7 @@ class HumanTable:
     def wait(self, timeout: float | None = None) -> BotMatch:
         """The played match, once over (its exception, if it failed)."""
         assert self._future is not None, "start() first"
-        return self._future.result(timeout)
+        return result_of(self._future, timeout)
 
     def close(self) -> None:
         """Stop the match if it still runs (its bots are killed, no log is left) and the loop."""

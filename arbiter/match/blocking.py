@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Coroutine, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from pathlib import Path
 from typing import TypeVar
 
@@ -25,12 +26,28 @@ from arbiter.match.play import BotMatch, BotSpec, MatchHost, MatchOptions
 from arbiter.referee.loop import MatchSetup
 from arbiter.referee.players import Player
 
-__all__ = ["BlockingHost", "LoopThread", "MatchOptions", "play_bot_match", "run_blocking"]
+__all__ = ["BlockingHost", "LoopThread", "MatchOptions", "play_bot_match", "result_of", "run_blocking"]
 
 T = TypeVar("T")
 
 STOP_SECONDS = 30.0  # for a cancelled coroutine's clean-up (bots killed, folders removed) to end
 CANCEL_ROUNDS = 5  # at close: rounds of cancelling what runs, for what a clean-up started meanwhile
+SIGNAL_CHECK_SECONDS = 0.2  # the longest the main thread blocks at a time on what the loop does
+
+
+def result_of(future: Future[T], timeout: float | None = None) -> T:
+    """``future.result(timeout)``, in slices of :data:`SIGNAL_CHECK_SECONDS`. The kernel hands a
+    process's signal to any of its threads that is able to take it (gRPC's, the loop's, the
+    bots' output readers): Python then runs its handler in the main thread, but only once that
+    thread runs Python again; a main thread blocked for good on a lock would never see the
+    Ctrl-C. Raises TimeoutError after ``timeout`` seconds."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not future.done():
+        left = SIGNAL_CHECK_SECONDS if deadline is None else min(SIGNAL_CHECK_SECONDS, deadline - time.monotonic())
+        if left <= 0:
+            raise TimeoutError(f"not done after {timeout:g} s")
+        wait([future], left)
+    return future.result()
 
 
 class LoopThread:
@@ -63,7 +80,7 @@ class LoopThread:
 
         future = self.submit(watched())
         try:
-            return future.result()
+            return result_of(future)
         except BaseException:
             future.cancel()
             ended.wait(STOP_SECONDS)
