@@ -8,7 +8,6 @@ import signal
 import stat
 import subprocess
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
@@ -98,7 +97,10 @@ def test_a_stopped_match_leaves_no_socket_folder_or_bot(tmp_path, second=signal.
         wait_for(lambda: len(processes_tagged(tag)) >= 4 and (tmp_path / "sleeping").exists(), 60, "the bots to play")
         assert any(n.startswith("barbu-") for n in os.listdir(scratch))  # the socket's folder, the seats'
         proc.send_signal(signal.SIGTERM)
-        time.sleep(0.05)
+        # The second signal once the first is taken (the bots are being killed): two signals that
+        # both wait for a process the machine has not scheduled meanwhile are taken lowest number
+        # first, by the kernel and by Python, whatever order they were sent in.
+        wait_for(lambda: proc.poll() is not None or len(processes_tagged(tag)) < 4, 60, "the stop to begin")
         proc.send_signal(second)
         out, err = proc.communicate(timeout=60)
     finally:
