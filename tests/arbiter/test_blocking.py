@@ -71,11 +71,11 @@ def ctrl_c_to_the_loop_thread():
 
 threading.Thread(target=ctrl_c_to_the_loop_thread, daemon=True).start()
 begun = time.monotonic()
-with stop_on_signals(), LoopThread("test-loop") as thread:
-    try:
+try:
+    with stop_on_signals(), LoopThread("test-loop") as thread:
         thread.run(match())
-    except Stopped:
-        print(f"stopped after {time.monotonic() - begun:.2f} s; cleaned up: {cleaned == [True]}")
+except Stopped:  # (the loop closed: what a stop caught as run() began is cancelled there)
+    print(f"stopped after {time.monotonic() - begun:.2f} s; cleaned up: {cleaned == [True]}")
 """
 
 
