@@ -440,7 +440,12 @@ class Bridge:
             await self._watch(seat)
             if seat.bot.exit_code() is None:
                 await asyncio.to_thread(seat.bot.kill)
-            await self._report_exit(seat)
+                await self._report_exit(seat)
+            else:  # described as it ended; then the kill reaps what it left (its group, its seat's folder)
+                try:
+                    await self._report_exit(seat)
+                finally:
+                    await asyncio.to_thread(seat.bot.kill)
         finally:
             self._forget(seat)
 

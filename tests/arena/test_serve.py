@@ -393,6 +393,8 @@ def test_a_remote_house_entrant_plays_while_its_bridge_is_connected_and_is_never
     (tmp_path / "far.key").write_text(made.stdout.splitlines()[-1] + "\n")
     server = Server(tmp_path)
     bridge = None
+    bridge_tmp = tmp_path / "bridge-tmp"
+    bridge_tmp.mkdir()
     try:
         server.until(lambda: len(recorded(tmp_path)) >= 4, "four matches of the house's local bots")
         assert not any("far@1" in seats for _, _, seats, *_ in recorded(tmp_path))  # not connected: not drawn
@@ -401,6 +403,7 @@ def test_a_remote_house_entrant_plays_while_its_bridge_is_connected_and_is_never
                         "--plaintext", "--out", str(tmp_path / "far-logs"), "--",
                         sys.executable, str(ROOT / "sample_bots" / "heuristic_bot.py")),
             cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "TMPDIR": str(bridge_tmp)},
         )  # fmt: skip
         server.until(lambda: leaderboard(server).get("far@1", {}).get("matches", 0) >= 2, "far@1 to play")
         code, err = server.stop()
@@ -416,6 +419,7 @@ def test_a_remote_house_entrant_plays_while_its_bridge_is_connected_and_is_never
             bridge.communicate(timeout=30)
     for *_, log_path, _ in recorded(tmp_path):
         assert '"kind":"absent"' not in Path(log_path).read_text()
+    assert [p.name for p in bridge_tmp.iterdir()] == []  # each match's bot, ended by itself, left nothing
 
 
 def _zeros_bot(mib: int) -> bytes:
