@@ -441,7 +441,8 @@ class Bridge:
             if seat.bot.exit_code() is None:
                 await asyncio.to_thread(seat.bot.kill)
                 await self._report_exit(seat)
-            else:  # described as it ended; then the kill reaps what it left (its group, its seat's folder)
+            else:  # described first (the kill removes its cgroup, and the out-of-memory record with it),
+                # then reaped: the kill releases what it left (its process group, its seat's folder)
                 try:
                     await self._report_exit(seat)
                 finally:
