@@ -18,6 +18,10 @@
    the engine and the log); with the bots kept, the same without the start-ups.
 
 Medians throughout. The figures shift with the machine's load: compare only figures of one run.
+``--timeline`` splits, each round, a floor exchange into its write and its wait for the reply,
+and a match's decision asked into its write, its wait, the reply's way from the stream's reader to
+the referee, and the referee's work from there to the next request (the engine, the log line, the
+request's encoding): where the loop's time over the floor goes.
 ``--profile`` prints where the arbiter's time goes during a match (cProfile, top functions).
 ``--what-if`` also plays, each round, a match with the log switched off, one whose referee reads
 each reply itself (no reader task), and one with both: what the loop would be without them (bots
@@ -66,6 +70,7 @@ from arbiter.match.blocking import BlockingHost, run_blocking
 from arbiter.match.play import BotSpec, MatchHost
 from arbiter.process.procfs import tree_cpu_seconds
 from arbiter.referee.loop import MatchSetup, _BufferedWriter
+from arbiter.transport.remote import RemotePlayer
 from arbiter.transport.server import MAX_MESSAGE_BYTES, SERVICE, ArbiterServer, server_options
 from arbiter.transport.session import GONE, Stream
 
@@ -75,7 +80,7 @@ PY = sys.executable
 ECHO = f"{PY} {HERE / 'echo_bot.py'}"
 RANDOM = f"{PY} {ROOT / 'sample_bots' / 'random_bot.py'}"
 ARBITER = [PY, "-m", "arbiter"]
-QUICK = ["--exchanges", "200", "--matches", "1", "--cpu-runs", "1", "--league", "2", "--startups", "1"]
+QUICK = ["--exchanges", "200", "--matches", "1", "--cpu-runs", "1", "--league", "2", "--startups", "1", "--timeline"]
 """--quick: a run of seconds that tests/test_benches.py makes."""
 
 
@@ -104,9 +109,12 @@ def match_requests(seed: int) -> list[bytes]:
 
 
 # ---- 1. the floor --------------------------------------------------------------------------
-async def floor(requests: list[bytes], workdir: Path, bots: int = 4) -> tuple[float, float, float]:
+async def floor(
+    requests: list[bytes], workdir: Path, bots: int = 4, split: list[tuple[float, float]] | None = None
+) -> tuple[float, float, float]:
     """Median seconds per request/reply, asking ``bots`` echo processes in turn; the median
-    reply size; and the CPU seconds per exchange, this process's and the echo processes'."""
+    reply size; and the CPU seconds per exchange, this process's and the echo processes'.
+    ``split``: gets each exchange's (write, wait for the reply) seconds."""
     address = f"unix:{workdir}/floor.sock"
     contexts: dict[str, object] = {}
     ready = asyncio.Event()
@@ -137,8 +145,11 @@ async def floor(requests: list[bytes], workdir: Path, bots: int = 4) -> tuple[fl
             context = ctxs[i % bots]
             start = time.perf_counter()
             await context.write(data)
+            wrote = time.perf_counter()
             reply = await context.read()
             times.append(time.perf_counter() - start)
+            if split is not None:
+                split.append((wrote - start, times[-1] - (wrote - start)))
             sizes.append(reply.ByteSize())
         cpu = time.process_time() + sum(tree_cpu_seconds(p.pid) for p in procs) - cpu_before
         done.set_result(None)
@@ -180,6 +191,56 @@ def without_reader_task() -> list[tuple[Any, str, Any]]:
         return message
 
     return [(ArbiterServer, "_read", hold), (Stream, "next_message", read_here)]
+
+
+def timeline_marks(marks: list[tuple[str, float]]) -> list[tuple[Any, str, Any]]:
+    """``--timeline``: each decision's moments appended to ``marks``: the request about to be
+    written (``ask``), written (``wrote``), the reply read by the stream's reader (``reply``), and
+    the referee back with it (``back``)."""
+    write, deliver, exchange = Stream.write, Stream.deliver, RemotePlayer._exchange
+
+    async def timed_write(self: Stream, message: Any) -> bool:
+        marks.append(("write", time.perf_counter()))
+        went = await write(self, message)
+        marks.append(("wrote", time.perf_counter()))
+        return went
+
+    def timed_deliver(self: Stream, message: Any) -> str | None:
+        marks.append(("reply", time.perf_counter()))
+        return deliver(self, message)
+
+    async def timed_exchange(self: RemotePlayer, *args: Any, **kwargs: Any) -> Any:
+        marks.append(("ask", time.perf_counter()))
+        action = await exchange(self, *args, **kwargs)
+        marks.append(("back", time.perf_counter()))
+        return action
+
+    return [
+        (Stream, "write", timed_write),
+        (Stream, "deliver", timed_deliver),
+        (RemotePlayer, "_exchange", timed_exchange),
+    ]
+
+
+TIMELINE = ("ask", "write", "wrote", "reply", "back")
+
+
+def timeline_parts(marks: list[tuple[str, float]]) -> dict[str, float]:
+    """Median seconds of each part of a decision asked: the write, the wait for the reply, the
+    reply's way to the referee, and the referee's work from there to the next request (counted
+    only where that request comes next: not across a deal's end)."""
+    parts: dict[str, list[float]] = {"write": [], "wait": [], "to the referee": [], "the referee": []}
+    starts = [i for i, (kind, _) in enumerate(marks) if kind == "ask"]
+    for i, j in zip(starts, [*starts[1:], len(marks)], strict=True):
+        if tuple(kind for kind, _ in marks[i : i + 5]) != TIMELINE:
+            continue
+        ask, write, wrote, reply, back = (t for _, t in marks[i : i + 5])
+        parts["write"].append(wrote - write)
+        parts["wait"].append(reply - wrote)
+        parts["to the referee"].append(back - reply)
+        if j == i + 5 and j < len(marks):
+            parts["the referee"].append(marks[j][1] - back)
+    return {name: statistics.median(times) for name, times in parts.items() if times}
 
 
 WHAT_IF = {
@@ -290,6 +351,9 @@ def main() -> None:
     parser.add_argument("--startups", type=int, default=9, help="bot start-ups timed (default 9)")
     parser.add_argument("--profile", action="store_true", help="profile the arbiter during one echo match")
     parser.add_argument("--what-if", action="store_true", help="also the loop without the log, without the reader task")
+    parser.add_argument(
+        "--timeline", action="store_true", help="also where each decision's time goes, beside the floor"
+    )
     parser.add_argument("--league-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--quick", action="store_true", help=f"seconds, for the test suite: {' '.join(QUICK)}")
@@ -354,6 +418,12 @@ def main() -> None:
           f"(median of {len(measured.per_decision)})")  # fmt: skip
     for name, ratios in measured.what_if.items():
         print(f"what if: {name}: {statistics.median(ratios):.2f} x bare stream (median of {len(ratios)})")
+    if measured.timeline:
+        medians = (f"{name} {statistics.median(times) * 1e6:.0f}" for name, times in measured.timeline.items())
+        print(
+            "timeline: a floor exchange and a match's decision asked, us (medians over the rounds): "
+            + ", ".join(medians)
+        )
     print(
         f"match: {statistics.median(measured.loop_ms):.0f} ms/match, {statistics.median(measured.rates):.0f} "
         f"decisions/s, overhead {z:.2f} x bare stream"
@@ -422,6 +492,7 @@ class Rounds:
     loop_ms: list[float] = field(default_factory=list)
     rates: list[float] = field(default_factory=list)  # decisions asked per second
     what_if: dict[str, list[float]] = field(default_factory=dict)  # --what-if: loop / floor, by change
+    timeline: dict[str, list[float]] = field(default_factory=dict)  # --timeline: seconds, by part
 
 
 async def rounds(args: argparse.Namespace, workdir: Path) -> Rounds:
@@ -434,7 +505,8 @@ async def rounds(args: argparse.Namespace, workdir: Path) -> Rounds:
     host = MatchHost(reuse=True)
     try:
         for i in range(args.matches):
-            bare, reply, cpu = await floor(exchanges, workdir)
+            split: list[tuple[float, float]] = []
+            bare, reply, cpu = await floor(exchanges, workdir, split=split)
             out.floors.append(bare)
             out.floor_cpu.append(cpu)
             played = await host.play(
@@ -454,6 +526,8 @@ async def rounds(args: argparse.Namespace, workdir: Path) -> Rounds:
                 f"{played.play_seconds / r.decisions / bare:.2f} x floor"
                 + (f" (bots kept: seats {played.reused})" if played.reused else "")
             )
+            if args.timeline:
+                await timeline(host, i, split, workdir, out)
             for name, change in WHAT_IF.items() if args.what_if else ():
                 fresh = MatchHost()  # bots that connect under the change
                 try:
@@ -476,6 +550,25 @@ async def rounds(args: argparse.Namespace, workdir: Path) -> Rounds:
     print(f"bot start-up up to its hello: {hello * 1000:.0f} ms; python -c 'import grpc': {imports * 1000:.0f} ms "
           f"({hello / imports:.2f} x; medians of {args.startups})")  # fmt: skip
     return out
+
+
+async def timeline(host: MatchHost, i: int, split: list[tuple[float, float]], workdir: Path, out: Rounds) -> None:
+    """``--timeline``: the round's floor exchange in its two parts, and a match's decision in its
+    four, beside each other (the same kept bots, marks taken as it plays)."""
+    marks: list[tuple[str, float]] = []
+    with replaced(timeline_marks(marks)):
+        played = await host.play(
+            [BotSpec(f"echo{s}", ECHO) for s in range(4)], MatchSetup(make_ruleset(), seed=i), workdir / f"t{i}.jsonl"
+        )
+    assert played.result.status == "complete" and not played.result.faults, played.result.faults
+    parts = {
+        "floor write": statistics.median(w for w, _ in split),
+        "floor wait": statistics.median(r for _, r in split),
+        **{f"match {name}": seconds for name, seconds in timeline_parts(marks).items()},
+    }
+    for name, seconds in parts.items():
+        out.timeline.setdefault(name, []).append(seconds)
+    print(f"round {i}: timeline, us (medians): " + ", ".join(f"{k} {v * 1e6:.0f}" for k, v in parts.items()))
 
 
 async def profile(host: MatchHost, workdir: Path) -> None:

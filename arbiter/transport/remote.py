@@ -219,7 +219,9 @@ class RemotePlayer(Player):
                 raise PlayerFault(FaultKind.MALFORMED, detail) from None
 
     async def deal_ended(self, state: MatchState, seat: int) -> None:
-        await self._send(self.encoder.deal_end(state, seat))
+        stream = self.session.stream
+        if stream is not None:
+            stream.send_soon(self.encoder.deal_end(state, seat))
 
     async def match_ended(self, view: View) -> None:
         await self._send(

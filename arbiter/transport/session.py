@@ -133,6 +133,7 @@ class Stream:
         self.released: asyncio.Future[None] = loop.create_future()
         self.matches = 0  # matches this stream has served (hand-overs included)
         self.write_failed = False
+        self._sending: asyncio.Task[bool] | None = None  # the last message sent with send_soon
         self.last_activity = loop.time()  # the last message read or written
         self.cut: str | None = None  # how gRPC ended it under us: "refused", "crash" or "lost"
 
@@ -202,8 +203,28 @@ class Stream:
             if self._waiter is waiter:
                 self._waiter = None
 
+    def send_soon(self, message: Any) -> None:
+        """Send a message nothing answers (a deal's end) without waiting for it to go out: the
+        referee deals and asks on while it goes. The stream's next :meth:`write` waits for it
+        first, so the bot gets its messages in order. Only the referee writes (one at a time)."""
+        self._sending = self.loop.create_task(self._write_after(self._sending, message))
+
+    async def _write_after(self, previous: asyncio.Task[bool] | None, message: Any) -> bool:
+        if previous is not None:
+            await asyncio.wait((previous,))
+        return await self._write(message)
+
     async def write(self, message: Any) -> bool:
-        """Send one message (bytes or an ArbiterMessage); False if the call is gone."""
+        """Send one message (bytes or an ArbiterMessage), after those sent with :meth:`send_soon`;
+        False if the call is gone."""
+        sending = self._sending
+        if sending is not None:
+            await asyncio.wait((sending,))
+            if self._sending is sending:
+                self._sending = None
+        return await self._write(message)
+
+    async def _write(self, message: Any) -> bool:
         if self.write_failed or self.finished.is_set():
             return False
         try:
