@@ -117,7 +117,7 @@ class Referee:
                     continue
                 await self._decision()
                 if state.phase in (Phase.DEAL, Phase.OVER):
-                    await self._each_player(lambda seat, p: p.deal_ended(state, seat))
+                    await self._each_player(lambda seat, p: p.deal_ended(state, seat), in_turn=True)
         except ArbiterError:
             raise  # the arbiter's own failure (its log cannot be written): the match cannot count
         except Exception as e:  # an arbiter bug must still leave a readable, closed log
@@ -237,12 +237,16 @@ class Referee:
         self.status, self.reason = MatchStatus.ABORTED, reason
         self.writer.aborted(self.state, reason)
 
-    async def _each_player(self, call: Callable[[int, Player], Awaitable[None]]) -> None:
+    async def _each_player(self, call: Callable[[int, Player], Awaitable[None]], *, in_turn: bool = False) -> None:
         """Notify every seat still played by its bot; a failure here is the bot's fault. The
-        notifications go out at once (each waits for its own stream); their failures are
-        recorded in seat order."""
+        notifications go out at once (each waits for its own stream), or ``in_turn`` when none
+        of them waits (a deal's end: a task per seat would cost more than the notification);
+        their failures are recorded in seat order."""
         seats = [(seat, p) for seat, p in enumerate(self.players) if not self.taken_over[seat]]
-        outcomes = await asyncio.gather(*(call(seat, p) for seat, p in seats), return_exceptions=True)
+        if in_turn:
+            outcomes = [await _outcome(call(seat, p)) for seat, p in seats]
+        else:
+            outcomes = await asyncio.gather(*(call(seat, p) for seat, p in seats), return_exceptions=True)
         for (seat, _), outcome in zip(seats, outcomes, strict=True):
             if isinstance(outcome, PlayerFault):
                 self._record_silent_fault(seat, outcome)
@@ -302,6 +306,16 @@ class _BufferedWriter(MatchLogWriter):
             buffer, self._buffer = self._buffer, []
             for obj in buffer:
                 self._emit(dumps(obj))
+
+
+async def _outcome(notification: Awaitable[None]) -> BaseException | None:
+    """What ``asyncio.gather(..., return_exceptions=True)`` gives for one notification (our own
+    cancellation still propagates)."""
+    try:
+        await notification
+    except Exception as e:
+        return e
+    return None
 
 
 def _describe(action: Action) -> str:

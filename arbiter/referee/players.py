@@ -35,7 +35,8 @@ class Player(ABC):
         (the referee then does its bookkeeping while the bot thinks)."""
 
     async def deal_ended(self, state: MatchState, seat: int) -> None:  # noqa: B027 - an optional hook: doing nothing is its default
-        """A deal of ``state`` has been scored (the seat's view's ``results[-1]``)."""
+        """A deal of ``state`` has been scored (the seat's view's ``results[-1]``). Called seat
+        by seat: it should not wait for the bot (a RemotePlayer sends without waiting)."""
 
     async def match_ended(self, view: View) -> None:  # noqa: B027 - an optional hook: doing nothing is its default
         """The match is over (complete or aborted)."""
