@@ -24,10 +24,11 @@ the referee, and the referee's work from there to the next request (the engine, 
 request's encoding): where the loop's time over the floor goes.
 ``--profile`` prints where the arbiter's time goes during a match (cProfile, top functions).
 ``--what-if`` also plays, each round, a match with the log switched off, one whose referee reads
-each reply itself (no reader task), and one with both: what the loop would be without them (bots
-started afresh for each). Experiments only: the arbiter needs both (the log is the record;
-without the reader task a read abandoned at a deadline would leave gRPC's one receive of the call
-pending, and nothing would watch the stream between two requests).
+each reply itself (no reader task), one with both, and one where no seat is told a deal's end:
+what the loop would be without them (bots started afresh for each). Experiments only: the arbiter
+needs them all (the log is the record; without the reader task a read abandoned at a deadline
+would leave gRPC's one receive of the call pending, and nothing would watch the stream between
+two requests; the deal ends carry the results a bot keeps).
 
 Both builds, side by side: the bench runs itself twice, once on the pure source
 (``BARBU_PURE=1``, which the bots it starts inherit) and once on the compiled build
@@ -243,10 +244,20 @@ def timeline_parts(marks: list[tuple[str, float]]) -> dict[str, float]:
     return {name: statistics.median(times) for name, times in parts.items() if times}
 
 
+def without_deal_ends() -> list[tuple[Any, str, Any]]:
+    """No seat is told a deal's end (bots that keep no results, as the echo bot, miss nothing)."""
+
+    async def untold(self: RemotePlayer, state: Any, seat: int) -> None:
+        return None
+
+    return [(RemotePlayer, "deal_ended", untold)]
+
+
 WHAT_IF = {
     "without the log": without_log,
     "without the reader task": without_reader_task,
     "without both": lambda: without_log() + without_reader_task(),
+    "without the deal ends": without_deal_ends,
 }
 
 
@@ -350,7 +361,9 @@ def main() -> None:
     )
     parser.add_argument("--startups", type=int, default=9, help="bot start-ups timed (default 9)")
     parser.add_argument("--profile", action="store_true", help="profile the arbiter during one echo match")
-    parser.add_argument("--what-if", action="store_true", help="also the loop without the log, without the reader task")
+    parser.add_argument(
+        "--what-if", action="store_true", help="also the loop without the log, the reader task, the deal ends"
+    )
     parser.add_argument(
         "--timeline", action="store_true", help="also where each decision's time goes, beside the floor"
     )
