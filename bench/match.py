@@ -244,20 +244,12 @@ def timeline_parts(marks: list[tuple[str, float]]) -> dict[str, float]:
     return {name: statistics.median(times) for name, times in parts.items() if times}
 
 
-def without_deal_ends() -> list[tuple[Any, str, Any]]:
-    """No seat is told a deal's end (bots that keep no results, as the echo bot, miss nothing)."""
-
-    async def untold(self: RemotePlayer, state: Any, seat: int) -> None:
-        return None
-
-    return [(RemotePlayer, "deal_ended", untold)]
-
-
 WHAT_IF = {
     "without the log": without_log,
     "without the reader task": without_reader_task,
     "without both": lambda: without_log() + without_reader_task(),
-    "without the deal ends": without_deal_ends,
+    # no seat told a deal's end (the echo bots keep no results: they miss nothing)
+    "without the deal ends": lambda: [(RemotePlayer, "deal_ended", mock.AsyncMock(return_value=None))],
 }
 
 
