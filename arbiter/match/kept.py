@@ -34,6 +34,7 @@ class Kept:
     process: BotProcess
     stream: Stream
     deals: set[DealKey] = field(default_factory=set)  # every deal it has seen
+    ended: float = 0.0  # when its last match ended (time.monotonic): its output since is that match's
 
     def usable(self) -> bool:
         return self.stream.alive and self.process.exit_code() is None

@@ -325,10 +325,10 @@ class MatchHost:
             )
             _warned_unisolated = True
 
-    def _launch(self, desk: MatchDesk, seating: _Seating) -> list[_Seat]:
-        """Each bot's seat: a kept process of the entrant's that may play these deals, or a new
-        one. A bot that cannot be started ends the match before it begins (the caller kills the
-        others)."""
+    async def _launch(self, desk: MatchDesk, seating: _Seating, seats: list[_Seat]) -> None:
+        """Each bot's seat, into ``seats`` as it is had: a kept process of the entrant's that may
+        play these deals, or a new one. A bot that cannot be started ends the match before it
+        begins (the caller ends the seats already in ``seats``)."""
         assert self.server is not None
         limits, isolation, user = seating.limits, seating.isolation, seating.user
         if self._socket_dir and user.is_other:  # another user must use the socket
@@ -336,7 +336,6 @@ class MatchHost:
             if isolation == Isolation.NONE:  # and reach it: a sandbox shows the socket file alone
                 make_reachable(self._socket_dir, user)
                 os.chmod(self._socket_dir, 0o711)
-        seats: list[_Seat] = []
         for seat, bot in enumerate(seating.entrants):
             if not isinstance(bot, BotSpec):
                 continue
@@ -347,8 +346,9 @@ class MatchHost:
             if kept is not None:
                 session = desk.hand_over(seat, kept.stream)
                 session.probe = kept.process.running
-                kept.process.redirect_output(seating.outputs[seat])
                 seats.append(_Seat(seat, key, session, kept.process, kept, kept.process.cpu_seconds()))
+                await kept.process.settle_output(kept.ended)
+                kept.process.redirect_output(seating.outputs[seat])
                 continue
             session = desk.expect(seat)
             bot_env = {**(seating.env or {}), "BARBU_ARBITER": self.server.address, "BARBU_TOKEN": session.token}
@@ -364,7 +364,6 @@ class MatchHost:
             )
             session.probe = process.running
             seats.append(_Seat(seat, key, session, process))
-        return seats
 
     async def _seat_everyone(
         self, server: ArbiterServer, seating: _Seating, time_control: TimeControl
@@ -378,7 +377,7 @@ class MatchHost:
             seats: list[_Seat] = []
             invited: list[_Invited] = []
             try:
-                seats = self._launch(desk, seating)
+                await self._launch(desk, seating, seats)
                 invited = _invite(desk, seating.entrants, seating.setup, time_control)
                 mark = StallWatch.now()
                 connected = await self._await_connections(seats, invited, time_control)
@@ -501,6 +500,7 @@ class MatchHost:
             stream.detach()
             kept = s.kept or Kept(s.key, s.process, stream)
             kept.deals |= deals
+            kept.ended = time.monotonic()
             cpu += s.process.cpu_seconds() - s.cpu_start
             self._kept.add(kept)
         forfeits = set(result.forfeits) if result is not None else set()

@@ -33,6 +33,7 @@ scratch folder (its ``TMPDIR``) is removed.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import io
@@ -319,9 +320,8 @@ class BotProcess:
 
     def redirect_output(self, output: Path) -> None:
         """From now on the bot's output goes to ``output``, with a limit of its own: a bot process
-        that plays several matches keeps one output file per match."""
+        that plays several matches keeps one output file per match (:meth:`settle_output` first)."""
         output.parent.mkdir(parents=True, exist_ok=True)
-        self._settle_output()
         new = open(output, "wb")  # noqa: SIM115 - the bot's next output file; _close_output closes it
         with self._out_lock:
             self._close_output()
@@ -331,20 +331,22 @@ class BotProcess:
             self._tail = self._head = b""
         old.close()
 
-    def _settle_output(self, quiet: float = QUIET_SECONDS, timeout: float = 1.0) -> None:
-        """Wait (at most ``timeout``) until what the bot printed after its last match is in that
-        match's file: nothing left in the pipe, nothing read and not yet written, and no output
-        for ``quiet`` seconds (a kept bot has nothing to do between matches: what it prints then,
-        a JVM's late log line say, ends the match before). No wait for a bot idle that long."""
+    async def settle_output(self, ended: float, quiet: float = QUIET_SECONDS, timeout: float = 1.0) -> None:
+        """Wait (at most ``timeout``) until what the bot printed after its last match, which
+        ended at ``ended`` (``time.monotonic()``), is in that match's file: nothing left in the
+        pipe, nothing read and not yet written, and no output for ``quiet`` seconds since the
+        match ended or its last output, whichever is later (a kept bot has nothing to do between
+        matches: what it prints then, a JVM's late log line say, ends the match before). Call it
+        before :meth:`redirect_output`; no wait for a bot idle that long."""
         deadline, pipe = time.monotonic() + timeout, self.proc.stdout
         while pipe is not None and time.monotonic() < deadline:
             try:
                 pending = struct.unpack("i", fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"\0" * 4))[0]
             except (OSError, ValueError):  # the pipe is closed: the drain thread is done
                 return
-            if pending == 0 and self._in_hand == 0 and time.monotonic() - self._last_output >= quiet:
+            if pending == 0 and self._in_hand == 0 and time.monotonic() - max(self._last_output, ended) >= quiet:
                 return
-            time.sleep(0.005)
+            await asyncio.sleep(0.005)
 
     def running(self) -> bool:
         """Whether the bot still runs: False once it has ended, or is ending (its process, or one

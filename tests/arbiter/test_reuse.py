@@ -5,8 +5,10 @@ process; every match keeps its own log, output files and tokens; nothing is left
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import secrets
 import signal
 import time
 
@@ -14,12 +16,15 @@ import pytest
 from barbu.matchlog import verify
 from barbu.rules import make_ruleset
 
+from arbiter.errors import ConfigError
 from arbiter.match.blocking import BlockingHost, MatchOptions, run_blocking
 from arbiter.match.play import BotSpec
+from arbiter.process.bot import QUIET_SECONDS, BotProcess
 from arbiter.referee.faults import FaultPolicy
 from arbiter.referee.logfile import read_log_lines
 from arbiter.referee.loop import MatchSetup
 from arbiter.referee.timecontrol import TimeControl
+from tests.conftest import descendants
 
 from .conftest import BOTS, PY, RANDOM, live
 
@@ -89,6 +94,54 @@ def test_what_a_kept_bot_prints_at_match_end_is_in_that_match_s_file(host, tmp_p
             assert f"starts its match {n} " in text, (s, n, text)
             assert n == 3 or f"ends its match {n}\n" in text, (s, n, text)  # the 3rd: not handed on yet
             assert f"ends its match {n - 1}\n" not in text, (s, n, text)
+
+
+LATE_PRINTER = """
+import os, sys, time
+print("early", file=sys.stderr, flush=True)
+while not os.path.exists("go"):
+    time.sleep(0.005)
+time.sleep(0.05)  # the match is over: a late log line
+print("late", file=sys.stderr, flush=True)
+time.sleep(30)
+"""
+
+
+def test_a_bot_silent_through_its_match_still_has_its_late_line_in_that_match_s_file(tmp_path):
+    """The quiet the host waits for counts from the match's end, not from the bot's last output:
+    a bot that printed nothing in a long match may still print a line right after it."""
+    (tmp_path / "late.py").write_text(LATE_PRINTER)
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    bot = BotProcess(f"{PY} late.py", {"BARBU_TOKEN": f"9.{secrets.token_hex(8)}"}, first, cwd=str(tmp_path))
+    try:
+        wait_for(lambda: "early" in first.read_text())
+        time.sleep(2 * QUIET_SECONDS)  # the match: nothing printed
+        (tmp_path / "go").touch()
+        asyncio.run(bot.settle_output(ended=time.monotonic()))
+        bot.redirect_output(second)
+        wait_for(lambda: "late" in first.read_text() + second.read_text())
+        assert "late" in first.read_text() and second.read_text() == ""
+    finally:
+        bot.kill()
+
+
+def wait_for(condition, seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "not in time"
+        time.sleep(0.01)
+
+
+def test_a_bot_that_cannot_start_ends_the_seats_had_before_it(host, tmp_path):
+    """Seat 2's command is missing: seat 0's kept process and seat 1's new one, had before it,
+    are let go with the match, not left running outside the host."""
+    play(host, tmp_path, "k1", [MULTI] * 4, seed=1)
+    kept = descendants(os.getpid())
+    with pytest.raises(ConfigError, match="cannot start bot"):
+        play(host, tmp_path, "k2", [MULTI, RANDOM, f"{tmp_path}/no-such-bot", MULTI], seed=2)
+    assert live(descendants(os.getpid()) - kept) == []
+    host.close()
+    assert live(kept) == []
 
 
 def test_fixed_deals_are_told_apart_deal_by_deal(host, tmp_path):

@@ -27,7 +27,7 @@ class MultiBot(Bot):
         print(f"multi_bot: pid {os.getpid()} starts its match {self.matches} in seat {view.seat}", file=sys.stderr)
 
     def on_match_end(self, view):
-        time.sleep(0.1)  # as a JVM's logger may print a moment later
+        time.sleep(0.05)  # as a JVM's logger may print a moment later
         print(f"multi_bot: pid {os.getpid()} ends its match {self.matches}", file=sys.stderr, flush=True)
         if os.environ.get("BARBU_MODE") == "quit_after_match":
             os._exit(0)
