@@ -320,7 +320,8 @@ def asked_decisions(log: Path) -> int:
 
 def league_child(n: int, folder: Path) -> None:
     """``--league N``: N matches of four random bots through one arbiter that keeps its bots.
-    Writes the CPU of this process and its bots after each match to ``folder/league-cpu.json``."""
+    Writes the CPU of this process and its bots, and of this process alone, after each match to
+    ``folder/league-cpu.json``."""
     marks = []
     with BlockingHost(reuse=True) as host:
         for i in range(n):
@@ -329,18 +330,18 @@ def league_child(n: int, folder: Path) -> None:
                 folder / f"league{i}.jsonl",
             )  # fmt: skip
             assert played.result.status == "complete" and not played.result.faults, played.result.faults
-            marks.append(tree_cpu_seconds(os.getpid()))
+            marks.append((tree_cpu_seconds(os.getpid()), time.process_time()))
     (folder / "league-cpu.json").write_text(json.dumps(marks))
 
 
-def league_cpu(n: int, folder: Path) -> tuple[float, float]:
+def league_cpu(n: int, folder: Path) -> tuple[float, float, float]:
     """CPU seconds per match of a league of ``n`` (at least 2) through one arbiter that keeps its
     bots: in steady state (from the end of the first match to the end of the last, over the
-    ``n - 1`` matches between: no start-up in it, as in the bound with the bots kept), and the
-    whole league's over ``n`` (the start-ups of the arbiter and its bots included)."""
+    ``n - 1`` matches between: no start-up in it, as in the bound with the bots kept), the
+    arbiter's own part of it, and the whole league's over ``n`` (start-ups included)."""
     whole = cpu_of([PY, __file__, "--league-child", str(n), "--folder", str(folder)])
     marks = json.loads((folder / "league-cpu.json").read_text())
-    return (marks[-1] - marks[0]) / (n - 1), whole / n
+    return (marks[-1][0] - marks[0][0]) / (n - 1), (marks[-1][1] - marks[0][1]) / (n - 1), whole / n
 
 
 def main() -> None:
@@ -407,12 +408,13 @@ def main() -> None:
             f"+ the match itself (selfplay's, once started) {game:.2f} s = {bound:.2f} s = {bound / s:.2f} x "
             f"selfplay; with the bots kept {(exchanges + game) / s:.2f} x"
         )
-        league, whole = league_cpu(args.league, workdir)
+        league, own, whole = league_cpu(args.league, workdir)
         kept_bound = exchanges + game
         print(
             f"CPU per match in a league of {args.league} with the bots kept (multi_match), from the end of the "
-            f"first match: {league:.2f} s, {league / s:.2f} x selfplay, {league / kept_bound:.2f} x the bound "
-            f"with the bots kept; the whole league over {args.league}, its start-ups included: {whole:.2f} s"
+            f"first match: {league:.2f} s (the arbiter {own:.2f} s, its bots {league - own:.2f} s), "
+            f"{league / s:.2f} x selfplay, {league / kept_bound:.2f} x the bound with the bots kept; the whole "
+            f"league over {args.league}, its start-ups included: {whole:.2f} s"
         )
     bare = statistics.median(measured.floors)
     # Each round's match against the floor measured just before it (the load changes from one
