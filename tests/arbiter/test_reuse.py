@@ -25,6 +25,7 @@ from arbiter.referee.logfile import read_log_lines
 from arbiter.referee.loop import MatchSetup
 from arbiter.referee.timecontrol import TimeControl
 from tests.conftest import descendants
+from tests.safety.conftest import wait_for
 
 from .conftest import BOTS, PY, RANDOM, live
 
@@ -114,22 +115,15 @@ def test_a_bot_silent_through_its_match_still_has_its_late_line_in_that_match_s_
     first, second = tmp_path / "first.txt", tmp_path / "second.txt"
     bot = BotProcess(f"{PY} late.py", {"BARBU_TOKEN": f"9.{secrets.token_hex(8)}"}, first, cwd=str(tmp_path))
     try:
-        wait_for(lambda: "early" in first.read_text())
+        wait_for(lambda: "early" in first.read_text(), 20, "its first line")
         time.sleep(2 * QUIET_SECONDS)  # the match: nothing printed
         (tmp_path / "go").touch()
         asyncio.run(bot.settle_output(ended=time.monotonic()))
         bot.redirect_output(second)
-        wait_for(lambda: "late" in first.read_text() + second.read_text())
+        wait_for(lambda: "late" in first.read_text() + second.read_text(), 20, "its late line")
         assert "late" in first.read_text() and second.read_text() == ""
     finally:
         bot.kill()
-
-
-def wait_for(condition, seconds: float = 20.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "not in time"
-        time.sleep(0.01)
 
 
 def test_a_bot_that_cannot_start_ends_the_seats_had_before_it(host, tmp_path):
