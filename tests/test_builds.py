@@ -4,7 +4,7 @@ Each runs tests/build_probe.py in a process of its own (``BARBU_PURE=1`` and not
 random matches of every preset, random playouts, the sampler's deals, the verifier's reports on
 the oracle logs; their digests must be equal. Where no compiled build exists (no C compiler),
 both processes run the pure source and the test still checks that the switch says so.
-The rules' vectors and the oracle logs' own tests run against each build in CI (`.ci/run`).
+CI (`.ci/run`) runs the whole suite under each build.
 """
 
 from __future__ import annotations
